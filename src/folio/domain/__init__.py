@@ -1,0 +1,1 @@
+"""folio's domain: entities, value objects, ports and errors. Pure Python, no I/O."""

@@ -1,0 +1,182 @@
+"""Ports: the interfaces the use cases and the agent depend on, implemented by adapters and by fakes.
+
+Every port has an in-package fake (``folio.adapters.*.memory`` / ``scripted``) tested against the same
+contract tests as the real adapters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Protocol, Self
+
+import numpy as np
+import numpy.typing as npt
+
+from folio.domain.books import Book, BookFormat, Chunk, ParsedBook, ReadingPosition
+from folio.domain.conversations import ChatMessage, Conversation, Turn
+from folio.domain.llm import ChatResponse, PromptMessage, StreamEvent, ToolDefinition
+from folio.domain.search import RankedChunk
+
+Vectors = npt.NDArray[np.float32]  # shape (n, dimensions), rows L2-normalised
+
+
+# --- books -----------------------------------------------------------------------------------------
+class BookParser(Protocol):
+    """Turns a file into a ``ParsedBook``. Raises ``IngestError`` (UNSUPPORTED/CORRUPT/EMPTY)."""
+
+    formats: tuple[BookFormat, ...]
+
+    def parse(self, path: Path) -> ParsedBook: ...
+
+
+class Embedder(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def dimensions(self) -> int: ...
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """Normalised vectors, one row per text, in order."""
+        ...
+
+
+class BookRepository(Protocol):
+    def add(self, book: Book, text: str, chunks: Sequence[Chunk], vectors: Vectors) -> None:
+        """Store a book, its text, chunks and vectors in one transaction: all or nothing."""
+        ...
+
+    def get(self, book_id: str) -> Book:
+        """Raises ``BookError(NOT_FOUND)``."""
+        ...
+
+    def list(self) -> list[Book]: ...
+
+    def find_by_hash(self, content_hash: str) -> Book | None: ...
+
+    def delete(self, book_id: str) -> None:
+        """Deletes the book with its chunks, vectors and (by cascade) its conversations."""
+        ...
+
+    def get_text(self, book_id: str, start: int = 0, end: int | None = None) -> str: ...
+
+    def set_position(self, book_id: str, position: ReadingPosition) -> Book: ...
+
+
+class ChunkIndex(Protocol):
+    def search(
+        self,
+        book_id: str,
+        query: str,
+        query_vector: Sequence[float] | npt.NDArray[np.float32] | None,
+        *,
+        k: int = 5,
+        max_char_offset: int | None = None,
+    ) -> list[RankedChunk]:
+        """Hybrid lexical + vector search within one book. No returned chunk text extends past
+        ``max_char_offset``: chunks starting at or after it are excluded and a straddling chunk is
+        cut there."""
+        ...
+
+    def chunks_between(self, book_id: str, char_start: int, char_end: int) -> list[Chunk]:
+        """Chunks overlapping ``[char_start, char_end)``, in order."""
+        ...
+
+
+# --- conversations ---------------------------------------------------------------------------------
+class ConversationRepository(Protocol):
+    def save(self, conversation: Conversation) -> None:
+        """Insert or update."""
+        ...
+
+    def get(self, conversation_id: str) -> Conversation:
+        """Raises ``ConversationError(NOT_FOUND)``."""
+        ...
+
+    def get_by_book(self, book_id: str) -> list[Conversation]:
+        """Most recent activity first."""
+        ...
+
+    def list_all(self) -> list[Conversation]: ...
+
+    def delete(self, conversation_id: str) -> None: ...
+
+    def update_title(self, conversation_id: str, title: str) -> Conversation: ...
+
+
+class ChatMessageRepository(Protocol):
+    def save(self, message: ChatMessage) -> None: ...
+
+    def save_batch(self, messages: Sequence[ChatMessage]) -> None: ...
+
+    def get_by_conversation(self, conversation_id: str) -> list[ChatMessage]:
+        """Ordered by (turn_number, seq)."""
+        ...
+
+    def delete_by_conversation(self, conversation_id: str) -> None: ...
+
+    def last_turn_number(self, conversation_id: str) -> int:
+        """0 when the conversation has no turn yet."""
+        ...
+
+
+class TurnRepository(Protocol):
+    def save(self, turn: Turn) -> None:
+        """Raises ``ConversationError(CONFLICT)`` when the turn number is taken."""
+        ...
+
+    def get_by_conversation(self, conversation_id: str) -> list[Turn]: ...
+
+
+class ConversationUnitOfWork(Protocol):
+    """``with uow: ...; uow.commit()``: everything written inside is stored together or not at all.
+    Leaving the block without ``commit()`` (or by an exception) rolls back."""
+
+    conversations: ConversationRepository
+    messages: ChatMessageRepository
+    turns: TurnRepository
+
+    def __enter__(self) -> Self: ...
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None: ...
+
+    def commit(self) -> None: ...
+
+    def rollback(self) -> None: ...
+
+
+UnitOfWorkFactory = Callable[[], ConversationUnitOfWork]
+
+
+# --- LLM -------------------------------------------------------------------------------------------
+class ChatProvider(Protocol):
+    """A chat model. Providers without tool use raise ``LLMError(UNSUPPORTED_FEATURE)`` from the
+    ``*_with_tools`` methods. Streaming methods yield text deltas, then one ``DONE`` event."""
+
+    @property
+    def provider_name(self) -> str: ...
+
+    @property
+    def model_name(self) -> str: ...
+
+    @property
+    def supports_tools(self) -> bool: ...
+
+    def chat(self, messages: Sequence[PromptMessage]) -> ChatResponse: ...
+
+    def chat_with_tools(
+        self, messages: Sequence[PromptMessage], tools: Sequence[ToolDefinition]
+    ) -> ChatResponse: ...
+
+    def stream_chat(self, messages: Sequence[PromptMessage]) -> Iterator[StreamEvent]: ...
+
+    def stream_chat_with_tools(
+        self, messages: Sequence[PromptMessage], tools: Sequence[ToolDefinition]
+    ) -> Iterator[StreamEvent]: ...

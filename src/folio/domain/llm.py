@@ -26,6 +26,9 @@ class ToolInvocation:
     tool_name: str
     tool_use_id: str
     arguments: Mapping[str, Any] = field(default_factory=dict)
+    # Set by a provider when the model's arguments were not valid JSON: the registry answers the model
+    # with an INVALID_ARGUMENTS tool error instead of running the tool.
+    parse_error: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

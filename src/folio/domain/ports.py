@@ -14,7 +14,7 @@ from typing import Protocol, Self
 import numpy as np
 import numpy.typing as npt
 
-from folio.domain.books import Book, BookFormat, Chunk, ParsedBook, ReadingPosition
+from folio.domain.books import Book, BookFormat, Chunk, ParsedBook, ReadingPosition, SearchHit
 from folio.domain.conversations import ChatMessage, Conversation, Turn
 from folio.domain.llm import ChatResponse, PromptMessage, StreamEvent, ToolDefinition
 from folio.domain.search import RankedChunk
@@ -83,6 +83,13 @@ class ChunkIndex(Protocol):
     def chunks_between(self, book_id: str, char_start: int, char_end: int) -> list[Chunk]:
         """Chunks overlapping ``[char_start, char_end)``, in order."""
         ...
+
+
+class BookSearcher(Protocol):
+    """Search within one book for the agent and the CLI: embeds the query, runs the hybrid index
+    bounded by ``book.position``, and returns hits with page labels and snippets."""
+
+    def search(self, book: Book, query: str, *, k: int = 5) -> list[SearchHit]: ...
 
 
 # --- conversations ---------------------------------------------------------------------------------
@@ -180,3 +187,12 @@ class ChatProvider(Protocol):
     def stream_chat_with_tools(
         self, messages: Sequence[PromptMessage], tools: Sequence[ToolDefinition]
     ) -> Iterator[StreamEvent]: ...
+
+
+Exchange = tuple[str, str | None]  # (user question, assistant answer or None), oldest first
+
+
+class QueryRewriter(Protocol):
+    """Turns a follow-up ("what did he do then?") into a self-contained question using the history."""
+
+    def rewrite(self, question: str, history: Sequence[Exchange]) -> str: ...

@@ -187,6 +187,7 @@ class SearchHit:
     page_label_end: str
     lexical_rank: int | None = None
     vector_rank: int | None = None
+    similarity: float | None = None  # cosine similarity of query and chunk, when computed
 
     @property
     def pages(self) -> str:

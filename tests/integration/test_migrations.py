@@ -1,0 +1,110 @@
+"""Numbered migrations: applied once each, in order, recorded; upgrades from an older schema."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from folio.adapters.storage.sqlite_db import (
+    Database,
+    Migration,
+    packaged_migrations,
+    split_statements,
+    transaction,
+)
+
+
+def _tables(conn: sqlite3.Connection) -> set[str]:
+    rows = conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'trigger')")
+    return {r[0] for r in rows}
+
+
+def test_a_blank_database_gets_every_packaged_migration_applied_and_recorded(
+    tmp_path: Path,
+) -> None:
+    db = Database(tmp_path / "sub" / "folio.db")
+    expected = [m.version for m in packaged_migrations()]
+
+    assert db.migrate() == expected
+    conn = db.connect()
+    rows = conn.execute("SELECT version, name, applied_at FROM schema_migrations").fetchall()
+    assert [r["version"] for r in rows] == expected
+    assert rows[0]["name"] == "library" and rows[0]["applied_at"]
+    assert {"books", "book_texts", "chunks", "chunks_fts", "chunks_fts_insert"} <= _tables(conn)
+
+
+def test_running_migrate_twice_applies_nothing_the_second_time(tmp_path: Path) -> None:
+    db = Database(tmp_path / "folio.db")
+    db.migrate()
+    assert db.migrate() == []
+    count = db.connect().execute("SELECT count(*) FROM schema_migrations").fetchone()[0]
+    assert count == len(packaged_migrations())
+
+
+def test_a_database_at_version_1_upgrades_to_the_latest(tmp_path: Path) -> None:
+    db = Database(tmp_path / "folio.db")
+    assert db.migrate(target=1) == [1]
+    conn = db.connect()
+    conn.execute(
+        "INSERT INTO books (id, title, format, source_name, content_hash, page_count, char_count,"
+        " created_at) VALUES ('b1', 'T', 'txt', 't.txt', 'h', 1, 1, '2026-01-01')"
+    )
+    later = [m.version for m in packaged_migrations() if m.version > 1]
+
+    assert db.migrate() == later
+    assert db.applied_versions() == [m.version for m in packaged_migrations()]
+    assert conn.execute("SELECT title FROM books WHERE id = 'b1'").fetchone()[0] == "T"
+
+
+def test_an_upgrade_applies_only_the_new_migrations_in_order(tmp_path: Path) -> None:
+    first = Migration(1, "one", "CREATE TABLE a (x INTEGER);")
+    second = Migration(2, "two", "ALTER TABLE a ADD COLUMN y TEXT;\nCREATE TABLE b (z INTEGER);")
+    Database(tmp_path / "x.db", migrations=[first]).migrate()
+
+    upgraded = Database(tmp_path / "x.db", migrations=[first, second])
+    assert upgraded.migrate() == [2]
+    assert upgraded.applied_versions() == [1, 2]
+    assert {"a", "b"} <= _tables(upgraded.connect())
+
+
+def test_a_failing_migration_leaves_no_trace_and_is_not_recorded(tmp_path: Path) -> None:
+    good = Migration(1, "one", "CREATE TABLE a (x INTEGER);")
+    bad = Migration(2, "two", "CREATE TABLE b (x INTEGER);\nTHIS IS NOT SQL;")
+    db = Database(tmp_path / "x.db", migrations=[good, bad])
+
+    with pytest.raises(sqlite3.OperationalError):
+        db.migrate()
+    assert db.applied_versions() == [1]
+    assert "b" not in _tables(db.connect())
+
+
+def test_connections_enforce_foreign_keys_and_use_wal(tmp_path: Path) -> None:
+    db = Database(tmp_path / "folio.db")
+    db.migrate()
+    conn = db.connect()
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    with pytest.raises(sqlite3.IntegrityError):
+        conn.execute("INSERT INTO book_texts (book_id, text) VALUES ('missing', 'x')")
+
+
+def test_transaction_rolls_back_when_the_block_raises(tmp_path: Path) -> None:
+    db = Database(tmp_path / "x.db", migrations=[Migration(1, "one", "CREATE TABLE a (x);")])
+    db.migrate()
+    conn = db.connect()
+    with pytest.raises(RuntimeError), transaction(conn):
+        conn.execute("INSERT INTO a VALUES (1)")
+        raise RuntimeError("boom")
+    assert conn.execute("SELECT count(*) FROM a").fetchone()[0] == 0
+    assert not conn.in_transaction
+
+
+def test_split_statements_keeps_trigger_bodies_whole() -> None:
+    script = (
+        "-- comment\nCREATE TABLE t (x);\n"
+        "CREATE TRIGGER g AFTER INSERT ON t BEGIN\n  INSERT INTO t VALUES (1);\nEND;\n"
+    )
+    statements = split_statements(script)
+    assert len(statements) == 2
+    assert statements[1].endswith("END;")

@@ -175,6 +175,16 @@ class Chunk:
     chapter: str | None = None
     chapter_index: int | None = None
 
+    def cut_at(self, max_char_offset: int | None) -> Chunk | None:
+        """This chunk limited to the text before ``max_char_offset`` (``None``: no limit); ``None``
+        when none of it lies before. A straddling chunk keeps its start and loses its tail."""
+        if max_char_offset is None or self.char_end <= max_char_offset:
+            return self
+        if self.char_start >= max_char_offset:
+            return None
+        keep = max_char_offset - self.char_start
+        return replace(self, text=self.text[:keep], char_end=max_char_offset)
+
 
 @dataclass(frozen=True, slots=True)
 class SearchHit:

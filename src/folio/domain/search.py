@@ -1,7 +1,9 @@
-"""Search results as the index returns them, before the app adds page labels and snippets."""
+"""Search results as the index returns them, before the app adds page labels and snippets; and the
+words of a query worth matching (shared by the lexical indexes and the snippet picker)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from folio.domain.books import Chunk
@@ -14,3 +16,25 @@ class RankedChunk:
     lexical_rank: int | None = None  # 1-based rank in the lexical list, None when absent there
     vector_rank: int | None = None
     similarity: float | None = None  # cosine similarity of the query and chunk vectors, when computed
+
+
+_WORD = re.compile(r"\w+")
+
+# Function words that match nearly every passage: dropped from lexical queries and snippet scoring.
+_STOPWORD_TEXT = """
+a about after again all also am an and any are as at be because been before being but by can could
+did do does doing down during each few for from further had has have having he her here hers herself
+him himself his how i if in into is it its itself just me more most my myself no nor not now of off
+on once only or other our ours out over own same she should so some such than that the their theirs
+them themselves then there these they this those through to too under until up very was we were what
+when where which while who whom why will with would you your yours
+"""
+STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+
+
+def query_terms(query: str) -> list[str]:
+    """The query's words, lowercased, without stopwords, each once, in order. When every word is a
+    stopword the words are kept (a query of only "it" still searches for "it")."""
+    words = list(dict.fromkeys(w.lower() for w in _WORD.findall(query)))
+    content = [w for w in words if w not in STOPWORDS]
+    return content or words

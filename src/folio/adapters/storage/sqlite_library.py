@@ -1,0 +1,385 @@
+"""The library in SQLite: ``BookRepository`` and ``ChunkIndex`` (hybrid BM25 + vector search).
+
+Invariants:
+- ``add`` stores a book, its text, chunks, vectors and FTS rows in one transaction: all or nothing.
+- Deleting a book removes its text, chunks and FTS rows (and, by foreign-key cascade, anything later
+  migrations attach to ``books``, such as conversations).
+- ``search`` never returns text at or past ``max_char_offset``: both candidate lists and the final
+  fetch of the returned rows filter ``char_start < max_char_offset`` in SQL, and a chunk straddling
+  the limit is cut there (``Chunk.cut_at``).
+- A book's vector matrix is cached per process (chunks never change after ``add``); the cache entry
+  is checked against the book's chunk count and highest ``seq`` (never reused) on every search.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import sqlite3
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from folio.adapters.storage.sqlite_db import Database, transaction
+from folio.domain.books import (
+    Book,
+    BookFormat,
+    Chapter,
+    Chunk,
+    Page,
+    PositionKind,
+    ReadingPosition,
+)
+from folio.domain.errors import (
+    BookError,
+    BookErrorCode,
+    ConfigError,
+    IngestError,
+    IngestErrorCode,
+)
+from folio.domain.ports import Vectors
+from folio.domain.search import RankedChunk, query_terms
+
+RRF_K = 60
+NO_LIMIT = 2**62  # an offset past any book: SQL needs a number where the domain says ``None``
+_CHUNK_COLUMNS = (
+    "seq, id, book_id, ordinal, text, char_start, char_end, page_start, page_end, chapter,"
+    " chapter_index"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _BookVectors:
+    """A book's chunk vectors in ``char_start`` order, with the seqs and starts of their rows."""
+
+    seqs: npt.NDArray[np.int64]
+    starts: npt.NDArray[np.int64]
+    matrix: npt.NDArray[np.float32]
+    max_seq: int
+
+
+class SqliteLibrary:
+    """Implements ``BookRepository`` and ``ChunkIndex`` over a migrated ``Database``.
+
+    One connection per thread; the vector cache is shared by the threads of the process.
+    """
+
+    def __init__(self, db: Database, *, candidates: int = 50) -> None:
+        self._db = db
+        self._candidates = candidates
+        self._local = threading.local()
+        self._vectors: dict[str, _BookVectors] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._db.connect()
+            self._local.conn = conn
+        return conn
+
+    def close(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+    # --- BookRepository --------------------------------------------------------------------------
+    def add(self, book: Book, text: str, chunks: Sequence[Chunk], vectors: Vectors) -> None:
+        if len(chunks) != len(vectors):
+            raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors")
+        matrix = np.ascontiguousarray(vectors, dtype="<f4")
+        try:
+            with transaction(self.conn) as conn:
+                conn.execute(_INSERT_BOOK, _book_row(book))
+                conn.execute(
+                    "INSERT INTO book_texts (book_id, text) VALUES (?, ?)", (book.id, text)
+                )
+                conn.executemany(
+                    _INSERT_CHUNK,
+                    (_chunk_row(c, matrix[i]) for i, c in enumerate(chunks)),
+                )
+        except sqlite3.IntegrityError as e:
+            raise _ingest_error(book, e) from e
+
+    def get(self, book_id: str) -> Book:
+        row = self.conn.execute("SELECT * FROM books WHERE id = ?", (book_id,)).fetchone()
+        if row is None:
+            raise BookError(f"No book {book_id!r}", code=BookErrorCode.NOT_FOUND, book_id=book_id)
+        return _book(row)
+
+    def list(self) -> list[Book]:
+        rows = self.conn.execute("SELECT * FROM books ORDER BY title COLLATE NOCASE, id")
+        return [_book(r) for r in rows]
+
+    def find_by_hash(self, content_hash: str) -> Book | None:
+        row = self.conn.execute(
+            "SELECT * FROM books WHERE content_hash = ?", (content_hash,)
+        ).fetchone()
+        return None if row is None else _book(row)
+
+    def delete(self, book_id: str) -> None:
+        with transaction(self.conn) as conn:
+            deleted = conn.execute("DELETE FROM books WHERE id = ?", (book_id,)).rowcount
+        with self._lock:
+            self._vectors.pop(book_id, None)
+        if not deleted:
+            raise BookError(f"No book {book_id!r}", code=BookErrorCode.NOT_FOUND, book_id=book_id)
+
+    def get_text(self, book_id: str, start: int = 0, end: int | None = None) -> str:
+        if start < 0 or (end is not None and end < 0):
+            return self._full_text(book_id)[start:end]
+        length = NO_LIMIT if end is None else max(0, end - start)
+        row = self.conn.execute(
+            "SELECT substr(text, ?, ?) FROM book_texts WHERE book_id = ?",
+            (start + 1, length, book_id),
+        ).fetchone()
+        if row is None:
+            raise BookError(f"No book {book_id!r}", code=BookErrorCode.NOT_FOUND, book_id=book_id)
+        return str(row[0])
+
+    def _full_text(self, book_id: str) -> str:
+        row = self.conn.execute(
+            "SELECT text FROM book_texts WHERE book_id = ?", (book_id,)
+        ).fetchone()
+        if row is None:
+            raise BookError(f"No book {book_id!r}", code=BookErrorCode.NOT_FOUND, book_id=book_id)
+        return str(row[0])
+
+    def set_position(self, book_id: str, position: ReadingPosition) -> Book:
+        with transaction(self.conn) as conn:
+            updated = conn.execute(
+                "UPDATE books SET position_char_offset = ?, position_kind = ?, position_value = ?"
+                " WHERE id = ?",
+                (position.char_offset, position.kind.value, position.value, book_id),
+            ).rowcount
+        if not updated:
+            raise BookError(f"No book {book_id!r}", code=BookErrorCode.NOT_FOUND, book_id=book_id)
+        return self.get(book_id)
+
+    # --- ChunkIndex ------------------------------------------------------------------------------
+    def search(
+        self,
+        book_id: str,
+        query: str,
+        query_vector: Sequence[float] | npt.NDArray[np.float32] | None,
+        *,
+        k: int = 5,
+        max_char_offset: int | None = None,
+    ) -> builtins.list[RankedChunk]:
+        if k <= 0:
+            return []
+        limit = NO_LIMIT if max_char_offset is None else max_char_offset
+        lexical = self._lexical(book_id, query, limit)
+        similarity: dict[int, float] = {}
+        if query_vector is not None:
+            similarity = self._nearest(book_id, query_vector, limit)
+        lex_rank = {seq: r for r, seq in enumerate(lexical, start=1)}
+        vec_rank = {seq: r for r, seq in enumerate(similarity, start=1)}
+        fused = {
+            seq: sum(1.0 / (RRF_K + ranks[seq]) for ranks in (lex_rank, vec_rank) if seq in ranks)
+            for seq in lex_rank.keys() | vec_rank.keys()
+        }
+        best = sorted(fused, key=lambda s: (-fused[s], s))[:k]
+        rows = self._chunks_by_seq(book_id, best, limit)
+        out = []
+        for seq in best:
+            chunk = rows[seq].cut_at(max_char_offset) if seq in rows else None
+            if chunk is not None:
+                ranked = RankedChunk(
+                    chunk, fused[seq], lex_rank.get(seq), vec_rank.get(seq), similarity.get(seq)
+                )
+                out.append(ranked)
+        return out
+
+    def chunks_between(self, book_id: str, char_start: int, char_end: int) -> builtins.list[Chunk]:
+        rows = self.conn.execute(
+            f"SELECT {_CHUNK_COLUMNS} FROM chunks"
+            " WHERE book_id = ? AND char_start < ? AND char_end > ? ORDER BY char_start",
+            (book_id, char_end, char_start),
+        )
+        return [_chunk(r) for r in rows]
+
+    def _lexical(self, book_id: str, query: str, limit: int) -> builtins.list[int]:
+        """Seqs of the best BM25 matches among the chunks starting before ``limit``."""
+        terms = query_terms(query)
+        if not terms:
+            return []
+        match = " OR ".join(f'"{t}"' for t in terms)
+        rows = self.conn.execute(
+            "SELECT c.seq FROM chunks_fts JOIN chunks AS c ON c.seq = chunks_fts.rowid"
+            " WHERE chunks_fts MATCH ? AND c.book_id = ? AND c.char_start < ?"
+            " ORDER BY bm25(chunks_fts) LIMIT ?",
+            (match, book_id, limit, self._candidates),
+        )
+        return [int(r[0]) for r in rows]
+
+    def _nearest(
+        self, book_id: str, query_vector: Sequence[float] | npt.NDArray[np.float32], limit: int
+    ) -> dict[int, float]:
+        """Cosine similarity of the closest chunks starting before ``limit``, best first."""
+        vectors = self._book_vectors(book_id)
+        if vectors is None:
+            return {}
+        query = np.asarray(query_vector, dtype=np.float32).reshape(-1)
+        if query.shape[0] != vectors.matrix.shape[1]:
+            raise ConfigError(
+                f"The book was indexed with {vectors.matrix.shape[1]}-dimensional vectors but the"
+                f" embedder gives {query.shape[0]}; remove and add the book again",
+                book_id=book_id,
+            )
+        visible = int(np.searchsorted(vectors.starts, limit, side="left"))
+        if visible == 0:
+            return {}
+        sims = vectors.matrix[:visible] @ query
+        n = min(self._candidates, visible)
+        top = np.argpartition(-sims, n - 1)[:n] if n < visible else np.arange(visible)
+        top = top[np.argsort(-sims[top], kind="stable")]
+        return {int(vectors.seqs[i]): float(sims[i]) for i in top}
+
+    def _book_vectors(self, book_id: str) -> _BookVectors | None:
+        count, max_seq = self.conn.execute(
+            "SELECT count(*), max(seq) FROM chunks WHERE book_id = ?", (book_id,)
+        ).fetchone()
+        if not count:
+            return None
+        with self._lock:
+            cached = self._vectors.get(book_id)
+        if cached is not None and cached.max_seq == max_seq and len(cached.seqs) == count:
+            return cached
+        loaded = self._load_vectors(book_id)
+        with self._lock:
+            self._vectors[book_id] = loaded
+        return loaded
+
+    def _load_vectors(self, book_id: str) -> _BookVectors:
+        rows = self.conn.execute(
+            "SELECT seq, char_start, embedding FROM chunks WHERE book_id = ?"
+            " ORDER BY char_start, seq",
+            (book_id,),
+        ).fetchall()
+        matrix = np.stack([np.frombuffer(r["embedding"], dtype="<f4") for r in rows])
+        seqs = np.array([r["seq"] for r in rows], dtype=np.int64)
+        return _BookVectors(
+            seqs=seqs,
+            starts=np.array([r["char_start"] for r in rows], dtype=np.int64),
+            matrix=matrix.astype(np.float32, copy=False),
+            max_seq=int(seqs.max()),
+        )
+
+    def _chunks_by_seq(self, book_id: str, seqs: Sequence[int], limit: int) -> dict[int, Chunk]:
+        if not seqs:
+            return {}
+        marks = ", ".join("?" * len(seqs))
+        rows = self.conn.execute(
+            f"SELECT {_CHUNK_COLUMNS} FROM chunks"
+            f" WHERE seq IN ({marks}) AND book_id = ? AND char_start < ?",
+            (*seqs, book_id, limit),
+        )
+        return {int(r["seq"]): _chunk(r) for r in rows}
+
+
+# --- rows ----------------------------------------------------------------------------------------
+_INSERT_BOOK = """
+INSERT INTO books (id, title, author, format, source_name, content_hash, page_count, char_count,
+    chapters, pages, position_char_offset, position_kind, position_value, created_at)
+VALUES (:id, :title, :author, :format, :source_name, :content_hash, :page_count, :char_count,
+    :chapters, :pages, :position_char_offset, :position_kind, :position_value, :created_at)
+"""
+
+_INSERT_CHUNK = """
+INSERT INTO chunks (id, book_id, ordinal, text, char_start, char_end, page_start, page_end,
+    chapter, chapter_index, embedding)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+"""
+
+
+def _book_row(book: Book) -> dict[str, Any]:
+    created = book.created_at or datetime.now(UTC)
+    return {
+        "id": book.id,
+        "title": book.title,
+        "author": book.author,
+        "format": book.format.value,
+        "source_name": book.source_name,
+        "content_hash": book.content_hash,
+        "page_count": book.page_count,
+        "char_count": book.char_count,
+        "chapters": json.dumps([[c.index, c.title, c.char_start] for c in book.chapters]),
+        "pages": json.dumps([[p.number, p.label, p.char_start, p.char_end] for p in book.pages]),
+        "position_char_offset": book.position.char_offset,
+        "position_kind": book.position.kind.value,
+        "position_value": book.position.value,
+        "created_at": created.isoformat(),
+    }
+
+
+def _book(row: sqlite3.Row) -> Book:
+    return Book(
+        id=row["id"],
+        title=row["title"],
+        author=row["author"],
+        format=BookFormat(row["format"]),
+        source_name=row["source_name"],
+        content_hash=row["content_hash"],
+        page_count=row["page_count"],
+        char_count=row["char_count"],
+        chapters=tuple(Chapter(i, t, s) for i, t, s in json.loads(row["chapters"])),
+        pages=tuple(Page(n, label, s, e) for n, label, s, e in json.loads(row["pages"])),
+        position=ReadingPosition(
+            row["position_char_offset"], PositionKind(row["position_kind"]), row["position_value"]
+        ),
+        created_at=datetime.fromisoformat(row["created_at"]),
+    )
+
+
+def _chunk_row(chunk: Chunk, vector: npt.NDArray[np.float32]) -> tuple[Any, ...]:
+    return (
+        chunk.id,
+        chunk.book_id,
+        chunk.ordinal,
+        chunk.text,
+        chunk.char_start,
+        chunk.char_end,
+        chunk.page_start,
+        chunk.page_end,
+        chunk.chapter,
+        chunk.chapter_index,
+        vector.tobytes(),
+    )
+
+
+def _chunk(row: sqlite3.Row) -> Chunk:
+    return Chunk(
+        id=row["id"],
+        book_id=row["book_id"],
+        ordinal=row["ordinal"],
+        text=row["text"],
+        char_start=row["char_start"],
+        char_end=row["char_end"],
+        page_start=row["page_start"],
+        page_end=row["page_end"],
+        chapter=row["chapter"],
+        chapter_index=row["chapter_index"],
+    )
+
+
+def _ingest_error(book: Book, error: sqlite3.IntegrityError) -> IngestError:
+    message = str(error)
+    if "books.content_hash" in message or "books.id" in message:
+        return IngestError(
+            f"{book.source_name} is already in the library",
+            code=IngestErrorCode.DUPLICATE,
+            book_id=book.id,
+        )
+    return IngestError(
+        f"{book.source_name} could not be stored: {message}",
+        code=IngestErrorCode.CORRUPT,
+        book_id=book.id,
+    )

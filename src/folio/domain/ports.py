@@ -7,6 +7,7 @@ contract tests as the real adapters.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import Protocol, Self
@@ -16,7 +17,14 @@ import numpy.typing as npt
 
 from folio.domain.books import Book, BookFormat, Chunk, ParsedBook, ReadingPosition, SearchHit
 from folio.domain.conversations import ChatMessage, Conversation, Turn
-from folio.domain.llm import ChatResponse, PromptMessage, StreamEvent, ToolDefinition
+from folio.domain.llm import (
+    ChatResponse,
+    PromptMessage,
+    StreamEvent,
+    TokenUsage,
+    ToolDefinition,
+    ToolInvocation,
+)
 from folio.domain.search import RankedChunk
 
 Vectors = npt.NDArray[np.float32]  # shape (n, dimensions), rows L2-normalised
@@ -196,3 +204,55 @@ class QueryRewriter(Protocol):
     """Turns a follow-up ("what did he do then?") into a self-contained question using the history."""
 
     def rewrite(self, question: str, history: Sequence[Exchange]) -> str: ...
+
+
+# --- agent policies ------------------------------------------------------------------------------
+# Runs one tool call and returns its tool_result message.
+ToolRunner = Callable[[ToolInvocation], PromptMessage]
+TextSink = Callable[[str], None]  # receives streamed answer text
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalOutcome:
+    """What a retrieval strategy produced for one turn.
+
+    ``new_messages`` are the messages to store after the user message, in order: assistant messages
+    carrying tool calls, their tool_result messages, and the final assistant answer (always last).
+    ``llm_calls``/``usage`` count every model call the strategy made (query rewriting included)."""
+
+    answer: str
+    new_messages: tuple[PromptMessage, ...]
+    llm_calls: int = 0
+    usage: TokenUsage = field(default_factory=TokenUsage)
+    model: str | None = None
+    queries: tuple[str, ...] = ()
+    reasoning_steps: tuple[str, ...] = ()
+    strategy: str = ""
+    stop_reason: str = "answered"  # answered | max_tool_rounds | repeated_call | small_talk
+
+
+class RetrievalStrategy(Protocol):
+    """Runs one turn: decides whether and what to search (through ``run_tool``) and answers.
+
+    ``messages`` is ``[system, ...history window..., user]``. With ``on_text`` the answer is
+    streamed to it as it is produced. Raises ``LLMError`` from the provider (``UNSUPPORTED_FEATURE`` when a
+    tool-using strategy meets a provider without tools: the caller may fall back)."""
+
+    @property
+    def name(self) -> str: ...
+
+    def execute(
+        self,
+        chat_provider: ChatProvider,
+        messages: Sequence[PromptMessage],
+        tools: Sequence[ToolDefinition],
+        run_tool: ToolRunner,
+        *,
+        on_text: TextSink | None = None,
+    ) -> RetrievalOutcome: ...
+
+
+class ConversationContextStrategy(Protocol):
+    """Chooses which stored messages of a conversation (oldest first) go into the prompt."""
+
+    def build_context(self, history: Sequence[ChatMessage]) -> list[PromptMessage]: ...

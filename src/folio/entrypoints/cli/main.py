@@ -69,8 +69,10 @@ def config_cmd(lazy: _LazyContainer, as_json: bool) -> None:
 
 def _register() -> None:
     from folio.entrypoints.cli import books
+    from folio.entrypoints.cli.chat import chat_cmd
+    from folio.entrypoints.cli.demo import demo_cmd
 
-    for command in books.COMMANDS:
+    for command in [*books.COMMANDS, chat_cmd, demo_cmd]:
         cli.add_command(command)
 
 

@@ -1,0 +1,98 @@
+"""How a chat turn looks in the terminal: streamed Markdown answer, citations, and (verbose) tool calls."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.console import Console
+from rich.live import Live
+from rich.markdown import Markdown
+from rich.text import Text
+
+
+def format_arguments(arguments: Any) -> str:
+    if isinstance(arguments, dict):
+        return ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in arguments.items())
+    return str(arguments)
+
+
+def citation_line(citations: Any) -> str:
+    seen: list[str] = []
+    for c in citations:
+        pages = c.page_start if c.page_start == c.page_end else f"{c.page_start}-{c.page_end}"
+        where = f"{c.chapter}, p. {pages}" if c.chapter else f"p. {pages}"
+        if where not in seen:
+            seen.append(where)
+    return "; ".join(seen)
+
+
+class TurnView:
+    """Receives the chat's turn events and renders them as they come."""
+
+    def __init__(self, console: Console, *, verbose: bool, live: bool) -> None:
+        self._console = console
+        self._verbose = verbose
+        self._live_enabled = live
+        self._live: Live | None = None
+        self._text = ""
+
+    def __call__(self, event: Any) -> None:
+        kind = type(event).__name__
+        if kind == "ToolCallStarted" and self._verbose:
+            self._stop_live()
+            self._console.print(
+                Text(f"  → {event.name}({format_arguments(event.arguments)})", style="cyan")
+            )
+        elif kind == "ToolCallFinished" and self._verbose:
+            style = "green" if event.success else "red"
+            self._console.print(Text(f"  ← {event.summary}", style=style))
+        elif kind == "AnswerDelta":
+            self._text += event.text
+            if self._live_enabled:
+                if self._live is None:
+                    self._live = Live(Markdown(self._text), console=self._console,
+                                      refresh_per_second=12, vertical_overflow="visible")
+                    self._live.start()
+                self._live.update(Markdown(self._text))
+
+    def _stop_live(self) -> None:
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
+            self._text = ""
+
+    def finish(self, result: Any) -> None:
+        """Print the final answer (unless it was streamed) and its citations."""
+        streamed = self._live is not None
+        if streamed and self._live is not None:
+            self._live.update(Markdown(result.answer))
+            self._live.stop()
+            self._live = None
+        if not streamed:
+            self._console.print(Markdown(result.answer))
+        line = citation_line(result.citations)
+        if line:
+            self._console.print(Text(f"Sources: {line}", style="dim"))
+
+    def abort(self) -> None:
+        self._stop_live()
+
+
+def turn_json(result: Any) -> dict[str, Any]:
+    return {
+        "conversation_id": result.conversation_id,
+        "turn_number": result.turn_number,
+        "answer": result.answer,
+        "citations": [
+            {"chapter": c.chapter, "page_start": c.page_start, "page_end": c.page_end,
+             "quote": c.quote}
+            for c in result.citations
+        ],
+        "searches": list(result.searches),
+        "llm_calls": result.llm_calls,
+        "provider": result.provider,
+        "model": result.model,
+        "input_tokens": result.input_tokens,
+        "output_tokens": result.output_tokens,
+    }

@@ -1,0 +1,91 @@
+"""``folio demo``: import the bundled book (once) and chat with it, offline.
+
+On a terminal it opens the chat; otherwise (CI, ``make demo < /dev/null``) it runs a scripted tour of
+several turns: a question, a pronoun follow-up, small talk, and the reading-position limit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.rule import Rule
+
+from folio.entrypoints.cli.chat import ChatSession, _repl
+from folio.entrypoints.cli.errors import handle_errors
+
+console = Console()
+
+TOUR = (
+    "Who is Victor's friend from Geneva?",
+    "What happens to him?",
+    "thanks!",
+)
+SPOILER_QUESTION = "Who is murdered?"
+
+
+def bundled_book() -> Path:
+    return Path(str(resources.files("folio") / "data" / "frankenstein.txt"))
+
+
+def ensure_demo_book(container: Any) -> Any:
+    """The bundled book, imported on first use."""
+    path = bundled_book()
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    existing = container.books.find_by_hash(digest)
+    if existing is not None:
+        return existing
+    console.print("Importing the demo book (Frankenstein, Project Gutenberg #84)…")
+    return container.ingest.execute(path).book
+
+
+@click.command("demo")
+@click.option("--tour/--interactive", default=None,
+              help="Force the scripted tour or the interactive chat (default: chat on a terminal).")
+@click.option("--provider", "-p", help="Provider to use (default: offline unless configured).")
+@click.pass_obj
+@handle_errors
+def demo_cmd(lazy: Any, tour: bool | None, provider: str | None) -> None:
+    """Import the bundled demo book and chat with it (no model or network needed)."""
+    import sys
+
+    container = lazy.get()
+    book = ensure_demo_book(container)
+    chat = container.chat(provider=provider or "offline")
+    run_tour = tour if tour is not None else not sys.stdin.isatty()
+    conversation = container.conversations.create(book.id, title="Demo" if run_tour else None)
+    session = ChatSession(container, book, chat, conversation.id, verbose=run_tour)
+    if not run_tour:
+        _repl(session, interactive=True)
+        return
+    _tour(container, session)
+
+
+def _tour(container: Any, session: ChatSession) -> None:
+    book = session.book
+    console.print(Rule(f"folio demo: {book.title}"))
+    console.print("A scripted tour (offline: answers are passages quoted from the book).\n")
+    for question in TOUR:
+        console.print(f"[bold]you>[/] {question}", highlight=False)
+        session.ask(question, live=False)
+        console.print()
+    limited = container.library.set_position(book.id, chapter=5, page=None, percent=None,
+                                             reset=False)
+    session.book = limited
+    console.print(Rule("Reading position: chapter 5"))
+    console.print("Nothing past chapter 5 can be searched or quoted now.\n")
+    console.print(f"[bold]you>[/] {SPOILER_QUESTION}", highlight=False)
+    try:
+        session.ask(SPOILER_QUESTION, live=False)
+    finally:
+        container.library.set_position(book.id, page=None, chapter=None, percent=None,
+                                       reset=True)
+    console.print()
+    console.print(Rule())
+    console.print(f"Resume this conversation: folio chat {book.id[:8]} -c "
+                  f"{session.conversation_id[:8]}\nSee it with tool calls: "
+                  f"folio conversations show {session.conversation_id[:8]} --verbose")

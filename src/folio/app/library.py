@@ -1,0 +1,150 @@
+"""The library use cases: list, find a book by what the user typed, show, remove, set the reading
+position.
+
+Invariant: a reference resolves to exactly one book or raises ``BookError`` (``NOT_FOUND`` with
+the closest titles as suggestions, or ``AMBIGUOUS`` naming every candidate with its id); it never
+guesses.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable
+
+from folio.domain.books import Book, ReadingPosition
+from folio.domain.errors import BookError, BookErrorCode
+from folio.domain.ports import BookRepository
+
+SHORT_ID = 8
+
+
+class Library:
+    """Books as the user sees them. ``on_remove`` deletes a book's conversations in stores that have
+    no foreign-key cascade from books (the SQLite store cascades by itself)."""
+
+    def __init__(
+        self, books: BookRepository, *, on_remove: Callable[[str], None] | None = None
+    ) -> None:
+        self._books = books
+        self._on_remove = on_remove
+
+    def list_books(self) -> list[Book]:
+        """Every book, by title."""
+        return self._books.list()
+
+    def show(self, ref: str) -> Book:
+        """The book ``ref`` names (an id is a valid reference)."""
+        return self.resolve(ref)
+
+    def resolve(self, ref: str) -> Book:
+        """The one book that ``ref`` names: its id, its title (case-insensitive), a unique id
+        prefix or a unique part of its title, tried in that order.
+
+        Raises:
+            BookError: ``NOT_FOUND`` (with close titles suggested) or ``AMBIGUOUS`` (listing ids).
+        """
+        wanted = ref.strip()
+        if not wanted:
+            raise BookError("Name a book by its title or id", code=BookErrorCode.NOT_FOUND)
+        books = self._books.list()
+        for match in (_by_id, _by_title, _by_prefix_or_part):
+            found = match(books, wanted)
+            if len(found) == 1:
+                return found[0]
+            if len(found) > 1:
+                raise _ambiguous(wanted, found)
+        raise _not_found(wanted, books)
+
+    def remove(self, book_id: str) -> Book:
+        """Delete a book with its chunks, vectors and conversations; returns what was deleted."""
+        book = self._books.get(book_id)
+        if self._on_remove is not None:
+            self._on_remove(book.id)
+        self._books.delete(book.id)
+        return book
+
+    def set_position(
+        self,
+        book_id: str,
+        *,
+        page: str | None = None,
+        chapter: int | None = None,
+        percent: float | None = None,
+        reset: bool = False,
+    ) -> Book:
+        """Set how far the reader has read: exactly one of ``page`` (label or number), ``chapter``
+        (1-based), ``percent`` (0-100) or ``reset`` (the whole book visible again).
+
+        Raises:
+            BookError: ``INVALID_POSITION`` for none or several choices or an out-of-range value.
+        """
+        chosen = [x for x in (page, chapter, percent) if x is not None] + ([True] if reset else [])
+        if len(chosen) != 1:
+            raise BookError(
+                "Give exactly one of a page, a chapter, a percentage, or reset",
+                code=BookErrorCode.INVALID_POSITION,
+            )
+        book = self._books.get(book_id)
+        return self._books.set_position(book.id, _position(book, page, chapter, percent))
+
+
+def _position(
+    book: Book, page: str | None, chapter: int | None, percent: float | None
+) -> ReadingPosition:
+    if page is not None:
+        return book.position_at_page(page.strip())
+    if chapter is not None:
+        return book.position_at_chapter(chapter)
+    if percent is not None:
+        return book.position_at_percent(percent)
+    return ReadingPosition()
+
+
+def _by_id(books: list[Book], ref: str) -> list[Book]:
+    return [b for b in books if b.id == ref]
+
+
+def _by_title(books: list[Book], ref: str) -> list[Book]:
+    folded = ref.casefold()
+    return [b for b in books if b.title.casefold() == folded]
+
+
+def _by_prefix_or_part(books: list[Book], ref: str) -> list[Book]:
+    folded = ref.casefold()
+    return [b for b in books if b.id.startswith(ref) or folded in b.title.casefold()]
+
+
+def describe(book: Book) -> str:
+    return f"{book.title} (id {book.id[:SHORT_ID]})"
+
+
+def _ambiguous(ref: str, books: list[Book]) -> BookError:
+    names = "; ".join(describe(b) for b in books)
+    return BookError(
+        f"{ref!r} matches {len(books)} books: {names}. Use more of the title or the id.",
+        code=BookErrorCode.AMBIGUOUS,
+        candidates=[b.id for b in books],
+    )
+
+
+def _not_found(ref: str, books: list[Book]) -> BookError:
+    close = _close_titles(ref, books)
+    hint = f" Did you mean: {'; '.join(describe(b) for b in close)}?" if close else ""
+    return BookError(
+        f"No book matches {ref!r}.{hint}",
+        code=BookErrorCode.NOT_FOUND,
+        candidates=[b.id for b in close],
+    )
+
+
+def _close_titles(ref: str, books: list[Book], *, n: int = 3, cutoff: float = 0.6) -> list[Book]:
+    """Books whose title, or a word of it, is spelled like ``ref`` (typos, partial words)."""
+    folded = ref.casefold()
+
+    def likeness(book: Book) -> float:
+        title = book.title.casefold()
+        candidates = [title, *title.split()]
+        return max(difflib.SequenceMatcher(None, folded, c).ratio() for c in candidates)
+
+    scored = sorted(((likeness(b), b.title, b) for b in books), key=lambda x: (-x[0], x[1]))
+    return [b for score, _, b in scored[:n] if score >= cutoff]

@@ -1,0 +1,49 @@
+"""Embedders (implementations of the ``Embedder`` port) and the factory that picks one by name.
+
+Importing this package is cheap: onnxruntime, tokenizers and torch are imported only when a model is
+first used, so commands that never embed do not pay for them.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from folio.adapters.embeddings.hashing import HashingEmbedder
+from folio.adapters.embeddings.onnx import MODEL_NAME, OnnxEmbedder, packaged_model_dir
+from folio.adapters.embeddings.sentence_transformers import SentenceTransformerEmbedder
+from folio.domain.ports import Embedder
+
+DEFAULT_MODEL = MODEL_NAME
+_HASHING = re.compile(r"hashing-[1-9][0-9]*")
+_PACKAGED_NAMES = frozenset({MODEL_NAME, f"sentence-transformers/{MODEL_NAME}"})
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "HashingEmbedder",
+    "OnnxEmbedder",
+    "SentenceTransformerEmbedder",
+    "make_embedder",
+]
+
+
+def make_embedder(name: str, *, cache_dir: Path) -> Embedder:
+    """The embedder configured by ``name``.
+
+    - ``"all-MiniLM-L6-v2"`` (default; also ``"sentence-transformers/all-MiniLM-L6-v2"``): the
+      packaged model on onnxruntime; its ONNX file is exported once into ``cache_dir``.
+    - ``"hashing"`` (or ``"hashing-<dimensions>"``, its ``name``): the dependency-free hashing
+      embedder (tests, tiny machines).
+    - anything else: a sentence-transformers model directory or a model in the local Hugging Face
+      cache, run with torch.
+
+    Raises ``ConfigError`` when the model cannot be found on this machine (nothing is downloaded).
+    """
+    key = name.strip()
+    if key in _PACKAGED_NAMES:
+        return OnnxEmbedder(packaged_model_dir(), cache_dir)
+    if key == "hashing":
+        return HashingEmbedder()
+    if _HASHING.fullmatch(key):
+        return HashingEmbedder(int(key.removeprefix("hashing-")))
+    return SentenceTransformerEmbedder(key)

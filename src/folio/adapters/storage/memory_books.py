@@ -1,14 +1,15 @@
 """In-memory library: the fake of ``BookRepository`` and ``ChunkIndex`` for tests and demos.
 
-Search fuses a simple term-overlap ranking and cosine similarity with reciprocal rank fusion, and keeps
-the same reading-position contract as the SQLite index: nothing returned extends past the limit.
+Search fuses a term-overlap ranking and cosine similarity with reciprocal rank fusion, and keeps the
+same reading-position contract as the SQLite index (both run the same contract tests): nothing
+returned extends past the limit, and a straddling chunk is cut there.
 """
 
 from __future__ import annotations
 
+import builtins
 import re
 from collections.abc import Sequence
-from dataclasses import replace
 
 import numpy as np
 import numpy.typing as npt
@@ -16,7 +17,7 @@ import numpy.typing as npt
 from folio.domain.books import Book, Chunk, ReadingPosition
 from folio.domain.errors import BookError, BookErrorCode, IngestError, IngestErrorCode
 from folio.domain.ports import Vectors
-from folio.domain.search import RankedChunk
+from folio.domain.search import RankedChunk, query_terms
 
 _WORD = re.compile(r"\w+")
 RRF_K = 60
@@ -27,44 +28,46 @@ def _terms(text: str) -> set[str]:
 
 
 def cut_chunk(chunk: Chunk, max_char_offset: int | None) -> Chunk | None:
-    """The chunk limited to text before ``max_char_offset``; None when nothing of it is before."""
-    if max_char_offset is None or chunk.char_end <= max_char_offset:
-        return chunk
-    if chunk.char_start >= max_char_offset:
-        return None
-    keep = max_char_offset - chunk.char_start
-    return replace(chunk, text=chunk.text[:keep], char_end=max_char_offset)
+    """The chunk limited to text before ``max_char_offset``; see ``Chunk.cut_at``."""
+    return chunk.cut_at(max_char_offset)
 
 
 class InMemoryLibrary:
     """Implements both ``BookRepository`` and ``ChunkIndex``."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, candidates: int = 50) -> None:
         self.books: dict[str, Book] = {}
         self.texts: dict[str, str] = {}
-        self.chunks: dict[str, list[Chunk]] = {}
+        self.chunks: dict[str, builtins.list[Chunk]] = {}
         self.vectors: dict[str, Vectors] = {}
+        self._candidates = candidates
 
-    # --- BookRepository ----------------------------------------------------------------------------
+    # --- BookRepository ----------------------------------------------------------------------
     def add(self, book: Book, text: str, chunks: Sequence[Chunk], vectors: Vectors) -> None:
         if book.id in self.books or self.find_by_hash(book.content_hash):
-            raise IngestError(f"{book.source_name} is already in the library",
-                              code=IngestErrorCode.DUPLICATE)
+            raise IngestError(
+                f"{book.source_name} is already in the library",
+                code=IngestErrorCode.DUPLICATE,
+                book_id=book.id,
+            )
         if len(chunks) != len(vectors):
-            raise ValueError("one vector per chunk")
+            raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors")
         self.books[book.id] = book
         self.texts[book.id] = text
-        self.chunks[book.id] = list(chunks)
-        self.vectors[book.id] = np.asarray(vectors, dtype=np.float32)
+        self.chunks[book.id] = sorted(chunks, key=lambda c: c.char_start)
+        order = sorted(range(len(chunks)), key=lambda i: chunks[i].char_start)
+        self.vectors[book.id] = np.asarray(vectors, dtype=np.float32)[order]
 
     def get(self, book_id: str) -> Book:
         try:
             return self.books[book_id]
         except KeyError:
-            raise BookError(f"No book {book_id!r}", code=BookErrorCode.NOT_FOUND) from None
+            raise BookError(
+                f"No book {book_id!r}", code=BookErrorCode.NOT_FOUND, book_id=book_id
+            ) from None
 
-    def list(self) -> list[Book]:
-        return sorted(self.books.values(), key=lambda b: b.title.lower())
+    def list(self) -> builtins.list[Book]:
+        return sorted(self.books.values(), key=lambda b: (b.title.casefold(), b.id))
 
     def find_by_hash(self, content_hash: str) -> Book | None:
         return next((b for b in self.books.values() if b.content_hash == content_hash), None)
@@ -83,7 +86,7 @@ class InMemoryLibrary:
         self.books[book_id] = book
         return book
 
-    # --- ChunkIndex --------------------------------------------------------------------------------
+    # --- ChunkIndex --------------------------------------------------------------------------
     def search(
         self,
         book_id: str,
@@ -92,34 +95,44 @@ class InMemoryLibrary:
         *,
         k: int = 5,
         max_char_offset: int | None = None,
-    ) -> list[RankedChunk]:
+    ) -> builtins.list[RankedChunk]:
+        if k <= 0:
+            return []
         chunks = self.chunks.get(book_id, [])
-        visible = [i for i, c in enumerate(chunks) if cut_chunk(c, max_char_offset) is not None]
-        q = _terms(query)
-        lexical = sorted(
-            (i for i in visible if q & _terms(chunks[i].text)),
-            key=lambda i: -len(q & _terms(chunks[i].text)),
-        )
-        vector_order: list[int] = []
+        visible = [i for i, c in enumerate(chunks) if c.cut_at(max_char_offset) is not None]
+        lexical = self._lexical(chunks, visible, query)
+        sims: dict[int, float] = {}
         if query_vector is not None and visible:
-            sims = self.vectors[book_id][visible] @ np.asarray(query_vector, dtype=np.float32)
-            vector_order = [visible[j] for j in np.argsort(-sims)]
-        lex_rank = {i: r + 1 for r, i in enumerate(lexical)}
-        vec_rank = {i: r + 1 for r, i in enumerate(vector_order)}
+            scores = self.vectors[book_id][visible] @ np.asarray(query_vector, dtype=np.float32)
+            order = np.argsort(-scores, kind="stable")[: self._candidates]
+            sims = {visible[j]: float(scores[j]) for j in order}
+        lex_rank = {i: r for r, i in enumerate(lexical, start=1)}
+        vec_rank = {i: r for r, i in enumerate(sims, start=1)}
         fused = {
             i: sum(1.0 / (RRF_K + ranks[i]) for ranks in (lex_rank, vec_rank) if i in ranks)
-            for i in set(lex_rank) | set(vec_rank)
+            for i in lex_rank.keys() | vec_rank.keys()
         }
-        best = sorted(fused, key=lambda i: -fused[i])[:k]
+        best = sorted(fused, key=lambda i: (-fused[i], i))[:k]
         out = []
         for i in best:
-            cut = cut_chunk(chunks[i], max_char_offset)
-            assert cut is not None
-            out.append(RankedChunk(cut, fused[i], lex_rank.get(i), vec_rank.get(i)))
+            cut = chunks[i].cut_at(max_char_offset)
+            if cut is not None:
+                out.append(
+                    RankedChunk(cut, fused[i], lex_rank.get(i), vec_rank.get(i), sims.get(i))
+                )
         return out
 
-    def chunks_between(self, book_id: str, char_start: int, char_end: int) -> list[Chunk]:
+    def _lexical(
+        self, chunks: Sequence[Chunk], visible: Sequence[int], query: str
+    ) -> builtins.list[int]:
+        terms = set(query_terms(query))
+        overlap = {i: len(terms & _terms(chunks[i].text)) for i in visible}
+        matching = [i for i in visible if overlap[i]]
+        return sorted(matching, key=lambda i: -overlap[i])[: self._candidates]
+
+    def chunks_between(self, book_id: str, char_start: int, char_end: int) -> builtins.list[Chunk]:
         return [
-            c for c in self.chunks.get(book_id, [])
+            c
+            for c in self.chunks.get(book_id, [])
             if c.char_end > char_start and c.char_start < char_end
         ]

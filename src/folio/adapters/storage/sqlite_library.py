@@ -135,11 +135,14 @@ class SqliteLibrary:
     def get_text(self, book_id: str, start: int = 0, end: int | None = None) -> str:
         if start < 0 or (end is not None and end < 0):
             return self._full_text(book_id)[start:end]
-        length = NO_LIMIT if end is None else max(0, end - start)
-        row = self.conn.execute(
-            "SELECT substr(text, ?, ?) FROM book_texts WHERE book_id = ?",
-            (start + 1, length, book_id),
-        ).fetchone()
+        # substr's length is a 32-bit int: "to the end" is the two-argument form.
+        if end is None:
+            sql = "SELECT substr(text, ?) FROM book_texts WHERE book_id = ?"
+            params: tuple[int, ...] = (start + 1,)
+        else:
+            sql = "SELECT substr(text, ?, ?) FROM book_texts WHERE book_id = ?"
+            params = (start + 1, max(0, end - start))
+        row = self.conn.execute(sql, (*params, book_id)).fetchone()
         if row is None:
             raise BookError(f"No book {book_id!r}", code=BookErrorCode.NOT_FOUND, book_id=book_id)
         return str(row[0])

@@ -1,1 +1,1 @@
-"""Numbered SQL migrations (``NNN_name.sql``), applied in order by ``sqlite_db.Database.migrate``."""
+"""Numbered SQL migrations (``NNN_name.sql``), applied in order by ``Database.migrate``."""

@@ -1,0 +1,185 @@
+"""The ``BookRepository`` + ``ChunkIndex`` contract, run against SQLite and the in-memory fake."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from folio.adapters.embeddings.hashing import HashingEmbedder
+from folio.adapters.storage.memory_books import InMemoryLibrary
+from folio.adapters.storage.sqlite_db import Database
+from folio.adapters.storage.sqlite_library import SqliteLibrary
+from folio.domain.books import PositionKind, ReadingPosition
+from folio.domain.errors import BookError, BookErrorCode, IngestError, IngestErrorCode
+from tests.contract.library_data import StoredBook, build_book
+
+EMBEDDER = HashingEmbedder(64)
+WHALE_TEXT = " ".join(
+    [f"Opening words number {i} about the quiet harbour." for i in range(60)]
+    + ["CHAPTER 2. The whale appears.", "Ishmael saw the great white whale breach the sea."] * 20
+    + [f"Closing words number {i} about the long voyage home." for i in range(60)]
+)
+GARDEN_TEXT = " ".join(f"Emma walked in the garden of Hartfield, sentence {i}." for i in range(200))
+
+
+@pytest.fixture(params=["sqlite", "memory"])
+def library(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
+    if request.param == "memory":
+        yield InMemoryLibrary()
+        return
+    db = Database(tmp_path / "folio.db")
+    db.migrate()
+    lib = SqliteLibrary(db)
+    yield lib
+    lib.close()
+
+
+def _whale() -> StoredBook:
+    stored = build_book("whale-1", WHALE_TEXT, EMBEDDER, title="Moby", source="moby.txt")
+    created = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    return replace(stored, book=replace(stored.book, created_at=created, author="Melville"))
+
+
+def _garden() -> StoredBook:
+    return build_book("garden-1", GARDEN_TEXT, EMBEDDER, title="emma", source="emma.txt")
+
+
+def _add(library: Any, stored: StoredBook) -> None:
+    library.add(stored.book, stored.text, stored.chunks, stored.vectors)
+
+
+def test_an_added_book_reads_back_equal_with_its_text(library: Any) -> None:
+    stored = _whale()
+    _add(library, stored)
+    assert library.get(stored.book.id) == stored.book
+    assert library.get_text(stored.book.id) == stored.text
+    assert library.get_text(stored.book.id, 100, 250) == stored.text[100:250]
+    assert library.get_text(stored.book.id, len(stored.text) - 5) == stored.text[-5:]
+    assert library.find_by_hash(stored.book.content_hash) == stored.book
+    assert library.find_by_hash("nope") is None
+
+
+def test_list_is_ordered_by_title_ignoring_case(library: Any) -> None:
+    _add(library, _whale())
+    _add(library, _garden())
+    assert [b.title for b in library.list()] == ["emma", "Moby"]
+
+
+def test_adding_the_same_content_twice_is_a_duplicate_and_keeps_the_first(library: Any) -> None:
+    stored = _whale()
+    _add(library, stored)
+    again = replace(stored, book=replace(stored.book, id="other-id", title="Copy"))
+    with pytest.raises(IngestError) as info:
+        _add(library, again)
+    assert info.value.code == IngestErrorCode.DUPLICATE
+    assert [b.id for b in library.list()] == [stored.book.id]
+
+
+def test_unknown_books_are_not_found(library: Any) -> None:
+    for call in (
+        lambda: library.get("missing"),
+        lambda: library.delete("missing"),
+        lambda: library.get_text("missing"),
+        lambda: library.set_position("missing", ReadingPosition(5, PositionKind.PERCENT, 1.0)),
+    ):
+        with pytest.raises(BookError) as info:
+            call()
+        assert info.value.code == BookErrorCode.NOT_FOUND
+
+
+def test_a_deleted_book_is_gone_with_its_chunks(library: Any) -> None:
+    stored, other = _whale(), _garden()
+    _add(library, stored)
+    _add(library, other)
+    vector = EMBEDDER.embed(["whale"])[0]
+    assert library.search(stored.book.id, "whale", vector)
+
+    library.delete(stored.book.id)
+
+    with pytest.raises(BookError):
+        library.get(stored.book.id)
+    assert library.search(stored.book.id, "whale", vector) == []
+    assert library.chunks_between(stored.book.id, 0, len(stored.text)) == []
+    assert library.find_by_hash(stored.book.content_hash) is None
+    assert [b.id for b in library.list()] == [other.book.id]
+
+
+def test_set_position_is_stored(library: Any) -> None:
+    stored = _whale()
+    _add(library, stored)
+    position = stored.book.position_at_percent(25)
+    updated = library.set_position(stored.book.id, position)
+    assert updated.position == position
+    assert library.get(stored.book.id).position == position
+    assert library.set_position(stored.book.id, ReadingPosition()).position.is_unlimited
+
+
+def test_search_finds_the_passage_by_word_and_by_vector(library: Any) -> None:
+    stored = _whale()
+    _add(library, stored)
+    results = library.search(stored.book.id, "white whale", EMBEDDER.embed(["white whale"])[0])
+    assert results
+    top = results[0]
+    assert "whale" in top.chunk.text
+    assert top.lexical_rank is not None and top.vector_rank is not None
+    assert top.similarity is not None and -1.0 <= top.similarity <= 1.0
+    assert [r.score for r in results] == sorted((r.score for r in results), reverse=True)
+    assert len(library.search(stored.book.id, "whale", None, k=2)) == 2
+
+
+def test_search_stays_within_its_book(library: Any) -> None:
+    whale, garden = _whale(), _garden()
+    _add(library, whale)
+    _add(library, garden)
+    results = library.search(garden.book.id, "whale", EMBEDDER.embed(["whale"])[0], k=50)
+    assert results and all(r.chunk.book_id == garden.book.id for r in results)
+
+
+def test_search_never_returns_text_past_the_limit_and_cuts_a_straddling_chunk(
+    library: Any,
+) -> None:
+    stored = _whale()
+    _add(library, stored)
+    straddling = stored.chunks[1]
+    limit = straddling.char_start + 10
+    results = library.search(
+        stored.book.id, "words", EMBEDDER.embed(["words"])[0], k=50, max_char_offset=limit
+    )
+    assert {r.chunk.ordinal for r in results} == {0, 1}
+    for r in results:
+        assert r.chunk.char_end <= limit
+        assert stored.text[r.chunk.char_start : r.chunk.char_end] == r.chunk.text
+    cut = next(r.chunk for r in results if r.chunk.ordinal == 1)
+    assert cut.char_end == limit and cut.text == straddling.text[:10]
+
+
+def test_search_before_the_first_chunk_or_with_k_zero_returns_nothing(library: Any) -> None:
+    stored = _whale()
+    _add(library, stored)
+    vector = EMBEDDER.embed(["whale"])[0]
+    assert library.search(stored.book.id, "whale", vector, max_char_offset=0) == []
+    assert library.search(stored.book.id, "whale", vector, k=0) == []
+
+
+def test_search_survives_queries_full_of_fts_syntax(library: Any) -> None:
+    stored = _whale()
+    _add(library, stored)
+    for query in ['"whale', "whale AND OR NOT", "(sea)*", "-:^", "", "NEAR(whale sea)"]:
+        results = library.search(stored.book.id, query, EMBEDDER.embed([query])[0])
+        assert all(
+            stored.text[r.chunk.char_start : r.chunk.char_end] == r.chunk.text for r in results
+        )
+
+
+def test_chunks_between_returns_overlapping_chunks_in_order(library: Any) -> None:
+    stored = _whale()
+    _add(library, stored)
+    a, b = stored.chunks[1], stored.chunks[2]
+    found = library.chunks_between(stored.book.id, a.char_start + 1, b.char_start + 1)
+    assert [c.ordinal for c in found] == [1, 2]
+    assert found[0] == a

@@ -1,0 +1,246 @@
+"""The book tools: search the book, read a passage or a page range, list the chapters.
+
+Invariant: no text at or past the reader's position (``ctx.limit``) ever leaves these tools. The
+search index already filters there; every tool cuts again, refuses pages past the position with a
+clear error, and lists only the chapters that start before it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from folio.agent.tools.base import BaseTool, ToolCategory, ToolContext, ToolResult, ToolServices
+from folio.domain.books import Book, Chunk, Page, SearchHit
+from folio.domain.errors import ToolErrorCode
+
+MAX_K = 10
+MAX_PAGES = 3  # per read_passage call
+CONTEXT_CHARS = 600  # read_passage(chunk_id): text kept on each side of the chunk
+
+
+def _pages(first: str, last: str) -> str:
+    return first if first == last else f"{first}-{last}"
+
+
+def _label(book: Book, offset: int) -> str:
+    return book.page_at(offset).label if book.pages else "?"
+
+
+def _chapter(book: Book, offset: int) -> str | None:
+    chapter = book.chapter_at(offset)
+    return chapter.title if chapter else None
+
+
+class SearchBookTool(BaseTool):
+    name = "search_book"
+    description = (
+        "Search the part of the book the reader has read for passages relevant to a query. "
+        "Use it when the answer is not already in the conversation. Write a self-contained query: "
+        "replace pronouns and references with the names they stand for (e.g. 'Victor's reaction "
+        "to the creature's first appearance', not 'his reaction'). Returns passages with chapter "
+        "and pages to cite."
+    )
+    parameters: Mapping[str, Any] = {
+        "type": "object",
+        "properties": {
+            "query": {
+                "type": "string",
+                "pattern": r"\S",
+                "description": "A self-contained search query (names, not pronouns).",
+            },
+            "k": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": MAX_K,
+                "description": "How many passages to return (default 5).",
+            },
+        },
+        "required": ["query"],
+        "additionalProperties": False,
+    }
+    category = ToolCategory.QUERY
+
+    def execute(
+        self, ctx: ToolContext, services: ToolServices, *, query: str, k: int | None = None
+    ) -> ToolResult:
+        hits = services.searcher.search(ctx.book, query, k=min(k or services.search_k, MAX_K))
+        results = [p for p in (_passage(ctx, hit) for hit in hits) if p is not None]
+        data: dict[str, Any] = {
+            "query": query,
+            "reading_limit": ctx.position.describe(),
+            "results": results,
+        }
+        if not results:
+            data["note"] = "No passage before the reader's position matches this query."
+        pages = ", ".join(f"p. {r['pages']}" for r in results[:5])
+        return ToolResult.ok(
+            data,
+            summary=f"{len(results)} passage(s)" + (f": {pages}" if pages else ""),
+            state_updates={
+                "last_search": {"query": query, "chunk_ids": [r["chunk_id"] for r in results]}
+            },
+        )
+
+
+def _passage(ctx: ToolContext, hit: SearchHit) -> dict[str, Any] | None:
+    chunk = hit.chunk.cut_at(ctx.limit)
+    if chunk is None or not chunk.text.strip():
+        return None
+    if chunk is hit.chunk:
+        first, last = hit.page_label_start, hit.page_label_end
+    else:  # cut here: the pages are those of the text that is left
+        first, last = _label(ctx.book, chunk.char_start), _label(ctx.book, chunk.char_end - 1)
+    return {
+        "chunk_id": chunk.id,
+        "chapter": chunk.chapter,
+        "pages": _pages(first, last),
+        "page_start": first,
+        "page_end": last,
+        "char_start": chunk.char_start,
+        "char_end": chunk.char_end,
+        "score": round(hit.score, 4),
+        "text": chunk.text,
+    }
+
+
+class ReadPassageTool(BaseTool):
+    name = "read_passage"
+    description = (
+        "Read the book's text: either around a passage returned by search_book (chunk_id), or a "
+        f"page range (page_start, page_end; at most {MAX_PAGES} pages). Only pages the reader has "
+        "reached can be read."
+    )
+    parameters: Mapping[str, Any] = {
+        "type": "object",
+        "properties": {
+            "chunk_id": {"type": "string", "description": "A chunk_id from search_book."},
+            "page_start": {
+                "type": ["string", "integer"],
+                "description": "First page, as printed (e.g. '12').",
+            },
+            "page_end": {
+                "type": ["string", "integer"],
+                "description": "Last page (default: page_start).",
+            },
+        },
+        "additionalProperties": False,
+    }
+    category = ToolCategory.QUERY
+
+    def execute(
+        self,
+        ctx: ToolContext,
+        services: ToolServices,
+        *,
+        chunk_id: str | None = None,
+        page_start: str | int | None = None,
+        page_end: str | int | None = None,
+    ) -> ToolResult:
+        if chunk_id:
+            return self._around_chunk(ctx, services, chunk_id)
+        if page_start is not None:
+            return self._pages(ctx, services, str(page_start), str(page_end or page_start))
+        return ToolResult.fail(
+            "Give either chunk_id or page_start (and optionally page_end).",
+            ToolErrorCode.INVALID_ARGUMENTS,
+        )
+
+    def _around_chunk(self, ctx: ToolContext, services: ToolServices, chunk_id: str) -> ToolResult:
+        book = ctx.book
+        visible_end = book.char_count if ctx.limit is None else min(ctx.limit, book.char_count)
+        chunk = _find_chunk(services.chunks.chunks_between(book.id, 0, visible_end), chunk_id)
+        if chunk is None:
+            return ToolResult.fail(
+                f"No passage {chunk_id!r} in the part of the book the reader has reached.",
+                "NOT_FOUND",
+            )
+        start = max(0, chunk.char_start - CONTEXT_CHARS)
+        end = min(chunk.char_end + CONTEXT_CHARS, visible_end)
+        return _text_result(ctx, services, start, end, truncated=end < chunk.char_end)
+
+    def _pages(
+        self, ctx: ToolContext, services: ToolServices, first_label: str, last_label: str
+    ) -> ToolResult:
+        book = ctx.book
+        first, last = book.page_by_label(first_label), book.page_by_label(last_label)
+        if first is None or last is None:
+            missing = first_label if first is None else last_label
+            return ToolResult.fail(
+                f"The book has no page {missing} (pages 1-{book.page_count}).",
+                ToolErrorCode.INVALID_ARGUMENTS,
+            )
+        if ctx.limit is not None and first.char_start >= ctx.limit:
+            return ToolResult.fail(
+                f"Page {first.label} is past the reader's position ({ctx.position.describe()}): "
+                "it cannot be shown. Ask only about pages already read.",
+                ToolErrorCode.NOT_ALLOWED,
+            )
+        first, last = (first, last) if first.number <= last.number else (last, first)
+        last, capped = _cap_pages(book, first, last)
+        end = last.char_end if ctx.limit is None else min(last.char_end, ctx.limit)
+        return _text_result(ctx, services, first.char_start, end, truncated=capped)
+
+
+def _find_chunk(chunks: list[Chunk], chunk_id: str) -> Chunk | None:
+    return next((c for c in chunks if c.id == chunk_id), None)
+
+
+def _cap_pages(book: Book, first: Page, last: Page) -> tuple[Page, bool]:
+    if last.number - first.number < MAX_PAGES:
+        return last, False
+    return book.pages[first.number - 1 + MAX_PAGES - 1], True
+
+
+def _text_result(
+    ctx: ToolContext, services: ToolServices, start: int, end: int, *, truncated: bool
+) -> ToolResult:
+    book = ctx.book
+    if ctx.limit is not None:
+        end = min(end, ctx.limit)
+    text = services.books.get_text(book.id, start, end)
+    first, last = _label(book, start), _label(book, max(start, end - 1))
+    cut_by_position = ctx.limit is not None and end >= ctx.limit
+    data = {
+        "pages": _pages(first, last),
+        "page_start": first,
+        "page_end": last,
+        "chapter": _chapter(book, start),
+        "char_start": start,
+        "char_end": end,
+        "text": text,
+        "reading_limit": ctx.position.describe(),
+        "truncated": truncated or cut_by_position,
+    }
+    return ToolResult.ok(data, summary=f"p. {data['pages']} ({len(text)} chars)")
+
+
+class ListChaptersTool(BaseTool):
+    name = "list_chapters"
+    description = (
+        "List the chapters the reader has reached (title and first page), to orient yourself or "
+        "to answer questions about the book's structure."
+    )
+    parameters: Mapping[str, Any] = {
+        "type": "object",
+        "properties": {},
+        "additionalProperties": False,
+    }
+    category = ToolCategory.QUERY
+
+    def execute(self, ctx: ToolContext, services: ToolServices, **kwargs: Any) -> ToolResult:
+        book = ctx.book
+        reached = [c for c in book.chapters if ctx.limit is None or c.char_start < ctx.limit]
+        chapters = [
+            {"index": c.index, "title": c.title, "page": _label(book, c.char_start)}
+            for c in reached
+        ]
+        data: dict[str, Any] = {"chapters": chapters, "reading_limit": ctx.position.describe()}
+        if not book.chapters:
+            data["note"] = "This book has no chapter structure."
+        return ToolResult.ok(data, summary=f"{len(chapters)} chapter(s)")
+
+
+def book_tools() -> list[BaseTool]:
+    """The tools offered to the model in a conversation about a book."""
+    return [SearchBookTool(), ReadPassageTool(), ListChaptersTool()]

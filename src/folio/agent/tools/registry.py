@@ -1,0 +1,167 @@
+"""The tool registry: the single path by which the agent runs a tool.
+
+Invariant: ``execute``/``run`` never raise for anything a tool or the model does wrong. Unknown
+tools, arguments that fail the tool's JSON schema (or were not JSON at all), and exceptions inside a
+tool all come back as a failed ``ToolResult`` with an error code, so the agent loop can hand them to
+the model and carry on. Each call writes one structured log line with its duration.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterable, Mapping, MutableMapping
+from dataclasses import replace
+from types import MappingProxyType
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+
+from folio.agent.tools.base import BaseTool, ToolContext, ToolResult, ToolServices
+from folio.domain.errors import FolioError, ToolError, ToolErrorCode
+from folio.domain.llm import ToolDefinition, ToolInvocation
+
+logger = logging.getLogger("folio.agent.tools")
+
+# Keys of the per-turn state that tools may update (others are ignored with a warning).
+DEFAULT_STATE_KEYS = frozenset({"last_search"})
+
+
+class ToolRegistry:
+    """Holds the tools offered to the model, by name, in registration order."""
+
+    def __init__(
+        self, tools: Iterable[BaseTool] = (), *, state_keys: Iterable[str] = DEFAULT_STATE_KEYS
+    ) -> None:
+        self._tools: dict[str, BaseTool] = {}
+        self._validators: dict[str, Draft202012Validator] = {}
+        self._state_keys = frozenset(state_keys)
+        for tool in tools:
+            self.register(tool)
+
+    def register(self, tool: BaseTool) -> None:
+        """Add ``tool``. Raises ``ToolError(DUPLICATE_TOOL)`` for a name already taken and
+        ``ToolError(INVALID_ARGUMENTS)`` for a parameters schema that is not valid JSON schema."""
+        if tool.name in self._tools:
+            raise ToolError(f"Duplicate tool: {tool.name}", code=ToolErrorCode.DUPLICATE_TOOL)
+        try:
+            Draft202012Validator.check_schema(dict(tool.parameters))
+        except SchemaError as e:
+            raise ToolError(
+                f"Tool {tool.name} has an invalid parameters schema: {e.message}",
+                code=ToolErrorCode.INVALID_ARGUMENTS,
+            ) from e
+        self._tools[tool.name] = tool
+        self._validators[tool.name] = Draft202012Validator(dict(tool.parameters))
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(self._tools)
+
+    def get(self, name: str) -> BaseTool | None:
+        return self._tools.get(name)
+
+    def definitions(self) -> list[ToolDefinition]:
+        """The tools as provider-neutral definitions (each provider renders its own format)."""
+        return [tool.definition() for tool in self._tools.values()]
+
+    def run(
+        self,
+        invocation: ToolInvocation,
+        ctx: ToolContext,
+        services: ToolServices,
+        *,
+        state: MutableMapping[str, Any] | None = None,
+    ) -> ToolResult:
+        """Run a model's tool call (``INVALID_ARGUMENTS`` when the provider could not parse it)."""
+        if invocation.parse_error is not None:
+            result = ToolResult.fail(
+                f"The arguments were not valid JSON: {invocation.parse_error}",
+                ToolErrorCode.INVALID_ARGUMENTS,
+            )
+            _log(invocation.tool_name, self._category(invocation.tool_name), result, 0.0)
+            return result
+        return self.execute(invocation.tool_name, ctx, services, invocation.arguments, state=state)
+
+    def execute(
+        self,
+        name: str,
+        ctx: ToolContext,
+        services: ToolServices,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        state: MutableMapping[str, Any] | None = None,
+    ) -> ToolResult:
+        """Run tool ``name`` with ``arguments``; apply its declared state updates to ``state``."""
+        started = time.perf_counter()
+        result = self._execute(name, ctx, services, dict(arguments or {}))
+        if state is not None:
+            self._apply_state_updates(name, result, state)
+        _log(name, self._category(name), result, (time.perf_counter() - started) * 1000)
+        return result
+
+    def _execute(
+        self, name: str, ctx: ToolContext, services: ToolServices, arguments: dict[str, Any]
+    ) -> ToolResult:
+        tool = self._tools.get(name)
+        if tool is None:
+            known = ", ".join(self._tools) or "none"
+            return ToolResult.fail(
+                f"Unknown tool: {name}. Available tools: {known}.", ToolErrorCode.UNKNOWN_TOOL
+            )
+        problem = self._argument_problem(name, arguments)
+        if problem is not None:
+            return ToolResult.fail(problem, ToolErrorCode.INVALID_ARGUMENTS)
+        ctx = replace(ctx, state=MappingProxyType(dict(ctx.state)))  # tools cannot write state
+        try:
+            return tool.execute(ctx, services, **arguments)
+        except FolioError as e:
+            return ToolResult.fail(e.message, str(e.code))
+        except Exception:
+            logger.exception("tool %s raised", name)
+            return ToolResult.fail(
+                f"The tool {name} failed with an internal error.", ToolErrorCode.EXCEPTION
+            )
+
+    def _argument_problem(self, name: str, arguments: dict[str, Any]) -> str | None:
+        errors = sorted(self._validators[name].iter_errors(arguments), key=lambda e: list(e.path))
+        if not errors:
+            return None
+        details = "; ".join(
+            f"{'/'.join(map(str, e.path)) or 'arguments'}: {e.message}" for e in errors[:3]
+        )
+        return f"Invalid arguments for {name}: {details}"
+
+    def _apply_state_updates(
+        self, name: str, result: ToolResult, state: MutableMapping[str, Any]
+    ) -> None:
+        for key, value in (result.state_updates or {}).items():
+            if key in self._state_keys:
+                state[key] = value
+            else:
+                logger.warning("tool %s returned undeclared state key %r: ignored", name, key)
+
+    def _category(self, name: str) -> str:
+        tool = self._tools.get(name)
+        return tool.category.value if tool else "unknown"
+
+
+def _log(name: str, category: str, result: ToolResult, duration_ms: float) -> None:
+    level = logging.INFO if result.success else logging.WARNING
+    logger.log(
+        level,
+        "tool=%s category=%s success=%s error_code=%s duration_ms=%.2f",
+        name,
+        category,
+        result.success,
+        result.error_code,
+        duration_ms,
+        extra={
+            "tool": name,
+            "category": category,
+            "success": result.success,
+            "error_code": result.error_code,
+            "duration_ms": round(duration_ms, 3),
+        },
+    )

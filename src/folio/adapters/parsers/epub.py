@@ -1,0 +1,192 @@
+"""EPUB books, read with zipfile + lxml: container.xml -> OPF -> spine documents in reading order.
+
+Chapters come from the EPUB 3 navigation document's toc, else the EPUB 2 NCX, else the
+documents' headings. Title and author come from the OPF's ``dc:title`` / ``dc:creator``. The
+navigation document itself is not part of the text.
+
+Invariant: the text is the spine documents' texts joined by a blank line, and every chapter offset
+points into the document (and at the element) its toc entry links to.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import unquote, urldefrag
+
+from lxml import etree
+
+from folio.adapters.parsers.html_text import HtmlText, extract_text, parse_html_document
+from folio.adapters.parsers.structure import build_parsed_book, chapters_from_headings, corrupt
+from folio.domain.books import BookFormat, ParsedBook
+
+NS = {
+    "c": "urn:oasis:names:tc:opendocument:xmlns:container",
+    "opf": "http://www.idpf.org/2007/opf",
+    "dc": "http://purl.org/dc/elements/1.1/",
+    "ncx": "http://www.daisy.org/z3986/2005/ncx/",
+    "xhtml": "http://www.w3.org/1999/xhtml",
+    "epub": "http://www.idpf.org/2007/ops",
+}
+_XML = etree.XMLParser(resolve_entities=False, no_network=True, recover=True)
+SEPARATOR = "\n\n"
+
+
+class EpubFormatError(Exception):
+    """The archive is a zip but not a readable EPUB (missing container, OPF or spine)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Document:
+    href: str  # path inside the archive
+    start: int  # offset of its text in the book
+    content: HtmlText
+
+
+@dataclass(frozen=True, slots=True)
+class _Package:
+    opf_path: str
+    root: etree._Element
+    manifest: dict[str, tuple[str, str, str]]  # id -> (archive path, media type, properties)
+
+
+def _xml(archive: zipfile.ZipFile, name: str) -> etree._Element:
+    try:
+        data = archive.read(name)
+    except KeyError as e:
+        raise EpubFormatError(f"{name} is missing") from e
+    root = etree.fromstring(data, _XML)
+    if root is None:
+        raise EpubFormatError(f"{name} is not XML")
+    return root
+
+
+def _package(archive: zipfile.ZipFile) -> _Package:
+    container = _xml(archive, "META-INF/container.xml")
+    paths = container.xpath("//c:rootfile/@full-path", namespaces=NS)
+    if not paths:
+        raise EpubFormatError("container.xml names no package document")
+    opf_path = str(paths[0])
+    root = _xml(archive, opf_path)
+    base = posixpath.dirname(opf_path)
+    manifest = {
+        str(item.get("id")): (
+            posixpath.normpath(posixpath.join(base, unquote(item.get("href", "")))),
+            item.get("media-type", ""),
+            item.get("properties", ""),
+        )
+        for item in root.xpath("//opf:manifest/opf:item", namespaces=NS)
+    }
+    return _Package(opf_path, root, manifest)
+
+
+def _metadata(package: _Package, name: str) -> str | None:
+    values = package.root.xpath(f"//opf:metadata/dc:{name}/text()", namespaces=NS)
+    return str(values[0]).strip() if values else None
+
+
+def _nav_path(package: _Package) -> str | None:
+    return next((p for p, _, props in package.manifest.values() if "nav" in props.split()), None)
+
+
+def _spine_documents(archive: zipfile.ZipFile, package: _Package) -> list[_Document]:
+    nav = _nav_path(package)
+    docs: list[_Document] = []
+    offset = 0
+    for idref in package.root.xpath("//opf:spine/opf:itemref/@idref", namespaces=NS):
+        entry = package.manifest.get(str(idref))
+        if entry is None or entry[0] == nav or "html" not in entry[1]:
+            continue
+        try:
+            content = extract_text(parse_html_document(archive.read(entry[0])))
+        except KeyError as e:
+            raise EpubFormatError(f"{entry[0]} is listed in the spine but missing") from e
+        if not content.text.strip():
+            continue
+        start = offset + (len(SEPARATOR) if docs else 0)
+        docs.append(_Document(entry[0], start, content))
+        offset = start + len(content.text)
+    if not docs:
+        raise EpubFormatError("its spine lists no readable document")
+    return docs
+
+
+def _resolve(docs: list[_Document], base: str, href: str) -> int | None:
+    path, fragment = urldefrag(unquote(href))
+    target = posixpath.normpath(posixpath.join(posixpath.dirname(base), path)) if path else base
+    for doc in docs:
+        if doc.href == target:
+            return doc.start + (doc.content.ids.get(fragment, 0) if fragment else 0)
+    return None
+
+
+def _epub_type(el: etree._Element) -> str:
+    # lxml's HTML parser keeps "epub:type" as a plain attribute name; its XML parser namespaces it.
+    return el.get("epub:type") or el.get(f"{{{NS['epub']}}}type") or ""
+
+
+def _toc_entries(archive: zipfile.ZipFile, package: _Package) -> tuple[str, list[tuple[str, str]]]:
+    """The toc's (title, href) entries in order, and the file they are relative to."""
+    nav = _nav_path(package)
+    if nav is not None:
+        root = parse_html_document(archive.read(nav))
+        tocs = [n for n in root.iter("nav") if "toc" in _epub_type(n)]
+        tocs = tocs or list(root.iter("nav"))
+        if tocs:
+            links = [
+                (" ".join(a.text_content().split()), a.get("href", "")) for a in tocs[0].iter("a")
+            ]
+            return nav, links
+    ncx = next((p for p, media, _ in package.manifest.values() if "ncx" in media), None)
+    if ncx is not None:
+        root = _xml(archive, ncx)
+        points = root.xpath("//ncx:navPoint", namespaces=NS)
+        links = [
+            (
+                " ".join(p.xpath("string(ncx:navLabel/ncx:text)", namespaces=NS).split()),
+                str(p.xpath("string(ncx:content/@src)", namespaces=NS)),
+            )
+            for p in points
+        ]
+        return ncx, links
+    return package.opf_path, []
+
+
+def _chapters(
+    archive: zipfile.ZipFile, package: _Package, docs: list[_Document], title: str | None
+) -> list[tuple[int, str]]:
+    base, entries = _toc_entries(archive, package)
+    chapters = [
+        (start, name)
+        for name, href in entries
+        if name and (start := _resolve(docs, base, href)) is not None
+    ]
+    if chapters:
+        return chapters
+    headings = [
+        (h.level, doc.start + h.char_start, h.title) for doc in docs for h in doc.content.headings
+    ]
+    return chapters_from_headings(headings, book_title=title)
+
+
+class EpubParser:
+    formats: tuple[BookFormat, ...] = (BookFormat.EPUB,)
+
+    def parse(self, path: Path) -> ParsedBook:
+        try:
+            with zipfile.ZipFile(path) as archive:
+                package = _package(archive)
+                docs = _spine_documents(archive, package)
+                title = _metadata(package, "title")
+                chapters = _chapters(archive, package, docs, title)
+                author = _metadata(package, "creator")
+        except zipfile.BadZipFile as e:
+            raise corrupt(path, f"it is not a valid EPUB (zip) archive ({e})") from e
+        except EpubFormatError as e:
+            raise corrupt(path, f"it is not a valid EPUB: {e}") from e
+        except (etree.LxmlError, ValueError, EOFError, zipfile.LargeZipFile) as e:
+            raise corrupt(path, f"its EPUB contents are damaged ({e})") from e
+        text = SEPARATOR.join(doc.content.text for doc in docs)
+        return build_parsed_book(path, text, chapters=chapters, title=title, author=author)

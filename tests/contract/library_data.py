@@ -1,5 +1,6 @@
-"""Books for library tests and benchmarks, built without the real parsers: the text split into
-300-word pages and 200-word chunks, with the same offset invariants as parsed books."""
+"""Books for library tests and benchmarks: parsed with ``parse_book`` when the parsers are present
+(else the text split into 300-word pages), and chunked with ``chunk_book`` when it is present (else
+200-word chunks). Either way the offset invariants of parsed books hold."""
 
 from __future__ import annotations
 
@@ -66,10 +67,16 @@ def simple_chunks(book_id: str, parsed: ParsedBook, *, words: int = 200) -> list
 
 
 def build_book(
-    book_id: str, text: str, embedder: Embedder, *, title: str = "A Book", source: str = "a.txt"
+    book_id: str,
+    text: str,
+    embedder: Embedder,
+    *,
+    title: str = "A Book",
+    source: str = "a.txt",
+    parsed: ParsedBook | None = None,
 ) -> StoredBook:
-    parsed = simple_parse(text)
-    chunks = simple_chunks(book_id, parsed)
+    parsed = parsed or simple_parse(text)
+    chunks = _chunk(book_id, parsed)
     book = Book(
         id=book_id,
         title=title,
@@ -86,8 +93,27 @@ def build_book(
 
 
 def book_from_file(path: Path, embedder: Embedder, *, book_id: str | None = None) -> StoredBook:
-    text = path.read_text(encoding="utf-8-sig")
-    return build_book(book_id or path.stem, text, embedder, title=path.stem, source=path.name)
+    parsed = parse_file(path)
+    title = parsed.title or path.stem
+    return build_book(
+        book_id or path.stem, parsed.text, embedder, title=title, source=path.name, parsed=parsed
+    )
+
+
+def parse_file(path: Path) -> ParsedBook:
+    try:
+        from folio.adapters.parsers import parse_book
+    except ImportError:
+        return simple_parse(path.read_text(encoding="utf-8-sig"))
+    return parse_book(path)[0]
+
+
+def _chunk(book_id: str, parsed: ParsedBook) -> list[Chunk]:
+    try:
+        from folio.app.chunking import chunk_book  # type: ignore[import-not-found]
+    except ImportError:
+        return simple_chunks(book_id, parsed)
+    return list(chunk_book(book_id, parsed))
 
 
 def embed_chunks(embedder: Embedder, chunks: Sequence[Chunk]) -> Vectors:

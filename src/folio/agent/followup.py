@@ -1,0 +1,186 @@
+"""Cheap, model-free reading of a user message: small talk? a follow-up? what does it name?
+
+A follow-up is a message that cannot be searched for on its own: it leans on the conversation
+through a pronoun ("what happens to him?"), an ellipsis ("what about Elizabeth?", "to do what?"),
+or a definite reference to something said before ("the letter"). Invariant: with no history
+nothing is a follow-up, and every function here is pure and fast (regular expressions over one
+message), so the agent may call it on every turn.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from folio.domain.ports import Exchange
+
+WORD = re.compile(r"[A-Za-z][A-Za-z'’\-]*|\d+")
+
+
+def wordset(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+PERSONAL_PRONOUNS = wordset(
+    """
+    he she it they him her them his hers its their theirs himself herself itself themselves
+    """
+)
+DEMONSTRATIVES = frozenset(["this", "that", "these", "those", "there", "then"])
+REFERRING_WORDS = PERSONAL_PRONOUNS | DEMONSTRATIVES
+
+# Common words that carry no searchable content. Content words are every other word of three letters
+# or more: what is left when a question is stripped of these says what it is about.
+STOPWORDS = (
+    wordset(
+        """
+    a about above after again against all also am an and any are as at be because been before
+    being below between both but by can could did do does doing done down during each else even
+    ever every few for from further get gets got had has have having here how i if in into is
+    isn't was wasn't were weren't just know like make made many may me might more most much must
+    my myself near never no nor not now of off on once one only or other others our ours out
+    over own really same say said see seem seemed should so some something such tell than that
+    the thee then there these they thing things this those through thou thy to too under until
+    up upon us very want was way we well went were what when where whether which while who whom
+    whose why will with would yes yet you your yours ok okay oh did does happen happened happens
+    happening please think thought anything everything go going come came give gave take took
+    let us why
+    """
+    )
+    | REFERRING_WORDS
+)
+
+QUESTION_WORDS = frozenset(["what", "who", "whom", "whose", "which", "when", "where", "why", "how"])
+
+# Openings that only make sense as the continuation of an exchange.
+ELLIPTICAL_START = re.compile(
+    r"^\s*(what about|how about|and\b|but\b|so\b|or\b|also\b|then\b|why\s*\??$|how so|how come|"
+    r"to do what|to what|for what|with what|who else|what else|where else|anything else|"
+    r"tell me more|more about|any other|is that|was that|did that|does that|really\b|"
+    r"what happened (next|then|after)|what did (he|she|they) do (next|then|after)|"
+    r"which one|the same|like that|similar to|in what way|such as)",
+    re.IGNORECASE,
+)
+
+SMALL_TALK = re.compile(
+    r"^\s*((hi|hello|hey|hiya|howdy|greetings|good (morning|afternoon|evening|night))( there)?|"
+    r"(ok|okay|k|cool|great|nice|awesome|perfect|fine|alright|all right|got it|i see|understood|"
+    r"sounds good|good|wonderful|excellent|interesting|wow|lol|haha|yes|no|yep|nope|sure)|"
+    r"(many )?(thanks|thank you|thx|ty|cheers)( (so|very) much| a lot| again)?|"
+    r"(bye|goodbye|good bye|see you|see ya|later|ciao)|how are you( doing)?|who are you)"
+    r"([\s,.!?:;)-]+|$)",
+    re.IGNORECASE,
+)
+
+CAPITALISED = re.compile(
+    r"\b(?:[A-Z][a-z'’]*\.?\s?)*[A-Z][A-Za-z'’\-]+(?:\s+(?:(?:of|the|de|da|von|van|la|le|du)\s+)?"
+    r"[A-Z][A-Za-z'’\-]+)*"
+)
+# Capitalised words that are not names: sentence openers, question words, pronouns, titles alone.
+NOT_NAMES = wordset(
+    """
+    i a an the what who whom whose which when where why how is are was were do does did can
+    could will would should shall may might must has have had tell describe explain give list
+    name please yes no he she it they him her them his its their this that these those there
+    then and but or so if in on at of for to from with by about after before during as also my
+    our your mr mrs miss ms dr sir lady lord chapter book part volume page letter ok okay thanks
+    thank hi hello hey
+    """
+)
+
+
+_CONTRACTED_I = re.compile(r"^I['’]")
+
+
+def words(text: str) -> list[str]:
+    """The words of ``text`` as written (apostrophes kept, punctuation dropped)."""
+    return WORD.findall(text)
+
+
+def content_words(text: str) -> list[str]:
+    """Lower-cased words that say what ``text`` is about (no stopwords, pronouns, short words)."""
+    result = []
+    for word in words(text):
+        lower = _strip_possessive(word.lower())
+        if len(lower) > 2 and lower not in STOPWORDS:
+            result.append(lower)
+    return result
+
+
+def proper_nouns(text: str) -> list[str]:
+    """Capitalised names in ``text`` ("Henry Clerval", "Y. A. Tittle"), in order, without sentence
+    openers and function words that are only capitalised because they start a sentence."""
+    names = []
+    for match in CAPITALISED.finditer(text):
+        tokens = [t for t in match.group(0).strip().split() if not _CONTRACTED_I.match(t)]
+        while tokens and _strip_possessive(tokens[0]).lower().rstrip(".") in NOT_NAMES:
+            tokens.pop(0)
+        while tokens and tokens[-1].lower() in NOT_NAMES:
+            tokens.pop()
+        if tokens:
+            names.append(_strip_possessive(" ".join(tokens)))
+    return names
+
+
+def _strip_possessive(word: str) -> str:
+    for suffix in ("'s", "’s", "'", "’"):
+        if word.endswith(suffix) and len(word) > len(suffix) + 1:
+            return word[: -len(suffix)]
+    return word
+
+
+def is_small_talk(text: str) -> bool:
+    """True for greetings, thanks, acknowledgements, goodbyes ("cool, thanks!"): no search needed.
+
+    The whole message must be small talk: "thanks, and who is Justine?" is a question.
+    """
+    rest = text.strip()
+    if not rest:
+        return True
+    for _ in range(6):
+        match = SMALL_TALK.match(rest)
+        if match is None or match.end() == 0:
+            return False
+        rest = rest[match.end() :].strip()
+        if not rest:
+            return True
+    return False
+
+
+class FollowUpDetector:
+    """Decides, without a model, whether a question depends on the conversation before it."""
+
+    def __init__(self, *, short_question_words: int = 4) -> None:
+        self._short = short_question_words
+
+    def is_follow_up(self, question: str, history: Sequence[Exchange]) -> bool:
+        """True when ``question`` leans on ``history`` (always False when there is no history)."""
+        if not history or is_small_talk(question):
+            return False
+        if ELLIPTICAL_START.search(question):
+            return True
+        tokens = [w.lower() for w in words(question)]
+        if self._has_unresolved_reference(question, tokens):
+            return True
+        if not proper_nouns(question) and not content_words(question):
+            return True
+        if len(tokens) <= self._short and not proper_nouns(question):
+            return True
+        return _has_definite_reference_to(question, history)
+
+    @staticmethod
+    def _has_unresolved_reference(question: str, tokens: list[str]) -> bool:
+        """A pronoun or demonstrative with no name in the question it could point to."""
+        if not any(t in REFERRING_WORDS for t in tokens):
+            return False
+        if any(t in PERSONAL_PRONOUNS for t in tokens):
+            # "Did Victor see his father?": the pronoun's antecedent is in the question itself.
+            return not proper_nouns(question)
+        return True
+
+
+def _has_definite_reference_to(question: str, history: Sequence[Exchange]) -> bool:
+    """ "the man", "the letter": a definite noun phrase whose noun was mentioned earlier."""
+    earlier = {w for q, a in history[-3:] for w in content_words(f"{q} {a or ''}")}
+    nouns = re.findall(r"\bthe\s+([a-z][a-z\-]+)", question.lower())
+    return any(_strip_possessive(n) in earlier for n in nouns)

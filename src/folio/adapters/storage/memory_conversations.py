@@ -1,7 +1,9 @@
 """In-memory conversation storage: the fake of the conversation ports, for tests and demos.
 
-It keeps the same contract as the SQLite and JSON-file stores (same contract tests): a unit of work
-stages writes and publishes them only on ``commit()``; turn numbers are unique per conversation.
+It keeps the same contract as the SQLite and JSON-file stores (same contract tests): a unit of
+work stages writes and publishes them only on ``commit()``; turn numbers and (turn, seq) message
+numbers are unique per conversation (``CONFLICT``); saving messages moves the conversation's
+``updated_at`` forward to the newest message.
 """
 
 from __future__ import annotations
@@ -42,7 +44,8 @@ class _Conversations:
         return [c for c in self.list_all() if c.book_id == book_id]
 
     def list_all(self) -> list[Conversation]:
-        return sorted(self._s.conversations.values(), key=lambda c: c.updated_at, reverse=True)
+        by_id = sorted(self._s.conversations.values(), key=lambda c: c.id)
+        return sorted(by_id, key=lambda c: (c.updated_at, c.created_at), reverse=True)
 
     def delete(self, conversation_id: str) -> None:
         self.get(conversation_id)
@@ -65,11 +68,16 @@ class _Messages:
 
     def save_batch(self, messages: Sequence[ChatMessage]) -> None:
         for m in messages:
-            if m.conversation_id not in self._s.conversations:
+            conversation = _Conversations(self._s).get(m.conversation_id)
+            existing = self._s.messages.setdefault(m.conversation_id, [])
+            if any((e.turn_number, e.seq) == (m.turn_number, m.seq) for e in existing):
                 raise ConversationError(
-                    f"No conversation {m.conversation_id!r}", code=ConversationErrorCode.NOT_FOUND
+                    f"Message {m.seq} of turn {m.turn_number} of {m.conversation_id} exists",
+                    code=ConversationErrorCode.CONFLICT,
                 )
-            self._s.messages.setdefault(m.conversation_id, []).append(m)
+            existing.append(m)
+            if m.created_at > conversation.updated_at:
+                self._s.conversations[m.conversation_id] = conversation.touched(m.created_at)
 
     def get_by_conversation(self, conversation_id: str) -> list[ChatMessage]:
         return sorted(
@@ -90,6 +98,7 @@ class _Turns:
         self._s = state
 
     def save(self, turn: Turn) -> None:
+        _Conversations(self._s).get(turn.conversation_id)
         existing = self._s.turns.setdefault(turn.conversation_id, [])
         if any(t.turn_number == turn.turn_number for t in existing):
             raise ConversationError(

@@ -1,0 +1,328 @@
+"""Conversations, messages and turns in the SQLite database (schema 002).
+
+Invariants: a unit of work owns one connection and one transaction, opened with
+``BEGIN IMMEDIATE`` on entry, so concurrent writers (threads or processes) serialise and a turn
+number read inside the unit of work cannot be taken by another writer before it commits. Leaving
+the block without ``commit()`` rolls back. Every read goes to the database (no cache). Saving
+messages moves the conversation's ``updated_at`` forward to the newest message (never back), so
+"most recent activity first" holds without the writer touching the conversation. Constraint
+violations become domain errors: a taken turn or message number is
+``ConversationError(CONFLICT)``, an unknown conversation ``NOT_FOUND``, an unknown book
+``BookError(NOT_FOUND)``.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from types import TracebackType
+from typing import Any, Self
+
+from folio.adapters.storage.json_conversations import (
+    decode_datetime,
+    encode_datetime,
+    invocation_from_dict,
+    invocation_to_dict,
+    source_from_dict,
+    source_to_dict,
+)
+from folio.adapters.storage.sqlite_db import Database
+from folio.domain.conversations import (
+    ChatMessage,
+    Conversation,
+    MessageRole,
+    Turn,
+    validate_title,
+)
+from folio.domain.errors import BookError, BookErrorCode, ConversationError, ConversationErrorCode
+
+
+class SqliteConversationStore:
+    """``unit_of_work()`` is the ``UnitOfWorkFactory``. The database must be migrated first."""
+
+    def __init__(self, database: Database) -> None:
+        self.database = database
+
+    def unit_of_work(self) -> SqliteUnitOfWork:
+        return SqliteUnitOfWork(self.database)
+
+
+def _not_found(conversation_id: str) -> ConversationError:
+    return ConversationError(
+        f"No conversation {conversation_id!r}", code=ConversationErrorCode.NOT_FOUND
+    )
+
+
+@contextmanager
+def _translated(what: str, conversation_id: str) -> Iterator[None]:
+    """sqlite3 constraint errors -> domain errors, at the adapter's edge."""
+    try:
+        yield
+    except sqlite3.IntegrityError as e:
+        text = str(e)
+        if "UNIQUE" in text:
+            raise ConversationError(
+                f"{what} of conversation {conversation_id} already exists (a concurrent writer?)",
+                code=ConversationErrorCode.CONFLICT,
+            ) from e
+        if "FOREIGN KEY" in text:
+            raise _not_found(conversation_id) from e
+        raise ConversationError(
+            f"Invalid {what.lower()} for conversation {conversation_id}: {text}",
+            code=ConversationErrorCode.INVALID_INPUT,
+        ) from e
+
+
+class SqliteUnitOfWork:
+    def __init__(self, database: Database) -> None:
+        self._database = database
+        self._conn: sqlite3.Connection | None = None
+
+    def __enter__(self) -> Self:
+        conn = self._database.connect()
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as e:
+            conn.close()
+            raise ConversationError(
+                f"The conversation store is busy ({e})", code=ConversationErrorCode.CONFLICT
+            ) from e
+        self._conn = conn
+        self.conversations = _Conversations(conn)
+        self.messages = _Messages(conn)
+        self.turns = _Turns(conn)
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        conn = self._require()
+        try:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+        finally:
+            conn.close()
+            self._conn = None
+
+    def commit(self) -> None:
+        conn = self._require()
+        conn.execute("COMMIT")
+        conn.execute("BEGIN")  # deferred: later writes in the block form the next transaction
+
+    def rollback(self) -> None:
+        conn = self._require()
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        conn.execute("BEGIN")
+
+    def _require(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise ConversationError(
+                "A unit of work is used outside its `with` block",
+                code=ConversationErrorCode.INVALID_STATE,
+            )
+        return self._conn
+
+
+class _Conversations:
+    _COLUMNS = "id, book_id, title, created_at, updated_at"
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._c = conn
+
+    def save(self, conversation: Conversation) -> None:
+        c = conversation
+        try:
+            self._c.execute(
+                f"INSERT INTO conversations ({self._COLUMNS}) VALUES (?, ?, ?, ?, ?) "
+                "ON CONFLICT (id) DO UPDATE SET book_id = excluded.book_id, "
+                "title = excluded.title, created_at = excluded.created_at, "
+                "updated_at = excluded.updated_at",
+                (c.id, c.book_id, c.title, encode_datetime(c.created_at),
+                 encode_datetime(c.updated_at)),
+            )  # fmt: skip
+        except sqlite3.IntegrityError as e:
+            if "FOREIGN KEY" in str(e):
+                raise BookError(f"No book {c.book_id!r}", code=BookErrorCode.NOT_FOUND) from e
+            raise ConversationError(
+                f"Invalid conversation {c.id}: {e}", code=ConversationErrorCode.INVALID_INPUT
+            ) from e
+
+    def get(self, conversation_id: str) -> Conversation:
+        row = self._c.execute(
+            f"SELECT {self._COLUMNS} FROM conversations WHERE id = ?", (conversation_id,)
+        ).fetchone()
+        if row is None:
+            raise _not_found(conversation_id)
+        return _conversation(row)
+
+    def get_by_book(self, book_id: str) -> list[Conversation]:
+        rows = self._c.execute(
+            f"SELECT {self._COLUMNS} FROM conversations WHERE book_id = ? "
+            "ORDER BY updated_at DESC, created_at DESC, id",
+            (book_id,),
+        )
+        return [_conversation(r) for r in rows]
+
+    def list_all(self) -> list[Conversation]:
+        rows = self._c.execute(
+            f"SELECT {self._COLUMNS} FROM conversations "
+            "ORDER BY updated_at DESC, created_at DESC, id"
+        )
+        return [_conversation(r) for r in rows]
+
+    def delete(self, conversation_id: str) -> None:
+        cursor = self._c.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,))
+        if cursor.rowcount == 0:
+            raise _not_found(conversation_id)
+
+    def update_title(self, conversation_id: str, title: str) -> Conversation:
+        cursor = self._c.execute(
+            "UPDATE conversations SET title = ? WHERE id = ?",
+            (validate_title(title), conversation_id),
+        )
+        if cursor.rowcount == 0:
+            raise _not_found(conversation_id)
+        return self.get(conversation_id)
+
+
+def _conversation(row: sqlite3.Row) -> Conversation:
+    return Conversation(
+        row["id"], row["book_id"], row["title"], decode_datetime(row["created_at"]),
+        decode_datetime(row["updated_at"]),
+    )  # fmt: skip
+
+
+class _Messages:
+    _COLUMNS = (
+        "id, conversation_id, turn_number, seq, role, content, tool_use_id, tool_invocations, "
+        "tool_name, is_error, created_at"
+    )
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._c = conn
+
+    def save(self, message: ChatMessage) -> None:
+        self.save_batch([message])
+
+    def save_batch(self, messages: Sequence[ChatMessage]) -> None:
+        for m in messages:
+            with _translated(f"Message {m.seq} of turn {m.turn_number}", m.conversation_id):
+                self._c.execute(
+                    f"INSERT INTO chat_messages ({self._COLUMNS}) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    _message_params(m),
+                )
+            self._c.execute(
+                "UPDATE conversations SET updated_at = max(updated_at, ?) WHERE id = ?",
+                (encode_datetime(m.created_at), m.conversation_id),
+            )
+
+    def get_by_conversation(self, conversation_id: str) -> list[ChatMessage]:
+        rows = self._c.execute(
+            f"SELECT {self._COLUMNS} FROM chat_messages WHERE conversation_id = ? "
+            "ORDER BY turn_number, seq",
+            (conversation_id,),
+        )
+        return [_message(r) for r in rows]
+
+    def delete_by_conversation(self, conversation_id: str) -> None:
+        self._c.execute("DELETE FROM chat_messages WHERE conversation_id = ?", (conversation_id,))
+
+    def last_turn_number(self, conversation_id: str) -> int:
+        row = self._c.execute(
+            "SELECT max(coalesce((SELECT max(turn_number) FROM chat_messages"
+            " WHERE conversation_id = :c), 0), coalesce((SELECT max(turn_number) FROM turns"
+            " WHERE conversation_id = :c), 0))",
+            {"c": conversation_id},
+        ).fetchone()
+        return int(row[0])
+
+
+def _message_params(m: ChatMessage) -> tuple[Any, ...]:
+    return (
+        m.id, m.conversation_id, m.turn_number, m.seq, m.role.value, m.content, m.tool_use_id,
+        json.dumps([invocation_to_dict(i) for i in m.tool_invocations], ensure_ascii=False),
+        m.tool_name, int(m.is_error), encode_datetime(m.created_at),
+    )  # fmt: skip
+
+
+def _message(row: sqlite3.Row) -> ChatMessage:
+    return ChatMessage(
+        id=row["id"],
+        conversation_id=row["conversation_id"],
+        turn_number=row["turn_number"],
+        seq=row["seq"],
+        role=MessageRole(row["role"]),
+        content=row["content"],
+        created_at=decode_datetime(row["created_at"]),
+        tool_use_id=row["tool_use_id"],
+        tool_invocations=tuple(
+            invocation_from_dict(d) for d in json.loads(row["tool_invocations"])
+        ),
+        tool_name=row["tool_name"],
+        is_error=bool(row["is_error"]),
+    )
+
+
+class _Turns:
+    _COLUMNS = (
+        "conversation_id, turn_number, created_at, queries, retrieval_attempts, sources, "
+        "reasoning_steps, guardrail_score, provider, model, input_tokens, output_tokens, "
+        "llm_calls, latency_ms, strategy, extra"
+    )
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._c = conn
+
+    def save(self, turn: Turn) -> None:
+        with _translated(f"Turn {turn.turn_number}", turn.conversation_id):
+            self._c.execute(
+                f"INSERT INTO turns ({self._COLUMNS}) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                _turn_params(turn),
+            )
+
+    def get_by_conversation(self, conversation_id: str) -> list[Turn]:
+        rows = self._c.execute(
+            f"SELECT {self._COLUMNS} FROM turns WHERE conversation_id = ? ORDER BY turn_number",
+            (conversation_id,),
+        )
+        return [_turn(r) for r in rows]
+
+
+def _turn_params(t: Turn) -> tuple[Any, ...]:
+    return (
+        t.conversation_id, t.turn_number, encode_datetime(t.created_at),
+        json.dumps(list(t.queries), ensure_ascii=False), t.retrieval_attempts,
+        json.dumps([source_to_dict(s) for s in t.sources], ensure_ascii=False),
+        json.dumps(list(t.reasoning_steps), ensure_ascii=False), t.guardrail_score, t.provider,
+        t.model, t.input_tokens, t.output_tokens, t.llm_calls, t.latency_ms, t.strategy,
+        json.dumps(dict(t.extra), ensure_ascii=False),
+    )  # fmt: skip
+
+
+def _turn(row: sqlite3.Row) -> Turn:
+    return Turn(
+        conversation_id=row["conversation_id"],
+        turn_number=row["turn_number"],
+        created_at=decode_datetime(row["created_at"]),
+        queries=tuple(json.loads(row["queries"])),
+        retrieval_attempts=row["retrieval_attempts"],
+        sources=tuple(source_from_dict(s) for s in json.loads(row["sources"])),
+        reasoning_steps=tuple(json.loads(row["reasoning_steps"])),
+        guardrail_score=row["guardrail_score"],
+        provider=row["provider"],
+        model=row["model"],
+        input_tokens=row["input_tokens"],
+        output_tokens=row["output_tokens"],
+        llm_calls=row["llm_calls"],
+        latency_ms=row["latency_ms"],
+        strategy=row["strategy"],
+        extra=json.loads(row["extra"]),
+    )

@@ -1,0 +1,90 @@
+"""Prompt building: templates shipped as package files, composed by a small immutable builder.
+
+Templates live in ``folio/agent/prompts/*.md`` and are read with ``importlib.resources`` (so they
+work from a wheel or a zip). Placeholders are ``$name`` (``string.Template``); a missing value is an
+error, never a silently empty hole in a prompt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from string import Template
+from typing import Any
+
+from folio.domain.books import Book
+
+SYSTEM_PROMPT = "conversation_system_prompt.md"
+
+
+@lru_cache(maxsize=16)
+def load_template(name: str) -> str:
+    """The text of ``prompts/<name>``."""
+    return (resources.files("folio.agent") / "prompts" / name).read_text(encoding="utf-8")
+
+
+@dataclass(frozen=True, slots=True)
+class PromptBuilder:
+    """``PromptBuilder(base).with_passages(...).with_question(q).build()``; each ``with_*``
+    returns a new builder, so a partly built prompt can be shared."""
+
+    base: str = ""
+    parts: tuple[str, ...] = ()
+
+    @classmethod
+    def from_template(cls, name: str, **values: str) -> PromptBuilder:
+        """Start from template ``name`` with its ``$placeholders`` filled (KeyError if one is
+        missing)."""
+        return cls(Template(load_template(name)).substitute(values).strip())
+
+    def with_section(self, heading: str, body: str) -> PromptBuilder:
+        return self._add(f"{heading}:\n{body.strip()}" if body.strip() else "")
+
+    def with_passages(self, passages: Sequence[Mapping[str, Any]]) -> PromptBuilder:
+        """Passages as ``search_book`` returns them (chapter, pages, text)."""
+        if not passages:
+            return self.with_note("The search found no passage before the reader's position.")
+        blocks = [
+            f"[{i}] {cite(p)}\n{str(p.get('text', '')).strip()}" for i, p in enumerate(passages, 1)
+        ]
+        return self.with_section("Passages from the book", "\n\n".join(blocks))
+
+    def with_question(self, question: str, *, label: str = "Question") -> PromptBuilder:
+        return self._add(f"{label}: {question.strip()}")
+
+    def with_note(self, note: str) -> PromptBuilder:
+        return self._add(f"Note: {note.strip()}")
+
+    def build(self) -> str:
+        return "\n\n".join(part for part in (self.base, *self.parts) if part)
+
+    def _add(self, part: str) -> PromptBuilder:
+        return PromptBuilder(self.base, (*self.parts, part)) if part else self
+
+
+def cite(passage: Mapping[str, Any]) -> str:
+    """``Chapter 5, p. 41`` for a passage (page only when it has no chapter)."""
+    pages = str(passage.get("pages") or "?")
+    where = f"p. {pages}" if "-" not in pages else f"pp. {pages}"
+    chapter = passage.get("chapter")
+    return f"{chapter}, {where}" if chapter else where
+
+
+def conversation_system_prompt(book: Book) -> str:
+    """The system prompt of a conversation about ``book`` at its reading position."""
+    position = book.position
+    if position.is_unlimited:
+        reading, limit = "They may ask about the whole book.", "the end of the book"
+    else:
+        limit = position.describe()
+        reading = f"They have read up to {limit}; treat everything after it as unknown."
+    author = f" by {book.author}" if book.author else ""
+    return PromptBuilder.from_template(
+        SYSTEM_PROMPT,
+        title=book.title,
+        author_line=author,
+        reading_position=reading,
+        limit=limit,
+    ).build()

@@ -74,9 +74,11 @@ def build_book(
     title: str = "A Book",
     source: str = "a.txt",
     parsed: ParsedBook | None = None,
+    simple: bool = False,
 ) -> StoredBook:
+    """``simple``: always the plain 200-word chunks (no overlap), for tests that count chunks."""
     parsed = parsed or simple_parse(text)
-    chunks = _chunk(book_id, parsed)
+    chunks = simple_chunks(book_id, parsed) if simple else _chunk(book_id, parsed)
     book = Book(
         id=book_id,
         title=title,

@@ -40,13 +40,17 @@ def library(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
 
 
 def _whale() -> StoredBook:
-    stored = build_book("whale-1", WHALE_TEXT, EMBEDDER, title="Moby", source="moby.txt")
+    stored = build_book(
+        "whale-1", WHALE_TEXT, EMBEDDER, title="Moby", source="moby.txt", simple=True
+    )
     created = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
     return replace(stored, book=replace(stored.book, created_at=created, author="Melville"))
 
 
 def _garden() -> StoredBook:
-    return build_book("garden-1", GARDEN_TEXT, EMBEDDER, title="emma", source="emma.txt")
+    return build_book(
+        "garden-1", GARDEN_TEXT, EMBEDDER, title="emma", source="emma.txt", simple=True
+    )
 
 
 def _add(library: Any, stored: StoredBook) -> None:

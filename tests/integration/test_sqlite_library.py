@@ -36,7 +36,9 @@ def library(db: Database) -> Iterator[SqliteLibrary]:
 
 
 def _stored(book_id: str = "b1", text: str = TEXT) -> StoredBook:
-    return build_book(book_id, text, EMBEDDER, title="Lighthouse", source="lighthouse.txt")
+    return build_book(
+        book_id, text, EMBEDDER, title="Lighthouse", source="lighthouse.txt", simple=True
+    )
 
 
 def _counts(conn: sqlite3.Connection, book_id: str) -> dict[str, int]:

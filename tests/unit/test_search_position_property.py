@@ -1,0 +1,100 @@
+"""Property: whatever the reading position and the query, search shows nothing past the position.
+
+Runs the real SQLite index and the SearchBook use case on a real book (Persuasion) with hashing
+vectors, and checks every hit against the raw text offsets.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from folio.adapters.embeddings.hashing import HashingEmbedder
+from folio.adapters.storage.sqlite_db import Database
+from folio.adapters.storage.sqlite_library import SqliteLibrary
+from folio.app.search import SearchBook
+from folio.domain.books import Book, PositionKind, ReadingPosition
+from tests.contract.library_data import StoredBook, book_from_file
+
+pytestmark = pytest.mark.data
+EMBEDDER = HashingEmbedder(128)
+
+
+@pytest.fixture(scope="module")
+def persuasion(
+    books_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[SqliteLibrary, StoredBook]]:
+    stored = book_from_file(books_dir / "austen-persuasion.txt", EMBEDDER, book_id="persuasion")
+    db = Database(tmp_path_factory.mktemp("property") / "folio.db")
+    db.migrate()
+    library = SqliteLibrary(db, candidates=10_000)  # every visible chunk reachable
+    library.add(stored.book, stored.text, stored.chunks, stored.vectors)
+    yield library, stored
+    library.close()
+
+
+@pytest.fixture(scope="module")
+def vocabulary(persuasion: tuple[SqliteLibrary, StoredBook]) -> list[str]:
+    return sorted(set(re.findall(r"[A-Za-z]{3,}", persuasion[1].text)))
+
+
+def _queries(words: list[str]) -> st.SearchStrategy[str]:
+    from_book = st.lists(st.sampled_from(words), min_size=1, max_size=6).map(" ".join)
+    return st.one_of(from_book, st.text(min_size=0, max_size=40))
+
+
+def _check_hit_offsets(
+    text: str, position: int, chunk_start: int, chunk_end: int, chunk_text: str
+) -> None:
+    assert chunk_end <= position
+    assert chunk_start < chunk_end
+    assert text[chunk_start:chunk_end] == chunk_text
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=st.data())
+def test_no_search_result_contains_text_past_the_reading_position(
+    persuasion: tuple[SqliteLibrary, StoredBook], vocabulary: list[str], data: st.DataObject
+) -> None:
+    library, stored = persuasion
+    text = stored.text
+    position = data.draw(st.integers(min_value=0, max_value=len(text)), label="position")
+    query = data.draw(_queries(vocabulary), label="query")
+    k = data.draw(st.integers(min_value=1, max_value=20), label="k")
+
+    ranked = library.search(
+        stored.book.id, query, EMBEDDER.embed([query])[0], k=k, max_char_offset=position
+    )
+    for r in ranked:
+        _check_hit_offsets(text, position, r.chunk.char_start, r.chunk.char_end, r.chunk.text)
+
+    book: Book = stored.book.with_position(ReadingPosition(position, PositionKind.PERCENT, 1.0))
+    for hit in SearchBook(library, EMBEDDER).search(book, query, k=k):
+        _check_hit_offsets(text, position, hit.chunk.char_start, hit.chunk.char_end, hit.chunk.text)
+        assert hit.snippet.strip("…") in hit.chunk.text
+        last_page = book.page_by_label(hit.page_label_end)
+        assert last_page is not None and last_page.char_start < position
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(position=st.integers(min_value=1, max_value=10**9))
+def test_every_visible_chunk_can_still_be_found(
+    persuasion: tuple[SqliteLibrary, StoredBook], position: int
+) -> None:
+    """The filter is not over-eager: the chunks that start before the position are all reachable."""
+    library, stored = persuasion
+    limit = min(position, len(stored.text))
+    visible = [c for c in stored.chunks if c.char_start < limit]
+    results = library.search(
+        stored.book.id, "", EMBEDDER.embed(["x"])[0], k=len(stored.chunks), max_char_offset=limit
+    )
+    assert sorted(r.chunk.ordinal for r in results) == [c.ordinal for c in visible]

@@ -11,7 +11,7 @@ import httpx
 import pytest
 import respx
 
-from folio.adapters.llm.ollama import OllamaProvider
+from folio.adapters.llm.ollama import OllamaProvider, retry_delay
 from folio.domain.errors import LLMError, LLMErrorCode
 from folio.domain.llm import PromptMessage, StreamEventKind, ToolDefinition, ToolInvocation
 
@@ -239,6 +239,14 @@ def test_429_is_retried_honouring_retry_after_then_succeeds(api: respx.MockRoute
     )
     assert provider(max_retries=2).chat([PromptMessage.user("q")]).text == "ok"
     assert route.call_count == 2
+
+
+def test_retry_delay_follows_retry_after_in_seconds_or_as_a_date_else_backs_off() -> None:
+    assert retry_delay("0", 1) == 0.0
+    assert retry_delay("7", 1) == 7.0
+    assert retry_delay("100000", 1) == 60.0
+    assert retry_delay("Thu, 01 Jan 1970 00:00:00 GMT", 1) == 0.0
+    assert [retry_delay(None, n) for n in (1, 2, 3, 6)] == [0.5, 1.0, 2.0, 8.0]
 
 
 def test_429_after_the_retries_are_spent_is_rate_limited(api: respx.MockRouter) -> None:

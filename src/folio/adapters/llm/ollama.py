@@ -223,20 +223,23 @@ def normalise_host(host: str) -> str:
     return host if "://" in host else f"http://{host}"
 
 
-def _retry_wait(state: RetryCallState) -> float:
-    """What ``retry-after`` asks for (seconds or an HTTP date), else 0.5 s doubling up to 8 s."""
-    error = state.outcome.exception() if state.outcome else None
-    header = (
-        error.response.headers.get("retry-after") if isinstance(error, _RetryableStatus) else None
-    )
-    if header:
+def retry_delay(retry_after: str | None, attempt: int) -> float:
+    """Seconds to wait before retry ``attempt`` (1-based): what ``retry-after`` asks for (seconds
+    or an HTTP date, capped at a minute), else 0.5 s doubling up to 8 s."""
+    if retry_after:
         try:
-            return min(max(float(header), 0.0), _MAX_WAIT)
+            return min(max(float(retry_after), 0.0), _MAX_WAIT)
         except ValueError:
-            when = email.utils.parsedate_tz(header)
+            when = email.utils.parsedate_tz(retry_after)
             if when is not None:
                 return min(max(email.utils.mktime_tz(when) - time.time(), 0.0), _MAX_WAIT)
-    return float(min(0.5 * 2 ** (state.attempt_number - 1), 8.0))
+    return float(min(0.5 * 2 ** (attempt - 1), 8.0))
+
+
+def _retry_wait(state: RetryCallState) -> float:
+    error = state.outcome.exception() if state.outcome else None
+    headers = error.response.headers if isinstance(error, _RetryableStatus) else {}
+    return retry_delay(headers.get("retry-after"), state.attempt_number)
 
 
 def _body(response: httpx.Response) -> object:

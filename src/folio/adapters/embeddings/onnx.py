@@ -136,7 +136,8 @@ def _mean_pool_normalised(hidden: np.ndarray, mask: np.ndarray) -> Vectors:
     summed = (hidden * weights).sum(axis=1)
     pooled = summed / np.clip(weights.sum(axis=1), 1e-9, None)
     norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-    return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+    normalised: Vectors = (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+    return normalised
 
 
 def _weights_key(model_dir: Path) -> str:
@@ -208,7 +209,7 @@ def _export(model_dir: Path, target: Path) -> None:
     from transformers import BertModel
     from transformers.utils import logging as transformers_logging
 
-    transformers_logging.disable_progress_bar()
+    transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
 
     try:
         model = BertModel.from_pretrained(

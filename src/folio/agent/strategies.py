@@ -20,7 +20,9 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from folio.agent.followup import FollowUpDetector, is_small_talk
 from folio.agent.prompt_builder import PromptBuilder
+from folio.agent.reformulation import LLMQueryRewriter
 from folio.domain.errors import LLMError, LLMErrorCode
 from folio.domain.llm import (
     ChatResponse,
@@ -284,22 +286,23 @@ class AlwaysRetrieveStrategy:
     """Implements ``RetrievalStrategy`` for providers without tool use.
 
     ``rewriter_factory`` receives the (metered) provider of the turn, so an LLM rewriter's call is
-    counted; ``is_follow_up(question, history)`` and ``is_small_talk(question)`` are the cheap
-    detectors that decide whether that call (or any search) is needed."""
+    counted (default: ``LLMQueryRewriter``); ``is_follow_up(question, history)`` and
+    ``is_small_talk(question)`` are the cheap detectors that decide whether that call (or any
+    search) is needed (default: ``folio.agent.followup``)."""
 
     name = "always_retrieve"
 
     def __init__(
         self,
         *,
-        rewriter_factory: Callable[[ChatProvider], QueryRewriter],
-        is_follow_up: Callable[[str, Sequence[Exchange]], bool],
-        is_small_talk: Callable[[str], bool] | None = None,
+        rewriter_factory: Callable[[ChatProvider], QueryRewriter] = LLMQueryRewriter,
+        is_follow_up: Callable[[str, Sequence[Exchange]], bool] | None = None,
+        is_small_talk: Callable[[str], bool] = is_small_talk,
         k: int = 5,
     ) -> None:
         self._rewriter_factory = rewriter_factory
-        self._is_follow_up = is_follow_up
-        self._is_small_talk = is_small_talk or (lambda _question: False)
+        self._is_follow_up = is_follow_up or FollowUpDetector().is_follow_up
+        self._is_small_talk = is_small_talk
         self.k = k
 
     def execute(

@@ -1,0 +1,152 @@
+"""The out-of-scope guardrail: is a message about the book at all?
+
+Modes: ``none`` (every message passes), ``retrieval`` (score = the best cosine similarity of the
+question to the book's passages the reader has reached; lexical overlap when the index gives no
+similarity), ``llm`` (the provider rates relevance from 0 to 1). Below the threshold the turn gets a
+short redirect instead of an answer.
+
+Invariant: follow-ups, small talk and questions about the book itself ("what is this chapter
+about?") are never blocked; only a message that stands alone and has nothing to do with the book is.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from folio.agent.followup import FollowUpDetector, content_words, is_small_talk
+from folio.domain.books import Book, SearchHit
+from folio.domain.errors import ConfigError
+from folio.domain.llm import PromptMessage, TokenUsage
+from folio.domain.ports import BookSearcher, ChatProvider, Exchange
+
+# Words that make a question about the book whatever the passages say.
+_BOOK_WORDS_TEXT = """
+book novel story chapter chapters page pages author writer wrote written character characters
+protagonist narrator plot theme themes ending beginning scene scenes title reading summary summarise
+summarize
+"""
+BOOK_WORDS = frozenset(_BOOK_WORDS_TEXT.split())
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+DEFAULT_THRESHOLDS = {"retrieval": 0.2, "llm": 0.5}
+
+
+class GuardrailMode(StrEnum):
+    NONE = "none"
+    RETRIEVAL = "retrieval"
+    LLM = "llm"
+
+
+@dataclass(frozen=True, slots=True)
+class GuardrailVerdict:
+    allowed: bool
+    score: float | None  # None when not scored (mode none, follow-up, small talk)
+    reason: str
+    llm_calls: int = 0
+    usage: TokenUsage = field(default_factory=TokenUsage)
+
+
+class Guardrail:
+    """Scores a message's relevance to the book and decides whether to answer it."""
+
+    def __init__(
+        self,
+        mode: str = GuardrailMode.RETRIEVAL,
+        *,
+        searcher: BookSearcher | None = None,
+        threshold: float | None = None,
+        is_follow_up: Callable[[str, Sequence[Exchange]], bool] | None = None,
+        is_small_talk: Callable[[str], bool] = is_small_talk,
+        k: int = 3,
+    ) -> None:
+        self.mode = GuardrailMode(mode)
+        if self.mode is GuardrailMode.RETRIEVAL and searcher is None:
+            raise ConfigError("The retrieval guardrail needs a book searcher")
+        self._searcher = searcher
+        self.threshold = threshold if threshold is not None else DEFAULT_THRESHOLDS.get(mode, 0.0)
+        self._is_follow_up = is_follow_up or FollowUpDetector().is_follow_up
+        self._is_small_talk = is_small_talk
+        self._k = k
+
+    def check(
+        self,
+        book: Book,
+        question: str,
+        history: Sequence[Exchange],
+        provider: ChatProvider | None = None,
+    ) -> GuardrailVerdict:
+        if self.mode is GuardrailMode.NONE:
+            return GuardrailVerdict(True, None, "guardrail off")
+        if self._is_small_talk(question):
+            return GuardrailVerdict(True, None, "small talk")
+        if self._is_follow_up(question, history):
+            return GuardrailVerdict(True, None, "follow-up")
+        if _about_the_book(book, question):
+            return GuardrailVerdict(True, None, "mentions the book")
+        if self.mode is GuardrailMode.LLM:
+            if provider is None:
+                raise ConfigError("The llm guardrail needs a chat provider")
+            return self._llm_verdict(book, question, provider)
+        return self._retrieval_verdict(book, question)
+
+    def redirect(self, book: Book) -> str:
+        """The reply to an out-of-scope message."""
+        return (
+            f"I can only help with questions about {book.title}. Ask me about its story, its "
+            "characters or its ideas, for example what happens in a chapter you have read."
+        )
+
+    def _verdict(
+        self, score: float, how: str, *, llm_calls: int = 0, usage: TokenUsage | None = None
+    ) -> GuardrailVerdict:
+        allowed = score >= self.threshold
+        reason = f"{how} score {score:.2f} {'>=' if allowed else '<'} {self.threshold:.2f}"
+        return GuardrailVerdict(allowed, round(score, 4), reason, llm_calls, usage or TokenUsage())
+
+    def _retrieval_verdict(self, book: Book, question: str) -> GuardrailVerdict:
+        assert self._searcher is not None
+        hits = self._searcher.search(book, question, k=self._k)
+        similarities = [h.similarity for h in hits if h.similarity is not None]
+        if similarities:
+            return self._verdict(max(0.0, max(similarities)), "similarity")
+        return self._verdict(lexical_overlap(question, hits), "lexical overlap")
+
+    def _llm_verdict(self, book: Book, question: str, provider: ChatProvider) -> GuardrailVerdict:
+        response = provider.chat(_rating_prompt(book, question))
+        match = _NUMBER.search(response.text or "")
+        if match is None:
+            return GuardrailVerdict(True, None, "unreadable rating: allowed", 1, response.usage)
+        score = min(1.0, max(0.0, float(match.group())))
+        return self._verdict(score, "llm", llm_calls=1, usage=response.usage)
+
+
+def lexical_overlap(question: str, hits: Sequence[SearchHit]) -> float:
+    """The share of the question's content words found in the passages (0 when none match)."""
+    terms = set(content_words(question))
+    if not terms:
+        return 1.0
+    found: set[str] = set()
+    for hit in hits:
+        found |= terms & set(content_words(hit.chunk.text))
+    return len(found) / len(terms)
+
+
+def _about_the_book(book: Book, question: str) -> bool:
+    words = set(content_words(question))
+    own = set(content_words(f"{book.title} {book.author or ''}"))
+    return bool(words & (BOOK_WORDS | own))
+
+
+def _rating_prompt(book: Book, question: str) -> list[PromptMessage]:
+    author = f" by {book.author}" if book.author else ""
+    return [
+        PromptMessage.system(
+            f"You check whether a reader's message belongs in a conversation about the book "
+            f"{book.title!r}{author}: its story, characters, places, ideas, style or the reading "
+            "itself. Reply with one number between 0 and 1 and nothing else: 1 means clearly "
+            "about the book, 0 means unrelated (coding help, news, other books, general trivia)."
+        ),
+        PromptMessage.user(question),
+    ]

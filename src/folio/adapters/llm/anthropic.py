@@ -34,6 +34,18 @@ from folio.domain.llm import (
 DEFAULT_MODEL = "claude-sonnet-4-5"
 PROVIDER = "anthropic"
 _AUTH_HINT = "check ANTHROPIC_API_KEY"
+# An error event inside a stream arrives with the stream's HTTP 200: its type says what happened.
+_STATUS_OF_ERROR_TYPE = {
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "request_too_large": 413,
+    "rate_limit_error": 429,
+    "api_error": 500,
+    "timeout_error": 504,
+    "overloaded_error": 529,
+}
 
 
 class AnthropicProvider:
@@ -149,7 +161,7 @@ class AnthropicProvider:
             )
         if isinstance(e, anthropic.APIStatusError):
             return status_error(
-                e.status_code,
+                _status(e),
                 _detail(e),
                 provider=PROVIDER,
                 model=self._model,
@@ -288,6 +300,14 @@ class _StreamAssembler:
             model=self._model,
             stop_reason=self._stop_reason,
         )
+
+
+def _status(e: anthropic.APIStatusError) -> int:
+    if e.status_code >= 400:
+        return e.status_code
+    error = e.body.get("error") if isinstance(e.body, dict) else None
+    kind = error.get("type") if isinstance(error, dict) else None
+    return _STATUS_OF_ERROR_TYPE.get(str(kind), 500)
 
 
 def _detail(e: anthropic.APIStatusError) -> str:

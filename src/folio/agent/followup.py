@@ -90,6 +90,10 @@ NOT_NAMES = wordset(
 
 
 _CONTRACTED_I = re.compile(r"^I['’]")
+_NAME_VERB = re.compile(
+    r"['’]s\b|\s+(?:was|is|had|has|said|says|did|went|came|cried|replied|answered|told|asked|"
+    r"looked|felt|saw|knew|thought|took|gave|made|could|would|will|may|might|must|should)\b"
+)
 
 
 def words(text: str) -> list[str]:
@@ -109,17 +113,43 @@ def content_words(text: str) -> list[str]:
 
 def proper_nouns(text: str) -> list[str]:
     """Capitalised names in ``text`` ("Henry Clerval", "Y. A. Tittle"), in order, without sentence
-    openers and function words that are only capitalised because they start a sentence."""
+    openers and function words that are only capitalised because they start a sentence.
+
+    A lone capitalised word that opens a sentence ("Enter the house") counts as a name only when
+    it is also capitalised inside a sentence, is followed by a verb like "was" or "said", or is
+    (almost) the whole text (a title such as "Odawa")."""
     names = []
+    short_text = len(text.split()) <= 4
     for match in CAPITALISED.finditer(text):
         tokens = [t for t in match.group(0).strip().split() if not _CONTRACTED_I.match(t)]
+        initial = _opens_sentence(text, match.start())
         while tokens and _strip_possessive(tokens[0]).lower().rstrip(".") in NOT_NAMES:
             tokens.pop(0)
+            initial = False
         while tokens and tokens[-1].lower() in NOT_NAMES:
             tokens.pop()
-        if tokens:
-            names.append(_strip_possessive(" ".join(tokens)))
+        if not tokens:
+            continue
+        name = _strip_possessive(" ".join(tokens))
+        if len(tokens) == 1 and initial and not short_text:
+            if not _named_elsewhere(text, name, match.end()):
+                continue
+        names.append(name)
     return names
+
+
+def _opens_sentence(text: str, start: int) -> bool:
+    before = text[:start].rstrip(" \t\"'“‘(*-—")
+    return not before or before[-1] in ".!?:;\n"
+
+
+def _named_elsewhere(text: str, name: str, end: int) -> bool:
+    if _NAME_VERB.match(text, end):
+        return True
+    for other in re.finditer(rf"\b{re.escape(name)}\b", text):
+        if not _opens_sentence(text, other.start()):
+            return True
+    return False
 
 
 def _strip_possessive(word: str) -> str:

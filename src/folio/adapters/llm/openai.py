@@ -165,7 +165,7 @@ class OpenAIProvider:
                 provider=PROVIDER,
             )
         if isinstance(e, openai.APIStatusError):
-            return status_error(
+            error = status_error(
                 e.status_code,
                 _detail(e),
                 provider=PROVIDER,
@@ -173,6 +173,9 @@ class OpenAIProvider:
                 auth_hint=_AUTH_HINT,
                 retries=self._max_retries,
             )
+            if error.code == LLMErrorCode.UNSUPPORTED_FEATURE:
+                self._supports_tools = False  # the chat falls back to retrieval without tools
+            return error
         if isinstance(e, openai.APIResponseValidationError):
             return bad_response(PROVIDER, e)
         return LLMError(f"OpenAI request failed: {e}", code=LLMErrorCode.UNAVAILABLE)
@@ -205,7 +208,10 @@ def _to_openai_message(m: PromptMessage) -> dict[str, Any]:
                 {
                     "id": inv.tool_use_id,
                     "type": "function",
-                    "function": {"name": inv.tool_name, "arguments": json.dumps(inv.arguments)},
+                    "function": {
+                        "name": inv.tool_name,
+                        "arguments": json.dumps(dict(inv.arguments)),
+                    },
                 }
                 for inv in m.tool_invocations
             ],

@@ -73,7 +73,7 @@ SMALL_TALK = re.compile(
 )
 
 CAPITALISED = re.compile(
-    r"\b(?:[A-Z][a-z'’]*\.?\s?)*[A-Z][A-Za-z'’\-]+(?:\s+(?:(?:of|the|de|da|von|van|la|le|du)\s+)?"
+    r"\b(?:[A-Z]\.\s?)*[A-Z][A-Za-z'’\-]+(?:\s+(?:(?:of|the|de|da|von|van|la|le|du)\s+)?"
     r"[A-Z][A-Za-z'’\-]+)*"
 )
 # Capitalised words that are not names: sentence openers, question words, pronouns, titles alone.

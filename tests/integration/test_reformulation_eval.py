@@ -1,0 +1,80 @@
+"""The reformulation evaluation on the shared CANARD / TREC CAsT file, and its input checks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from folio.agent.reformulation import HeuristicQueryRewriter
+from folio.app.evaluation.reformulation import (
+    COPY,
+    OVERALL,
+    EvaluationDataError,
+    ReformulationItem,
+    evaluate_reformulation,
+    load_reformulation_items,
+)
+
+pytestmark = pytest.mark.data
+
+
+@pytest.fixture(scope="module")
+def items(shared_data: Path) -> list[ReformulationItem]:
+    return load_reformulation_items(shared_data / "eval" / "reformulation_dev.jsonl")
+
+
+def test_the_heuristic_rewriter_beats_copying_the_question_on_each_source(
+    items: list[ReformulationItem],
+) -> None:
+    report = evaluate_reformulation(items, {"heuristic": HeuristicQueryRewriter()})
+    sources = [s for s in report.scores if s != OVERALL]
+    assert {"CANARD dev", "TREC CAsT 2019"} <= set(sources)
+    for source in sources:
+        row = report.scores[source]
+        assert row["heuristic"].f1 >= row[COPY].f1 + 0.05, (source, report.format_table())
+    assert report.scores[OVERALL][COPY].n == len(items)
+
+
+def test_copy_baseline_matches_the_published_reference_point(
+    items: list[ReformulationItem],
+) -> None:
+    report = evaluate_reformulation(items, {})
+    assert 0.66 <= report.scores["CANARD dev"][COPY].f1 <= 0.72
+    assert report.to_dict()[OVERALL][COPY]["n"] == len(items)
+
+
+def test_a_canard_topic_reaches_the_rewriter_as_a_leading_exchange() -> None:
+    item = ReformulationItem(
+        "x", "CANARD", "What was his style?", ("r",), (), "Y. A. Tittle / Style"
+    )
+    assert item.context() == (("Y. A. Tittle", "Style"),)
+
+
+def test_a_malformed_line_is_reported_with_its_number(tmp_path: Path) -> None:
+    path = tmp_path / "bad.jsonl"
+    good = '{"question": "Why?", "rewrites": ["Why did he go?"], "history": [["q", null]]}'
+    path.write_text(f"{good}\n{{not json\n", encoding="utf-8")
+    with pytest.raises(EvaluationDataError, match="line 2"):
+        load_reformulation_items(path)
+
+
+def test_missing_rewrites_and_bad_history_are_rejected(tmp_path: Path) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"question": "Why?", "rewrites": []}\n', encoding="utf-8")
+    with pytest.raises(EvaluationDataError, match="line 1: 'rewrites'"):
+        load_reformulation_items(path)
+    path.write_text(
+        '{"question": "Why?", "rewrites": ["a"], "history": [["q"]]}\n', encoding="utf-8"
+    )
+    with pytest.raises(EvaluationDataError, match="history"):
+        load_reformulation_items(path)
+
+
+def test_an_unreadable_or_empty_file_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(EvaluationDataError, match="cannot read"):
+        load_reformulation_items(tmp_path / "absent.jsonl")
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n", encoding="utf-8")
+    with pytest.raises(EvaluationDataError, match="no items"):
+        load_reformulation_items(empty)

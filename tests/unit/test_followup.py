@@ -1,0 +1,89 @@
+"""Follow-up and small-talk detection: cheap rules, no model."""
+
+from __future__ import annotations
+
+import pytest
+
+from folio.agent.followup import FollowUpDetector, content_words, is_small_talk, proper_nouns
+
+HISTORY = [("Who is Victor's friend from Geneva?", "Henry Clerval, the son of a merchant.")]
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What happens to him?",
+        "Why did she leave?",
+        "What about Justine?",
+        "and then?",
+        "Why?",
+        "How so?",
+        "to do what?",
+        "Who else?",
+        "Was she relieved?",
+        "Where is that?",
+        "What did the letter say?",
+    ],
+)
+def test_questions_that_lean_on_the_conversation_are_follow_ups(question: str) -> None:
+    history = [*HISTORY, ("What did Victor receive?", "A letter from his father.")]
+    assert FollowUpDetector().is_follow_up(question, history)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Who is Elizabeth Lavenza?",
+        "Where does Victor Frankenstein study?",
+        "What does the creature learn from the De Lacey family?",
+    ],
+)
+def test_self_contained_questions_are_not_follow_ups(question: str) -> None:
+    assert not FollowUpDetector().is_follow_up(question, HISTORY)
+
+
+def test_nothing_is_a_follow_up_without_history() -> None:
+    detector = FollowUpDetector()
+    assert not detector.is_follow_up("What happens to him?", [])
+    assert not detector.is_follow_up("What about Justine?", [])
+
+
+def test_a_pronoun_whose_name_is_in_the_question_is_not_a_follow_up() -> None:
+    assert not FollowUpDetector().is_follow_up("Did Victor see his father in Geneva?", HISTORY)
+
+
+def test_small_talk_is_never_a_follow_up() -> None:
+    assert not FollowUpDetector().is_follow_up("thanks!", HISTORY)
+
+
+@pytest.mark.parametrize(
+    "text", ["thanks!", "Thank you", "hi", "Hello there", "ok", "great", "bye", "cool, thanks", ""]
+)
+def test_greetings_thanks_and_acknowledgements_are_small_talk(text: str) -> None:
+    assert is_small_talk(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "thanks, and who is Justine?",
+        "Hi, what happens to Clerval?",
+        "ok why?",
+        "Great Expectations",
+    ],
+)
+def test_a_message_with_a_question_in_it_is_not_small_talk(text: str) -> None:
+    assert not is_small_talk(text)
+
+
+def test_proper_nouns_keep_multi_word_names_and_skip_sentence_openers() -> None:
+    text = "Enter the room. Then Henry Clerval spoke to Y. A. Tittle. Clerval was kind."
+    names = proper_nouns(text)
+    assert "Henry Clerval" in names
+    assert "Y. A. Tittle" in names
+    assert "Clerval" in names  # a sentence opener followed by a verb is a name
+    assert "Enter" not in names and "Then" not in names
+
+
+def test_content_words_drop_stopwords_and_pronouns() -> None:
+    assert content_words("What did he say to the monster in Chapter 5?") == ["monster", "chapter"]

@@ -1,0 +1,104 @@
+"""Query rewriting: the heuristic rewriter, the search query, and the LLM rewriter's fallback."""
+
+from __future__ import annotations
+
+from folio.adapters.llm.scripted import ScriptedChatProvider
+from folio.agent.reformulation import (
+    HeuristicQueryRewriter,
+    LLMQueryRewriter,
+    build_reformulation_prompt,
+    question_subject,
+)
+from folio.domain.errors import LLMError, LLMErrorCode
+
+CLERVAL = [
+    ("Who is Victor's friend from Geneva?", "Henry Clerval, the son of a merchant of Geneva.")
+]
+
+
+def test_a_pronoun_after_a_who_question_becomes_the_person_the_answer_named() -> None:
+    assert HeuristicQueryRewriter().rewrite("What happens to him?", CLERVAL) == (
+        "What happens to Henry Clerval?"
+    )
+
+
+def test_a_possessive_pronoun_becomes_a_possessive_name() -> None:
+    history = [("Tell me about Victor Frankenstein.", None)]
+    assert HeuristicQueryRewriter().rewrite("Where did his mother die?", history) == (
+        "Where did Victor Frankenstein's mother die?"
+    )
+
+
+def test_her_as_an_object_is_not_made_possessive() -> None:
+    history = [("Who is Elizabeth Lavenza?", None)]
+    assert HeuristicQueryRewriter().rewrite("Did Victor marry her in Geneva?", history) == (
+        "Did Victor marry Elizabeth Lavenza in Geneva?"
+    )
+
+
+def test_it_refers_to_the_topic_the_conversation_turned_to() -> None:
+    history = [("What is lung cancer?", None), ("Tell me about throat cancer.", None)]
+    assert HeuristicQueryRewriter().rewrite("Is it treatable?", history) == (
+        "Is throat cancer treatable?"
+    )
+
+
+def test_what_about_reuses_the_previous_question_with_the_new_name() -> None:
+    history = [("Who is Elizabeth?", "Elizabeth Lavenza is adopted by the Frankenstein family.")]
+    assert HeuristicQueryRewriter().rewrite("What about Justine?", history) == "Who is Justine?"
+
+
+def test_an_elliptical_question_gets_the_subject_of_the_conversation() -> None:
+    history = [("Tell me about the Bronze Age collapse.", None)]
+    assert HeuristicQueryRewriter().rewrite("What empires survived?", history) == (
+        "What empires survived of the Bronze Age collapse?"
+    )
+
+
+def test_a_question_without_history_or_already_self_contained_is_unchanged() -> None:
+    rewriter = HeuristicQueryRewriter()
+    assert rewriter.rewrite("What happens to him?", []) == "What happens to him?"
+    question = "Where does Victor Frankenstein study?"
+    assert rewriter.rewrite(question, CLERVAL) == question
+
+
+def test_search_query_adds_the_key_terms_of_earlier_questions() -> None:
+    history = [("Where did Anne go after the ball?", "home"), ("Was she relieved?", "yes")]
+    query = HeuristicQueryRewriter().search_query("Why?", history)
+    assert query.startswith("Why")
+    for term in ("anne", "ball", "relieved"):
+        assert term in query.lower()
+
+
+def test_question_subject_strips_relational_heads() -> None:
+    assert question_subject("What are the different types of sharks?") == "sharks"
+    assert question_subject("Tell me about lung cancer.") == "lung cancer"
+    assert question_subject("What was his style?") is None
+
+
+def test_the_llm_rewriter_returns_the_models_single_line_without_a_label() -> None:
+    provider = ScriptedChatProvider(['Rewritten: "What happens to Henry Clerval?"\n'])
+    rewritten = LLMQueryRewriter(provider).rewrite("What happens to him?", CLERVAL)
+    assert rewritten == "What happens to Henry Clerval?"
+    prompt = provider.calls[0].messages[-1].content
+    assert "User: Who is Victor's friend from Geneva?" in prompt
+    assert "Latest message: What happens to him?" in prompt
+
+
+def test_the_llm_rewriter_falls_back_to_the_heuristic_when_the_model_fails() -> None:
+    provider = ScriptedChatProvider([LLMError("down", code=LLMErrorCode.UNAVAILABLE)])
+    rewritten = LLMQueryRewriter(provider).rewrite("What happens to him?", CLERVAL)
+    assert rewritten == "What happens to Henry Clerval?"
+
+
+def test_the_llm_rewriter_makes_no_call_without_history() -> None:
+    provider = ScriptedChatProvider([])
+    assert LLMQueryRewriter(provider).rewrite("Who is Justine?", []) == "Who is Justine?"
+    assert provider.calls == []
+
+
+def test_the_prompt_template_is_filled_and_keeps_its_examples() -> None:
+    prompt = build_reformulation_prompt("Why?", [("Was she relieved?", None)])
+    assert "{history}" not in prompt and "{question}" not in prompt
+    assert "Rewritten: What happens to Henry Clerval?" in prompt
+    assert prompt.rstrip().endswith("Latest message: Why?\nRewritten:")

@@ -4,7 +4,7 @@ The data directory is ``FOLIO_HOME`` (default: the platform's user data folder).
 ``FOLIO_CONFIG`` or ``$FOLIO_HOME/config.toml``; keys are the field names below, e.g.::
 
     provider = "anthropic"
-    model = "claude-sonnet-4-5"
+    model = "claude-sonnet-4-6"
     history_messages = 20
 """
 

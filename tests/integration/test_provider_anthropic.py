@@ -65,7 +65,7 @@ def message(content: list[dict[str, Any]], stop_reason: str = "end_turn") -> htt
             "id": "msg_01",
             "type": "message",
             "role": "assistant",
-            "model": "claude-sonnet-4-5",
+            "model": "claude-sonnet-4-6",
             "content": content,
             "stop_reason": stop_reason,
             "stop_sequence": None,
@@ -98,7 +98,7 @@ def test_request_puts_the_system_prompt_top_level_and_tools_in_anthropic_shape()
     assert "sk-ant-test" in credentials
     assert "anthropic-version" in request.headers
     assert api.body() == {
-        "model": "claude-sonnet-4-5",
+        "model": "claude-sonnet-4-6",
         "max_tokens": 1024,
         "system": "You are folio.",
         "messages": [{"role": "user", "content": "Who is Emma?"}],
@@ -212,7 +212,7 @@ def test_response_text_blocks_are_joined_and_tool_use_blocks_become_invocations(
     )
     assert (response.usage.input_tokens, response.usage.output_tokens) == (120, 30)
     assert response.stop_reason == "tool_use"
-    assert response.model == "claude-sonnet-4-5"
+    assert response.model == "claude-sonnet-4-6"
 
 
 def test_a_response_with_only_tool_use_has_no_text() -> None:
@@ -341,6 +341,6 @@ def test_identity_properties() -> None:
     p = provider(FakeAPI())
     assert (p.provider_name, p.model_name, p.supports_tools) == (
         "anthropic",
-        "claude-sonnet-4-5",
+        "claude-sonnet-4-6",
         True,
     )

@@ -31,7 +31,7 @@ from folio.domain.llm import (
     ToolDefinition,
 )
 
-DEFAULT_MODEL = "claude-sonnet-4-5"
+DEFAULT_MODEL = "claude-sonnet-4-6"
 PROVIDER = "anthropic"
 _AUTH_HINT = "check ANTHROPIC_API_KEY"
 # An error event inside a stream arrives with the stream's HTTP 200: its type says what happened.

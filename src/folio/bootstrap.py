@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from folio.app.search import SearchBook
     from folio.domain.ports import (
         BookRepository,
+        ChatProvider,
         ChunkIndex,
         Embedder,
         UnitOfWorkFactory,
@@ -73,6 +74,10 @@ class Container:
         return store.unit_of_work
 
 
+    def chat_provider(self, name: str | None = None, model: str | None = None) -> ChatProvider:
+        """The chat model: ``name`` if given, else the configured or first available provider."""
+        return make_provider(self.settings, name=name, model=model)
+
     # --- use cases -----------------------------------------------------------------------------------
     @cached_property
     def library(self) -> Library:
@@ -102,3 +107,35 @@ class Container:
     def _delete_conversations_of_book(self, book_id: str) -> None:
         if self.settings.conversation_store == "json":
             self.conversations.delete_for_book(book_id)
+
+
+def make_provider(settings: Settings, *, name: str | None = None, model: str | None = None
+                  ) -> ChatProvider:
+    """Build a chat provider from settings; vendor SDKs are imported only for the one chosen."""
+    from folio.domain.errors import ConfigError
+
+    chosen = name or settings.effective_provider()
+    model = model or settings.model
+    common = {"timeout": settings.llm_timeout, "max_retries": settings.llm_max_retries}
+    if chosen == "anthropic":
+        from folio.adapters.llm.anthropic import AnthropicProvider
+
+        return AnthropicProvider(api_key=settings.anthropic_api_key, model=model, **common)
+    if chosen == "openai":
+        from folio.adapters.llm.openai import OpenAIProvider
+
+        return OpenAIProvider(api_key=settings.openai_api_key, base_url=settings.openai_base_url,
+                              model=model, **common)
+    if chosen == "ollama":
+        from folio.adapters.llm.ollama import OllamaProvider
+
+        return OllamaProvider(host=settings.ollama_host, model=model, **common)
+    if chosen == "offline":
+        from folio.adapters.llm.offline import OfflineChatProvider
+        from folio.agent.followup import is_small_talk
+        from folio.agent.reformulation import HeuristicQueryRewriter
+
+        return OfflineChatProvider(rewriter=HeuristicQueryRewriter(), small_talk=is_small_talk)
+    raise ConfigError(
+        f"Unknown provider {chosen!r}: choose anthropic, openai, ollama or offline"
+    )

@@ -7,8 +7,9 @@ its page labels and snippet from the cut text only.
 
 from __future__ import annotations
 
+import bisect
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from folio.domain.books import Book, Chunk, SearchHit
 from folio.domain.ports import ChunkIndex, Embedder
@@ -16,7 +17,6 @@ from folio.domain.search import RankedChunk, query_terms
 
 SNIPPET_WORDS = 40
 _TOKEN = re.compile(r"\S+")
-_WORD = re.compile(r"\w+")
 
 
 class SearchBook:
@@ -76,8 +76,7 @@ def _label(book: Book, ordinal: int) -> str:
     return str(ordinal)
 
 
-@dataclass(frozen=True, slots=True)
-class _Token:
+class _Token(NamedTuple):
     start: int
     end: int
     matches: bool
@@ -116,18 +115,23 @@ def _centred(tokens: list[_Token], start: int, words: int) -> int:
 
 
 def _tokens(text: str, terms: set[str]) -> list[_Token]:
-    return [_Token(m.start(), m.end(), _matches(m.group(), terms)) for m in _TOKEN.finditer(text)]
+    pattern = _terms_pattern(terms)
+    hits = [m.start() for m in pattern.finditer(text)] if pattern else []
+    tokens = []
+    for m in _TOKEN.finditer(text):
+        i = bisect.bisect_left(hits, m.start())
+        tokens.append(_Token(m.start(), m.end(), i < len(hits) and hits[i] < m.end()))
+    return tokens
 
 
-def _matches(token: str, terms: set[str]) -> bool:
-    """A crude stemmer: "whales" matches "whale", "hunting" matches "hunted"."""
-    return any(
-        word == term or _same_stem(word, term)
-        for word in _WORD.findall(token.lower())
-        for term in terms
+def _terms_pattern(terms: set[str]) -> re.Pattern[str] | None:
+    """Words matching a query term, with a crude stemmer: a term of 4+ letters matches any word
+    sharing its first ``max(4, len - 2)`` letters ("whales"/"whale", "hunting"/"hunted"); a
+    shorter term matches only itself."""
+    if not terms:
+        return None
+    parts = sorted(
+        (re.escape(t[: max(4, len(t) - 2)]) + r"\w*" if len(t) >= 4 else re.escape(t) + r"\b")
+        for t in terms
     )
-
-
-def _same_stem(word: str, term: str) -> bool:
-    stem = max(4, len(term) - 2)
-    return len(term) >= 4 and len(word) >= stem and word[:stem] == term[:stem]
+    return re.compile(r"(?<!\w)(?:" + "|".join(parts) + ")", re.IGNORECASE)

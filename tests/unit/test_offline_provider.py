@@ -1,4 +1,4 @@
-"""The offline provider plays the model in the tool loop: one search per turn, extractive answers."""
+"""The offline provider plays the model in the tool loop: one search a turn, extractive answers."""
 
 from __future__ import annotations
 

@@ -131,9 +131,9 @@ def proper_nouns(text: str) -> list[str]:
         if not tokens:
             continue
         name = _strip_possessive(" ".join(tokens))
-        if len(tokens) == 1 and initial and not short_text:
-            if not _named_elsewhere(text, name, match.end()):
-                continue
+        lone_opener = len(tokens) == 1 and initial and not short_text
+        if lone_opener and not _named_elsewhere(text, name, match.end()):
+            continue
         names.append(name)
     return names
 

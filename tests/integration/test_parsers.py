@@ -1,0 +1,213 @@
+"""Parsers on the real books of ../shared/data/books, in every format, and on the bad files."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import pytest
+
+from folio.adapters import parsers
+from folio.app.chunking import chunk_book
+from folio.domain.books import BookFormat, ParsedBook
+from folio.domain.errors import IngestError, IngestErrorCode
+
+pytestmark = pytest.mark.data
+
+FRANKENSTEIN_CHAPTERS = [f"Letter {n}" for n in range(1, 5)] + [
+    f"Chapter {n}" for n in range(1, 25)
+]
+FRANKENSTEIN_TITLE = "Frankenstein; or, the Modern Prometheus"
+
+# Every .txt in books/ and the number of chapters (letters, books, acts...) it really has.
+TXT_CHAPTERS = {
+    "austen-emma.txt": 55,
+    "austen-persuasion.txt": 24,
+    "austen-sense.txt": 50,
+    "bible-kjv.txt": 0,
+    "blake-poems.txt": 0,
+    "chesterton-ball.txt": 20,
+    "chesterton-brown.txt": 12,
+    "chesterton-thursday.txt": 15,
+    "melville-moby_dick.txt": 136,  # 135 chapters and the epilogue
+    "milton-paradise.txt": 12,
+    "pg1342_pride_and_prejudice.txt": 61,
+    "pg599_vanity_fair.txt": 67,
+    "pg84_frankenstein.txt": 28,
+    "pg910_white_fang.txt": 25,
+    "shakespeare-caesar.txt": 5,
+    "shakespeare-hamlet.txt": 2,  # this edition marks only the first two acts
+    "shakespeare-macbeth.txt": 5,
+    "whitman-leaves.txt": 34,
+}
+
+
+# Parsing is deterministic: parse each file once for the whole module (the PDF takes a second).
+parse_book = functools.cache(parsers.parse_book)
+
+
+def assert_well_formed(book: ParsedBook) -> None:
+    """Pages partition the text; chapters are sorted, indexed from 1 and inside the text."""
+    assert book.pages, "a book has at least one page"
+    assert book.pages[0].char_start == 0
+    assert book.pages[-1].char_end == len(book.text)
+    for n, (page, nxt) in enumerate(zip(book.pages, book.pages[1:], strict=False), start=1):
+        assert page.number == n
+        assert page.char_start < page.char_end == nxt.char_start
+    starts = [c.char_start for c in book.chapters]
+    assert starts == sorted(starts) and len(set(starts)) == len(starts)
+    assert [c.index for c in book.chapters] == list(range(1, len(book.chapters) + 1))
+    assert all(0 <= s < len(book.text) for s in starts)
+
+
+def chapter_titles(book: ParsedBook) -> list[str]:
+    return [c.title for c in book.chapters]
+
+
+@pytest.fixture(scope="module")
+def formats_dir(books_dir: Path) -> Path:
+    return books_dir / "formats"
+
+
+@pytest.mark.parametrize(
+    ("name", "fmt"),
+    [
+        ("frankenstein.epub", BookFormat.EPUB),
+        ("frankenstein.md", BookFormat.MARKDOWN),
+        ("frankenstein.html", BookFormat.HTML),
+    ],
+)
+def test_frankenstein_formats_have_its_28_letters_and_chapters(
+    formats_dir: Path, name: str, fmt: BookFormat
+) -> None:
+    book, detected = parse_book(formats_dir / name)
+    assert detected is fmt
+    assert chapter_titles(book) == FRANKENSTEIN_CHAPTERS
+    assert book.title == FRANKENSTEIN_TITLE
+    assert book.author == "Mary Wollstonecraft Shelley"
+    assert_well_formed(book)
+    for chapter in book.chapters:  # each chapter starts at its own heading
+        assert book.text.startswith(chapter.title, chapter.char_start)
+
+
+def test_markdown_and_html_text_is_free_of_markup(formats_dir: Path) -> None:
+    for name in ("frankenstein.md", "frankenstein.html", "frankenstein.epub"):
+        book, _ = parse_book(formats_dir / name)
+        assert "To Mrs. Saville, England." in book.text
+        for markup in ("<p>", "</", "_To Mrs", "# Letter", "title:", "{"):
+            assert markup not in book.text, (name, markup)
+
+
+def test_synthetic_pages_hold_about_300_words(formats_dir: Path) -> None:
+    book, _ = parse_book(formats_dir / "frankenstein.epub")
+    words = [len(book.text[p.char_start : p.char_end].split()) for p in book.pages[:-1]]
+    assert all(300 <= w <= 450 for w in words)
+    assert [p.label for p in book.pages[:3]] == ["1", "2", "3"]
+
+
+def test_synthetic_pages_are_stable_across_parses(formats_dir: Path) -> None:
+    first, _ = parsers.parse_book(formats_dir / "frankenstein.md")
+    second, _ = parsers.parse_book(formats_dir / "frankenstein.md")
+    assert first.pages == second.pages
+
+
+def test_pdf_has_one_page_per_pdf_page_with_its_label(formats_dir: Path) -> None:
+    book, fmt = parse_book(formats_dir / "frankenstein.pdf")
+    assert fmt is BookFormat.PDF
+    assert len(book.pages) == 121
+    assert [p.label for p in book.pages] == [str(n) for n in range(1, 122)]
+    assert chapter_titles(book) == FRANKENSTEIN_CHAPTERS
+    assert book.title == FRANKENSTEIN_TITLE
+    assert_well_formed(book)
+
+
+def test_pdf_running_header_is_not_in_the_text(formats_dir: Path) -> None:
+    book, _ = parse_book(formats_dir / "frankenstein.pdf")
+    assert "Frankenstein Page" not in book.text
+    assert "Frankenstein   Page" not in book.text
+
+
+def test_a_sentence_printed_on_pdf_page_41_is_cited_as_page_41(formats_dir: Path) -> None:
+    book, _ = parse_book(formats_dir / "frankenstein.pdf")
+    sentence = "Concerning the picture she could give no account."
+    page = book.pages[40]
+    assert page.label == "41"
+    assert sentence in book.text[page.char_start : page.char_end]
+    holding = [c for c in chunk_book("b", book) if sentence in c.text]
+    assert holding
+    offset = book.text.index(sentence)
+    for chunk in holding:
+        assert chunk.page_start <= 41 <= chunk.page_end
+        assert chunk.char_start <= offset < chunk.char_end
+
+
+@pytest.mark.parametrize("name", sorted(TXT_CHAPTERS))
+def test_every_text_book_parses_with_its_chapters(books_dir: Path, name: str) -> None:
+    book, fmt = parse_book(books_dir / name)
+    assert fmt is BookFormat.TXT
+    assert len(book.chapters) == TXT_CHAPTERS[name]
+    assert_well_formed(book)
+
+
+def test_every_text_book_in_the_data_set_is_listed(books_dir: Path) -> None:
+    assert sorted(p.name for p in books_dir.glob("*.txt")) == sorted(TXT_CHAPTERS)
+
+
+def test_moby_dick_chapter_titles_carry_their_names(books_dir: Path) -> None:
+    book, _ = parse_book(books_dir / "melville-moby_dick.txt")
+    titles = chapter_titles(book)
+    assert titles[0] == "CHAPTER 1. Loomings."
+    assert "CHAPTER 42. The Whiteness of The Whale." in titles
+    assert any("The Whiteness of The Whale" in t for t in titles)
+    assert titles[-1].startswith("Epilogue")
+    assert (book.title, book.author) == ("Moby Dick", "Herman Melville")
+
+
+def test_frankenstein_text_skips_its_table_of_contents(books_dir: Path) -> None:
+    book, _ = parse_book(books_dir / "pg84_frankenstein.txt")
+    titles = chapter_titles(book)
+    assert len(titles) == 28
+    expected = iter(FRANKENSTEIN_CHAPTERS)
+    for title in titles:
+        assert title.startswith(next(expected))
+    contents = book.text.index("CONTENTS")
+    assert book.chapters[0].char_start > contents
+    assert book.text[book.chapters[0].char_start :].startswith("Letter 1")
+
+
+def test_part_headings_fold_into_the_first_chapter_of_the_part(books_dir: Path) -> None:
+    book, _ = parse_book(books_dir / "pg910_white_fang.txt")
+    titles = chapter_titles(book)
+    assert titles[0] == "PART I, CHAPTER I. THE TRAIL OF THE MEAT"
+    assert titles[1] == "CHAPTER II. THE SHE-WOLF"
+
+
+BAD_CODES = {
+    "empty.txt": IngestErrorCode.EMPTY,
+    "fake_zip.epub": IngestErrorCode.CORRUPT,
+    "truncated.epub": IngestErrorCode.CORRUPT,
+    "truncated.pdf": IngestErrorCode.CORRUPT,
+    "random_bytes.pdf": IngestErrorCode.CORRUPT,
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_CODES))
+def test_a_bad_file_is_an_ingest_error_with_a_one_line_reason(books_dir: Path, name: str) -> None:
+    with pytest.raises(IngestError) as caught:
+        parsers.parse_book(books_dir / "bad" / name)
+    error = caught.value
+    assert error.code == BAD_CODES[name]
+    assert name in error.message
+    assert "\n" not in error.message and len(error.message) < 300
+
+
+def test_every_bad_file_is_covered(books_dir: Path) -> None:
+    names = {p.name for p in (books_dir / "bad").iterdir()}
+    assert names == set(BAD_CODES) | {"latin1_encoded.txt"}
+
+
+def test_the_latin1_sample_imports_as_text(books_dir: Path) -> None:
+    book, _ = parse_book(books_dir / "bad" / "latin1_encoded.txt")
+    assert book.text.startswith("Frankenstein;")
+    assert "\ufffd" not in book.text
+    assert "I am already far north of London" in book.text

@@ -1,0 +1,390 @@
+"""ChatWithBook: one turn of a conversation about a book.
+
+Load the conversation and its history (always from storage), choose the context window, build the
+system prompt, check the guardrail, run the retrieval strategy (tool use, or always-retrieve for
+providers without tools), then store the whole turn in ONE unit of work: the user message, every
+assistant tool-call message, every tool result, the answer, and the ``Turn`` metadata.
+
+Invariant: a turn is stored whole or not at all. Any failure (provider, tool bookkeeping, storage)
+leaves storage as it was and the error propagates; the turn number is computed inside the unit of
+work that stores it.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from types import MappingProxyType
+from typing import Any
+
+from folio.agent.context import estimate_tokens
+from folio.agent.guardrail import Guardrail, GuardrailVerdict
+from folio.agent.prompt_builder import conversation_system_prompt
+from folio.agent.strategies import AlwaysRetrieveStrategy, ToolUseRetrievalStrategy, exchanges
+from folio.agent.tools import ToolContext, ToolRegistry, ToolServices
+from folio.app.citations import select_citations, sources_of
+from folio.domain.books import Book
+from folio.domain.conversations import (
+    ChatMessage,
+    Conversation,
+    MessageRole,
+    Source,
+    Turn,
+    title_from_message,
+)
+from folio.domain.errors import ConversationError, ConversationErrorCode, LLMError, LLMErrorCode
+from folio.domain.llm import PromptMessage, PromptRole, TokenUsage, ToolInvocation
+from folio.domain.ports import (
+    BookRepository,
+    BookSearcher,
+    ChatProvider,
+    ChunkIndex,
+    ConversationContextStrategy,
+    RetrievalOutcome,
+    RetrievalStrategy,
+    UnitOfWorkFactory,
+)
+
+PLACEHOLDER_TITLES = frozenset({"", "new conversation", "untitled"})
+
+
+# --- events and results ------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class ToolCallStarted:
+    name: str
+    arguments: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallFinished:
+    name: str
+    success: bool
+    summary: str
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerDelta:
+    text: str
+
+
+ChatEvent = ToolCallStarted | ToolCallFinished | AnswerDelta
+EventSink = Callable[[ChatEvent], None]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallRecord:
+    name: str
+    arguments: Mapping[str, Any]
+    success: bool
+    summary: str
+    error_code: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TurnResult:
+    conversation_id: str
+    turn_number: int
+    answer: str
+    citations: tuple[Source, ...] = ()
+    searches: tuple[str, ...] = ()
+    tool_calls: tuple[ToolCallRecord, ...] = ()
+    llm_calls: int = 0
+    provider: str = ""
+    model: str = ""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    latency_ms: float = 0.0
+    guardrail_score: float | None = None
+    strategy: str = ""
+    blocked: bool = False  # the guardrail answered instead of the model
+
+
+# --- tool runner -------------------------------------------------------------------------------
+@dataclass
+class _ToolRunner:
+    """The ``run_tool`` of one turn: runs calls through the registry with a fresh read-only
+    context each time, reports them to ``on_event`` and remembers them for the turn's record."""
+
+    registry: ToolRegistry
+    context: ToolContext
+    services: ToolServices
+    on_event: EventSink | None = None
+    state: dict[str, Any] = field(default_factory=dict)
+    records: list[ToolCallRecord] = field(default_factory=list)
+    returned: list[tuple[str, Any]] = field(default_factory=list)  # (tool, data) of successes
+
+    def __call__(self, invocation: ToolInvocation) -> PromptMessage:
+        self._emit(ToolCallStarted(invocation.tool_name, dict(invocation.arguments)))
+        ctx = replace(self.context, state=MappingProxyType(dict(self.state)))
+        result = self.registry.run(invocation, ctx, self.services, state=self.state)
+        self.records.append(
+            ToolCallRecord(
+                invocation.tool_name,
+                dict(invocation.arguments),
+                result.success,
+                result.summary,
+                result.error_code,
+            )
+        )
+        if result.success:
+            self.returned.append((invocation.tool_name, result.data))
+        self._emit(ToolCallFinished(invocation.tool_name, result.success, result.summary))
+        return PromptMessage.tool_result(
+            invocation.tool_use_id, result.to_json(), is_error=not result.success
+        )
+
+    def _emit(self, event: ChatEvent) -> None:
+        if self.on_event is not None:
+            self.on_event(event)
+
+
+# --- the use case ------------------------------------------------------------------------------
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class ChatWithBook:
+    """Answers one message in a conversation and stores the turn."""
+
+    def __init__(
+        self,
+        uow: UnitOfWorkFactory,
+        books: BookRepository,
+        searcher: BookSearcher,
+        chunks: ChunkIndex,
+        provider: ChatProvider,
+        tools: ToolRegistry,
+        context: ConversationContextStrategy,
+        *,
+        retrieval: RetrievalStrategy | None = None,
+        fallback: RetrievalStrategy | None = None,
+        guardrail: Guardrail | None = None,
+        max_tool_rounds: int = 3,
+        search_k: int = 5,
+        clock: Callable[[], datetime] = _utcnow,
+        user: str | None = None,
+    ) -> None:
+        self._uow = uow
+        self._books = books
+        self._provider = provider
+        self._tools = tools
+        self._context = context
+        self._services = ToolServices(searcher, books, chunks, search_k)
+        self._retrieval = retrieval or ToolUseRetrievalStrategy(max_tool_rounds=max_tool_rounds)
+        self._fallback = fallback or AlwaysRetrieveStrategy(k=search_k)
+        self._guardrail = guardrail
+        self._clock = clock
+        self._user = user
+
+    def execute(
+        self, conversation_id: str, message: str, *, on_event: EventSink | None = None
+    ) -> TurnResult:
+        """Answer ``message`` in conversation ``conversation_id`` and store the turn.
+
+        Raises ``ConversationError(NOT_FOUND)`` for an unknown conversation, ``BookError`` when its
+        book is gone, ``LLMError`` when the provider fails; nothing is stored then."""
+        started = time.perf_counter()
+        text = message.strip()
+        if not text:
+            raise ConversationError(
+                "A message cannot be empty", code=ConversationErrorCode.INVALID_INPUT
+            )
+        conversation, history = self._load(conversation_id)
+        book = self._books.get(conversation.book_id)
+        window = self._context.build_context(history)
+        messages = [
+            PromptMessage.system(conversation_system_prompt(book)),
+            *window,
+            PromptMessage.user(text),
+        ]
+        verdict = self._check(book, text, window)
+        runner = self._runner(book, conversation, on_event)
+        if verdict is not None and not verdict.allowed:
+            outcome = self._redirect(book, verdict, on_event)
+        else:
+            outcome, runner = self._run(messages, runner, on_event)
+        latency_ms = (time.perf_counter() - started) * 1000
+        return self._store(conversation_id, text, outcome, runner, verdict, latency_ms)
+
+    # --- steps ----------------------------------------------------------------------------------
+    def _load(self, conversation_id: str) -> tuple[Conversation, list[ChatMessage]]:
+        with self._uow() as uow:
+            conversation = uow.conversations.get(conversation_id)
+            return conversation, uow.messages.get_by_conversation(conversation_id)
+
+    def _check(
+        self, book: Book, text: str, window: Sequence[PromptMessage]
+    ) -> GuardrailVerdict | None:
+        if self._guardrail is None:
+            return None
+        return self._guardrail.check(book, text, exchanges(window), self._provider)
+
+    def _runner(
+        self, book: Book, conversation: Conversation, on_event: EventSink | None
+    ) -> _ToolRunner:
+        context = ToolContext(book=book, conversation=conversation, user=self._user)
+        return _ToolRunner(self._tools, context, self._services, on_event)
+
+    def _redirect(
+        self, book: Book, verdict: GuardrailVerdict, on_event: EventSink | None
+    ) -> RetrievalOutcome:
+        assert self._guardrail is not None
+        answer = self._guardrail.redirect(book)
+        if on_event is not None:
+            on_event(AnswerDelta(answer))
+        return RetrievalOutcome(
+            answer,
+            (PromptMessage.assistant(answer),),
+            llm_calls=verdict.llm_calls,
+            usage=verdict.usage,
+            strategy="guardrail",
+            stop_reason="out_of_scope",
+        )
+
+    def _run(
+        self, messages: list[PromptMessage], runner: _ToolRunner, on_event: EventSink | None
+    ) -> tuple[RetrievalOutcome, _ToolRunner]:
+        on_text = None if on_event is None else (lambda t: on_event(AnswerDelta(t)))
+        tools = self._tools.definitions()
+        if not self._provider.supports_tools:
+            return self._fallback.execute(
+                self._provider, messages, tools, runner, on_text=on_text
+            ), runner
+        try:
+            outcome = self._retrieval.execute(
+                self._provider, messages, tools, runner, on_text=on_text
+            )
+            return outcome, runner
+        except LLMError as e:
+            if e.code != LLMErrorCode.UNSUPPORTED_FEATURE:
+                raise
+        fresh = replace(runner, state={}, records=[], returned=[])
+        outcome = self._fallback.execute(self._provider, messages, tools, fresh, on_text=on_text)
+        steps = ("provider has no tool use: fell back to always-retrieve", *outcome.reasoning_steps)
+        return replace(outcome, reasoning_steps=steps), fresh
+
+    def _store(
+        self,
+        conversation_id: str,
+        text: str,
+        outcome: RetrievalOutcome,
+        runner: _ToolRunner,
+        verdict: GuardrailVerdict | None,
+        latency_ms: float,
+    ) -> TurnResult:
+        usage = outcome.usage + (verdict.usage if verdict else TokenUsage())
+        llm_calls = outcome.llm_calls + (verdict.llm_calls if verdict and verdict.allowed else 0)
+        citations = (
+            select_citations(outcome.answer, sources_of(runner.returned))
+            if outcome.strategy != "guardrail"
+            else ()
+        )
+        model = outcome.model or self._provider.model_name
+        with self._uow() as uow:
+            conversation = uow.conversations.get(conversation_id)
+            number = uow.messages.last_turn_number(conversation_id) + 1
+            now = self._clock()
+            prompts = (PromptMessage.user(text), *outcome.new_messages)
+            uow.messages.save_batch(_chat_messages(conversation_id, number, prompts, now))
+            uow.turns.save(
+                Turn(
+                    conversation_id=conversation_id,
+                    turn_number=number,
+                    created_at=now,
+                    queries=outcome.queries,
+                    retrieval_attempts=sum(r.name == "search_book" for r in runner.records),
+                    sources=citations,
+                    reasoning_steps=_steps(verdict, outcome),
+                    guardrail_score=verdict.score if verdict else None,
+                    provider=self._provider.provider_name,
+                    model=model,
+                    input_tokens=usage.input_tokens,
+                    output_tokens=usage.output_tokens,
+                    llm_calls=llm_calls,
+                    latency_ms=round(latency_ms, 2),
+                    strategy=outcome.strategy,
+                    extra=_extra(outcome, runner, messages_tokens=estimate_tokens(prompts)),
+                )
+            )
+            uow.conversations.save(_touched(conversation, text, now))
+            uow.commit()
+        return TurnResult(
+            conversation_id=conversation_id,
+            turn_number=number,
+            answer=outcome.answer,
+            citations=citations,
+            searches=outcome.queries,
+            tool_calls=tuple(runner.records),
+            llm_calls=llm_calls,
+            provider=self._provider.provider_name,
+            model=model,
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            latency_ms=round(latency_ms, 2),
+            guardrail_score=verdict.score if verdict else None,
+            strategy=outcome.strategy,
+            blocked=outcome.strategy == "guardrail",
+        )
+
+
+# --- helpers -----------------------------------------------------------------------------------
+_ROLES = {
+    PromptRole.USER: MessageRole.USER,
+    PromptRole.ASSISTANT: MessageRole.ASSISTANT,
+    PromptRole.TOOL_RESULT: MessageRole.TOOL_RESULT,
+}
+
+
+def _chat_messages(
+    conversation_id: str, turn_number: int, prompts: Sequence[PromptMessage], now: datetime
+) -> list[ChatMessage]:
+    tool_names = {i.tool_use_id: i.tool_name for p in prompts for i in p.tool_invocations}
+    return [
+        ChatMessage(
+            id=uuid.uuid4().hex,
+            conversation_id=conversation_id,
+            turn_number=turn_number,
+            seq=seq,
+            role=_ROLES[p.role],
+            content=p.content,
+            created_at=now,
+            tool_use_id=p.tool_use_id,
+            tool_invocations=p.tool_invocations,
+            tool_name=tool_names.get(p.tool_use_id) if p.tool_use_id else None,
+            is_error=p.is_error,
+        )
+        for seq, p in enumerate(prompts)
+    ]
+
+
+def _touched(conversation: Conversation, text: str, now: datetime) -> Conversation:
+    if conversation.title.strip().lower() in PLACEHOLDER_TITLES:
+        conversation = replace(conversation, title=title_from_message(text))
+    return conversation.touched(now)
+
+
+def _steps(verdict: GuardrailVerdict | None, outcome: RetrievalOutcome) -> tuple[str, ...]:
+    head = (f"guardrail: {verdict.reason}",) if verdict else ()
+    return (*head, *outcome.reasoning_steps)
+
+
+def _extra(
+    outcome: RetrievalOutcome, runner: _ToolRunner, *, messages_tokens: int
+) -> dict[str, Any]:
+    return {
+        "stop_reason": outcome.stop_reason,
+        "stored_tokens": messages_tokens,
+        "tool_calls": [
+            {
+                "name": r.name,
+                "arguments": dict(r.arguments),
+                "success": r.success,
+                "summary": r.summary,
+                "error_code": r.error_code,
+            }
+            for r in runner.records
+        ],
+    }

@@ -1,0 +1,113 @@
+"""Structured citations of an answer, derived from the passages the tools actually returned in the
+turn (never from the model's say-so): those the answer quotes or whose page it cites, else the top
+results.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from folio.domain.conversations import Source
+
+TOP_SOURCES = 3
+QUOTE_CHARS = 200
+MIN_QUOTE_CHARS = 12
+_QUOTED = re.compile(r"[\"“]([^\"”]{" + str(MIN_QUOTE_CHARS) + r",})[\"”]")
+_PAGE_CITE = re.compile(r"\bpp?\.\s*([0-9ivxlcdm]+)(?:\s*[-–]\s*([0-9ivxlcdm]+))?", re.I)
+
+
+def passages_of(tool_name: str, data: Any) -> list[Mapping[str, Any]]:
+    """The passages in a successful tool result's data (search results, or a read passage)."""
+    if not isinstance(data, Mapping):
+        return []
+    if tool_name == "search_book" and isinstance(data.get("results"), list):
+        return [r for r in data["results"] if isinstance(r, Mapping)]
+    if tool_name == "read_passage" and isinstance(data.get("text"), str):
+        return [data]
+    return []
+
+
+def select_citations(
+    answer: str, passages: Iterable[Mapping[str, Any]], *, top: int = TOP_SOURCES
+) -> tuple[Source, ...]:
+    """Sources for ``answer`` among ``passages`` (in the order they were returned)."""
+    candidates = _unique(passages)
+    if not candidates:
+        return ()
+    quotes = [_normalise(q) for q in _QUOTED.findall(answer)]
+    pages = _cited_pages(answer)
+    chosen = []
+    for passage in candidates:
+        text = _normalise(str(passage.get("text", "")))
+        quote = next((q for q in quotes if q in text), None)
+        if quote is not None or _cites(passage, pages):
+            chosen.append(_source(passage, quote))
+    return tuple(chosen) if chosen else tuple(_source(p, None) for p in candidates[:top])
+
+
+def _unique(passages: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    seen: set[tuple[Any, Any, Any]] = set()
+    out = []
+    for p in passages:
+        key = (p.get("chunk_id"), p.get("char_start"), p.get("char_end"))
+        if key not in seen:
+            seen.add(key)
+            out.append(p)
+    return out
+
+
+def _normalise(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def _cited_pages(answer: str) -> set[str]:
+    pages: set[str] = set()
+    for first, last in _PAGE_CITE.findall(answer):
+        pages.add(first.lower())
+        if last and first.isdigit() and last.isdigit() and int(last) - int(first) < 50:
+            pages.update(str(n) for n in range(int(first), int(last) + 1))
+        elif last:
+            pages.add(last.lower())
+    return pages
+
+
+def _cites(passage: Mapping[str, Any], pages: set[str]) -> bool:
+    if not pages:
+        return False
+    first, last = str(passage.get("page_start", "")), str(passage.get("page_end", ""))
+    if first.isdigit() and last.isdigit():
+        return any(p.isdigit() and int(first) <= int(p) <= int(last) for p in pages)
+    return first.lower() in pages or last.lower() in pages
+
+
+def _source(passage: Mapping[str, Any], quote: str | None) -> Source:
+    text = " ".join(str(passage.get("text", "")).split())
+    excerpt = quote if quote is not None else _excerpt(text)
+    return Source(
+        chunk_id=str(passage.get("chunk_id") or ""),
+        chapter=passage.get("chapter"),
+        page_start=str(passage.get("page_start", "")),
+        page_end=str(passage.get("page_end", "")),
+        char_start=int(passage.get("char_start", 0)),
+        char_end=int(passage.get("char_end", 0)),
+        quote=_original_case(text, excerpt) if quote is not None else excerpt,
+        score=float(passage.get("score", 0.0) or 0.0),
+    )
+
+
+def _excerpt(text: str) -> str:
+    if len(text) <= QUOTE_CHARS:
+        return text
+    return text[:QUOTE_CHARS].rsplit(" ", 1)[0] + "…"
+
+
+def _original_case(text: str, lowered: str) -> str:
+    i = text.lower().find(lowered)
+    return text[i : i + len(lowered)] if i >= 0 else lowered
+
+
+def sources_of(calls: Sequence[tuple[str, Any]]) -> list[Mapping[str, Any]]:
+    """All passages returned by ``(tool_name, data)`` pairs of successful calls, in order."""
+    return [p for name, data in calls for p in passages_of(name, data)]

@@ -1,9 +1,9 @@
 """The out-of-scope guardrail: is a message about the book at all?
 
 Modes: ``none`` (every message passes), ``retrieval`` (score = the best cosine similarity of the
-question to the book's passages the reader has reached; lexical overlap when the index gives no
-similarity), ``llm`` (the provider rates relevance from 0 to 1). Below the threshold the turn gets a
-short redirect instead of an answer.
+question to the book's passages the reader has reached, or the share of the question's content words
+found in them when that is higher or the index gives no similarity), ``llm`` (the provider rates
+relevance from 0 to 1). Below the threshold the turn gets a short redirect instead of an answer.
 
 Invariant: follow-ups, small talk and questions about the book itself ("what is this chapter
 about?") are never blocked; only a message that stands alone and has nothing to do with the book is.
@@ -108,10 +108,12 @@ class Guardrail:
     def _retrieval_verdict(self, book: Book, question: str) -> GuardrailVerdict:
         assert self._searcher is not None
         hits = self._searcher.search(book, question, k=self._k)
+        lexical = lexical_overlap(question, hits)
         similarities = [h.similarity for h in hits if h.similarity is not None]
-        if similarities:
-            return self._verdict(max(0.0, max(similarities)), "similarity")
-        return self._verdict(lexical_overlap(question, hits), "lexical overlap")
+        if not similarities:
+            return self._verdict(lexical, "lexical overlap")
+        # A name the passages share is evidence even when the embedding is unsure.
+        return self._verdict(max(0.0, max(similarities), lexical), "similarity/overlap")
 
     def _llm_verdict(self, book: Book, question: str, provider: ChatProvider) -> GuardrailVerdict:
         response = provider.chat(_rating_prompt(book, question))

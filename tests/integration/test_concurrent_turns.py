@@ -1,0 +1,148 @@
+"""Two real processes append turns to the same conversation at the same time.
+
+Each writer does what the chat turn does: inside one unit of work it reads the last turn number,
+writes user, tool_result and assistant messages and the ``Turn`` with the next number, and commits;
+on ``CONFLICT`` (the JSON store: another writer took that number first) it retries. Every turn must
+be stored exactly once, whole, with turn numbers 1..N and no gap, for SQLite and for JSON files.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import subprocess
+import sys
+import time
+from collections import Counter
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from folio.adapters.storage.json_conversations import JsonConversationStore
+from folio.adapters.storage.sqlite_conversations import SqliteConversationStore
+from folio.adapters.storage.sqlite_db import Database
+from folio.domain.conversations import Conversation, MessageRole
+from folio.domain.ports import UnitOfWorkFactory
+
+TURNS_PER_WRITER = 20
+
+WORKER = r"""
+import json, random, sys, time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from folio.adapters.storage.json_conversations import JsonConversationStore
+from folio.adapters.storage.sqlite_conversations import SqliteConversationStore
+from folio.adapters.storage.sqlite_db import Database
+from folio.domain.conversations import ChatMessage, MessageRole, Turn
+from folio.domain.errors import ConversationError
+
+backend, location, cid, tag, count, go = sys.argv[1:]
+store = (SqliteConversationStore(Database(Path(location))) if backend == "sqlite"
+         else JsonConversationStore(Path(location)))
+while not Path(go).exists():
+    time.sleep(0.002)
+conflicts = 0
+for i in range(int(count)):
+    time.sleep(random.uniform(0, 0.01))  # the model's time between two turns
+    while True:
+        try:
+            with store.unit_of_work() as uow:
+                n = uow.messages.last_turn_number(cid) + 1
+                now = datetime.now(UTC)
+                uow.messages.save_batch([
+                    ChatMessage(f"{tag}{i}-0", cid, n, 0, MessageRole.USER, f"{tag}{i}", now),
+                    ChatMessage(f"{tag}{i}-1", cid, n, 1, MessageRole.TOOL_RESULT, f"{tag}{i}",
+                                now, tool_use_id=f"{tag}{i}", tool_name="search_book"),
+                    ChatMessage(f"{tag}{i}-2", cid, n, 2, MessageRole.ASSISTANT, f"{tag}{i}", now),
+                ])
+                time.sleep(0.002)  # widen the race: the other writer reads the same number
+                uow.turns.save(Turn(cid, n, now, queries=(f"{tag}{i}",)))
+                uow.commit()
+            break
+        except ConversationError as e:
+            if e.code != "CONFLICT":
+                raise
+            conflicts += 1
+            time.sleep(random.uniform(0, 0.004))
+print(json.dumps({"conflicts": conflicts}))
+"""
+
+T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+
+
+def _sqlite(tmp_path: Path) -> tuple[str, UnitOfWorkFactory]:
+    db = Database(tmp_path / "folio.db")
+    db.migrate()
+    conn = db.connect()
+    conn.execute(
+        "INSERT INTO books (id, title, format, source_name, content_hash, page_count, char_count,"
+        " created_at) VALUES ('b1', 'T', 'txt', 't.txt', 'h', 1, 1, '2026-01-01')"
+    )
+    conn.close()
+    return str(db.path), SqliteConversationStore(db).unit_of_work
+
+
+def _json(tmp_path: Path) -> tuple[str, UnitOfWorkFactory]:
+    directory = tmp_path / "conversations"
+    return str(directory), JsonConversationStore(directory).unit_of_work
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "json"])
+def test_two_processes_appending_turns_store_every_turn_once_with_gap_free_numbers(
+    backend: str, tmp_path: Path
+) -> None:
+    location, uow = (_sqlite if backend == "sqlite" else _json)(tmp_path)
+    with uow() as u:
+        u.conversations.save(Conversation("c1", "b1", "Race", T0, T0))
+        u.commit()
+    go = tmp_path / "go"
+    writers = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                WORKER,
+                backend,
+                location,
+                "c1",
+                tag,
+                str(TURNS_PER_WRITER),
+                str(go),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for tag in ("A", "B")
+    ]
+    time.sleep(0.5)  # both interpreters started and waiting
+    started = time.perf_counter()
+    go.touch()
+    outputs = [w.communicate(timeout=120) for w in writers]
+    elapsed = time.perf_counter() - started
+    for w, (_, err) in zip(writers, outputs, strict=True):
+        assert w.returncode == 0, err
+    conflicts = sum(json.loads(out)["conflicts"] for out, _ in outputs)
+
+    with uow() as u:
+        messages = u.messages.get_by_conversation("c1")
+        turns = u.turns.get_by_conversation("c1")
+    total = 2 * TURNS_PER_WRITER
+    assert [t.turn_number for t in turns] == list(range(1, total + 1))
+    assert len(messages) == 3 * total
+    by_turn: dict[int, set[str]] = {}
+    for m in messages:
+        by_turn.setdefault(m.turn_number, set()).add(m.content)
+    assert all(len(contents) == 1 for contents in by_turn.values()), "a turn mixes two writers"
+    users = Counter(m.content for m in messages if m.role is MessageRole.USER)
+    expected = {f"{tag}{i}" for tag in "AB" for i in range(TURNS_PER_WRITER)}
+    assert set(users) == expected and set(users.values()) == {1}
+    assert {t.queries[0] for t in turns} == expected
+    writer_order = [t.queries[0][0] for t in turns]
+    switches = sum(a != b for a, b in itertools.pairwise(writer_order))
+    print(
+        f"{backend}: {total} turns by 2 processes in {elapsed:.2f}s, "
+        f"{conflicts} conflicts retried, writers alternated {switches} times"
+    )

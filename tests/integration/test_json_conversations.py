@@ -126,11 +126,14 @@ def test_a_rename_committed_meanwhile_is_kept_when_a_turn_commits(
     c = convs.create("book-1")
     store = JsonConversationStore(directory)
     with store.unit_of_work() as turn:
+        read = turn.conversations.get(c.id)
         turn.messages.save_batch(messages(c.id, 1, "q"))
         convs.rename(c.id, "Renamed meanwhile")
+        turn.conversations.save(read.touched(T0.replace(year=2027)))  # as the chat turn does
         turn.commit()
     detail = convs.get(c.id)
     assert detail.conversation.title == "Renamed meanwhile"
+    assert detail.conversation.updated_at == T0.replace(year=2027)
     assert len(detail.messages) == 3
 
 

@@ -8,9 +8,10 @@ Each file holds the conversation, its messages and its turns. Invariants:
 - A unit of work stages its changes as operations. ``commit()`` takes the directory lock (when it
   creates, saves or deletes a conversation) and the lock of every conversation it touches,
   re-reads those files, replays the operations on what is on disk, and writes the files only when
-  all of them apply. So a concurrent rename is never lost, and a turn whose number another writer
-  took meanwhile is refused with ``ConversationError(CONFLICT)``: the writer retries with the next
-  number (we detect rather than renumber, so the SQLite and file stores behave alike).
+  all of them apply. So a rename committed meanwhile is kept (a ``save()`` merges the fields it
+  changed into what is on disk), and a turn whose number another writer took meanwhile is
+  refused with ``ConversationError(CONFLICT)``: the writer retries with the next number (we
+  detect rather than renumber, so the SQLite and file stores behave alike).
 - A unit of work is atomic per conversation; one that touches several conversations checks them
   all before writing any, but a crash while writing them may leave some written.
 - A corrupt file raises ``ConversationError(INVALID_STATE)`` naming the file; listing skips it
@@ -216,8 +217,26 @@ def _existing(doc: _Doc | None, conversation_id: str) -> _Doc:
     return doc
 
 
-def _op_save(c: Conversation) -> Op:
-    return lambda doc: _Doc(c) if doc is None else replace(doc, conversation=c)
+def _op_save(c: Conversation, base: Conversation | None) -> Op:
+    """Upsert. Replayed on a file changed meanwhile, it is a three-way merge against ``base`` (what
+    this unit of work had read): fields it did not change keep the other writer's value."""
+
+    def apply(doc: _Doc | None) -> _Doc:
+        if doc is None:
+            return _Doc(c)
+        if base is None:
+            return replace(doc, conversation=c)
+        theirs = doc.conversation
+        merged = Conversation(
+            c.id,
+            c.book_id if c.book_id != base.book_id else theirs.book_id,
+            c.title if c.title != base.title else theirs.title,
+            c.created_at if c.created_at != base.created_at else theirs.created_at,
+            max(c.updated_at, theirs.updated_at),
+        )
+        return replace(doc, conversation=merged)
+
+    return apply
 
 
 def _op_title(cid: str, title: str) -> Op:
@@ -468,7 +487,9 @@ class _Conversations:
         self._u = uow
 
     def save(self, conversation: Conversation) -> None:
-        self._u.stage(conversation.id, _op_save(conversation), structural=True)
+        current = self._u.current(conversation.id)
+        base = None if current is None else current.conversation
+        self._u.stage(conversation.id, _op_save(conversation, base), structural=True)
 
     def get(self, conversation_id: str) -> Conversation:
         return _existing(self._u.current(conversation_id), conversation_id).conversation

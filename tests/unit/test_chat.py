@@ -1,0 +1,416 @@
+"""ChatWithBook with the scripted provider: what each turn costs, what it sends, what it stores, and
+that a failed turn stores nothing."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from folio.adapters.llm.scripted import ScriptedChatProvider, tool_call
+from folio.adapters.storage.memory_conversations import (
+    InMemoryConversationStore,
+    InMemoryUnitOfWork,
+)
+from folio.agent.context import FullHistoryStrategy
+from folio.agent.guardrail import Guardrail
+from folio.agent.strategies import NO_ANSWER
+from folio.agent.tools import BaseTool, ToolRegistry, ToolResult, book_tools, default_registry
+from folio.app.chat import AnswerDelta, ChatWithBook, ToolCallFinished, ToolCallStarted
+from folio.domain.conversations import Conversation, MessageRole
+from folio.domain.errors import (
+    ConversationError,
+    ConversationErrorCode,
+    LLMError,
+    LLMErrorCode,
+)
+from folio.domain.llm import PromptRole, ToolInvocation
+from tests.unit.test_book_tools import SECRET_WORDS, StoryLibrary, make_story
+from tests.unit.test_guardrail import WithoutSimilarity
+
+T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
+ANSWER_1 = (
+    'Victor studied chemistry under "Professor Waldman, who praised the modern masters of '
+    'science" (Chapter 2, p. 3).'
+)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = T0
+
+    def __call__(self) -> datetime:
+        self.now += timedelta(minutes=1)
+        return self.now
+
+
+class World:
+    def __init__(self, *, conversation_title: str = "New conversation") -> None:
+        self.story: StoryLibrary = make_story()
+        self.store = InMemoryConversationStore()
+        self.clock = Clock()
+        with self.store.unit_of_work() as uow:
+            uow.conversations.save(
+                Conversation("c1", self.story.book.id, conversation_title, T0, T0)
+            )
+            uow.commit()
+
+    def chat(
+        self,
+        provider: ScriptedChatProvider,
+        *,
+        uow: Any = None,
+        tools: ToolRegistry | None = None,
+        guardrail: Guardrail | None = None,
+    ) -> ChatWithBook:
+        return ChatWithBook(
+            uow or self.store.unit_of_work,
+            self.story.library,
+            self.story.searcher,
+            self.story.library,
+            provider,
+            tools or default_registry(),
+            FullHistoryStrategy(),
+            guardrail=guardrail,
+            clock=self.clock,
+        )
+
+    def messages(self):
+        with self.store.unit_of_work() as uow:
+            return uow.messages.get_by_conversation("c1")
+
+    def turns(self):
+        with self.store.unit_of_work() as uow:
+            return uow.turns.get_by_conversation("c1")
+
+    def conversation(self) -> Conversation:
+        with self.store.unit_of_work() as uow:
+            return uow.conversations.get("c1")
+
+
+@pytest.fixture
+def world() -> World:
+    return World()
+
+
+def _first_turn(world: World):
+    search = tool_call("search_book", {"query": "Victor Frankenstein studies Ingolstadt"})
+    provider = ScriptedChatProvider([search, ANSWER_1])
+    result = world.chat(provider).execute("c1", "Who did Victor study with?")
+    return provider, search, result
+
+
+def _tool_results(messages) -> list[Mapping[str, Any]]:
+    return [json.loads(m.content) for m in messages if m.role is PromptRole.TOOL_RESULT]
+
+
+# --- a turn and what it stores -------------------------------------------------------------------
+def test_a_turn_that_searches_answers_and_stores_the_whole_turn(world):
+    _, search, result = _first_turn(world)
+
+    assert result.answer == ANSWER_1
+    assert (result.turn_number, result.llm_calls, result.strategy) == (1, 2, "tool_use")
+    assert result.searches == ("Victor Frankenstein studies Ingolstadt",)
+    assert [(c.name, c.success) for c in result.tool_calls] == [("search_book", True)]
+    assert (result.provider, result.model) == ("scripted", "scripted-1")
+    assert result.input_tokens > 0 and result.output_tokens > 0 and result.latency_ms > 0
+    assert result.citations[0].chunk_id == "story-3"
+    assert result.citations[0].quote.startswith("Professor Waldman, who praised")
+    assert (result.citations[0].chapter, result.citations[0].page_start) == ("Chapter 2", "3")
+
+    stored = world.messages()
+    assert [m.role for m in stored] == [
+        MessageRole.USER,
+        MessageRole.ASSISTANT,
+        MessageRole.TOOL_RESULT,
+        MessageRole.ASSISTANT,
+    ]
+    assert [m.seq for m in stored] == [0, 1, 2, 3] and {m.turn_number for m in stored} == {1}
+    assert stored[1].tool_invocations == (search,)
+    assert (stored[2].tool_use_id, stored[2].tool_name) == (search.tool_use_id, "search_book")
+    assert stored[3].content == ANSWER_1
+
+
+def test_the_turn_metadata_is_stored(world):
+    _, _, result = _first_turn(world)
+
+    (turn,) = world.turns()
+    assert turn.turn_number == 1
+    assert turn.queries == result.searches
+    assert turn.retrieval_attempts == 1
+    assert turn.sources == result.citations
+    assert (turn.provider, turn.model, turn.strategy, turn.llm_calls) == (
+        "scripted",
+        "scripted-1",
+        "tool_use",
+        2,
+    )
+    assert turn.input_tokens == result.input_tokens and turn.latency_ms == result.latency_ms
+    assert any("search_book" in step for step in turn.reasoning_steps)
+    assert turn.extra["tool_calls"][0]["name"] == "search_book"
+
+
+def test_the_first_message_titles_the_conversation_and_bumps_its_activity(world):
+    _first_turn(world)
+
+    conversation = world.conversation()
+    assert conversation.title == "Who did Victor study with?"
+    assert conversation.updated_at > T0
+
+
+def test_a_title_the_reader_chose_is_kept():
+    world = World(conversation_title="My notes on Victor")
+    _first_turn(world)
+
+    assert world.conversation().title == "My notes on Victor"
+
+
+def test_a_follow_up_is_sent_the_previous_turn_with_its_tool_call_and_result(world):
+    _, search, _ = _first_turn(world)
+    stored_result = world.messages()[2].content
+    provider = ScriptedChatProvider(["He worked day and night collecting bones (Chapter 2, p. 4)."])
+
+    # A new use case instance: history comes from storage, not from memory of the last call.
+    result = world.chat(provider).execute("c1", "what happened to him?")
+
+    sent = provider.calls[0].messages
+    assert [m.role for m in sent] == [
+        PromptRole.SYSTEM,
+        PromptRole.USER,
+        PromptRole.ASSISTANT,
+        PromptRole.TOOL_RESULT,
+        PromptRole.ASSISTANT,
+        PromptRole.USER,
+    ]
+    assert sent[2].tool_invocations == (search,)
+    assert sent[3].tool_use_id == search.tool_use_id and sent[3].content == stored_result
+    assert sent[4].content == ANSWER_1 and sent[5].content == "what happened to him?"
+    assert result.turn_number == 2
+    assert [t.turn_number for t in world.turns()] == [1, 2]
+
+
+def test_thanks_costs_one_call_and_no_search(world):
+    _first_turn(world)
+    provider = ScriptedChatProvider(["You're welcome! Enjoy the book."])
+
+    result = world.chat(provider).execute("c1", "thanks!")
+
+    assert result.llm_calls == 1 and len(provider.calls) == 1
+    assert result.searches == () and result.tool_calls == () and result.citations == ()
+    assert world.turns()[-1].retrieval_attempts == 0
+
+
+def test_the_system_prompt_names_the_book_and_the_reading_position(world):
+    provider, _, _ = _first_turn(world)
+
+    system = provider.calls[0].messages[0].content
+    assert "The Modern Prometheus" in system and "Mary Shelley" in system
+    assert "page 4" in system
+
+
+# --- the loop's limits and tool errors -----------------------------------------------------------
+def test_a_provider_looping_on_the_same_call_is_stopped_with_a_clear_reply(world):
+    def looping(messages, tools):
+        return tool_call("search_book", {"query": "Victor"}) if tools is not None else ""
+
+    provider = ScriptedChatProvider([looping] * 10)
+
+    result = world.chat(provider).execute("c1", "Who is Victor?")
+
+    assert result.answer == NO_ANSWER
+    assert result.llm_calls == 3 and len(result.tool_calls) == 1
+    stored = world.messages()
+    calls = {i.tool_use_id for m in stored for i in m.tool_invocations}
+    assert calls == {m.tool_use_id for m in stored if m.role is MessageRole.TOOL_RESULT}
+    assert world.turns()[0].extra["stop_reason"] == "repeated_call"
+
+
+class Boom(BaseTool):
+    name = "boom"
+    description = "Fails."
+    parameters: Mapping[str, Any] = {"type": "object", "properties": {}}
+
+    def execute(self, ctx, services, **kwargs: Any) -> ToolResult:
+        raise RuntimeError("kaboom")
+
+
+def test_tool_failures_go_back_to_the_model_and_the_turn_completes(world):
+    bad_json = ToolInvocation("search_book", "call_bad", {}, parse_error="Unterminated string")
+    calls = [
+        tool_call("boom"),
+        tool_call("teleport", {"to": "Geneva"}),
+        tool_call("search_book", {"k": "many"}),
+        bad_json,
+    ]
+    provider = ScriptedChatProvider([calls, "Sorry, I could not search the book just now."])
+    registry = ToolRegistry([*book_tools(), Boom()])
+
+    result = world.chat(provider, tools=registry).execute("c1", "Who is Victor?")
+
+    results = _tool_results(provider.calls[1].messages)
+    assert [r["error_code"] for r in results] == [
+        "EXCEPTION",
+        "UNKNOWN_TOOL",
+        "INVALID_ARGUMENTS",
+        "INVALID_ARGUMENTS",
+    ]
+    assert all(m.is_error for m in provider.calls[1].messages if m.role is PromptRole.TOOL_RESULT)
+    assert result.answer == "Sorry, I could not search the book just now."
+    assert [c.success for c in result.tool_calls] == [False] * 4
+    assert len(world.messages()) == 7  # user, call message, four results, answer
+
+
+def test_search_results_never_pass_the_reading_position(world):
+    calls = [
+        tool_call(
+            "search_book", {"query": "creature yellow eye laboratory Justine William", "k": 10}
+        ),
+        tool_call("read_passage", {"page_start": "5"}),
+        tool_call("list_chapters"),
+    ]
+    provider = ScriptedChatProvider([calls, "That part lies beyond where you have read."])
+
+    world.chat(provider).execute("c1", "What did the creature look like?")
+
+    search, read, chapters = _tool_results(provider.calls[1].messages)
+    shown = json.dumps([search["data"]["results"], read, chapters])  # all but the echoed query
+    for word in SECRET_WORDS:
+        assert word not in shown
+    assert search["success"] and search["data"]["results"]
+    assert read["error_code"] == "NOT_ALLOWED"
+    assert [c["title"] for c in chapters["data"]["chapters"]] == ["Chapter 1", "Chapter 2"]
+
+
+# --- fallback for providers without tools --------------------------------------------------------
+def test_unsupported_tool_use_falls_back_to_always_retrieve(world):
+    unsupported = LLMError("no tools here", code=LLMErrorCode.UNSUPPORTED_FEATURE)
+    provider = ScriptedChatProvider(
+        [unsupported, "Waldman taught him chemistry (Chapter 2, p. 3)."]
+    )
+
+    result = world.chat(provider).execute("c1", "Who taught Victor chemistry?")
+
+    assert result.strategy == "always_retrieve"
+    assert result.searches == ("Who taught Victor chemistry?",)
+    assert [c.method for c in provider.calls] == ["chat_with_tools", "chat"]
+    assert "Professor Waldman" in provider.calls[1].messages[-1].content  # passages in the prompt
+    assert result.citations and result.citations[0].page_start == "3"
+    assert any("fell back" in s for s in world.turns()[0].reasoning_steps)
+    assert [m.role for m in world.messages()] == [
+        MessageRole.USER,
+        MessageRole.ASSISTANT,
+        MessageRole.TOOL_RESULT,
+        MessageRole.ASSISTANT,
+    ]
+
+
+def test_a_provider_known_to_lack_tools_goes_straight_to_always_retrieve(world):
+    provider = ScriptedChatProvider(["Chemistry."], supports_tools=False)
+
+    result = world.chat(provider).execute("c1", "What did Victor study?")
+
+    assert result.strategy == "always_retrieve" and result.llm_calls == 1
+    assert [c.method for c in provider.calls] == ["chat"]
+
+
+# --- events and streaming ------------------------------------------------------------------------
+def test_events_report_tool_calls_and_stream_the_answer(world):
+    provider = ScriptedChatProvider([tool_call("search_book", {"query": "Waldman"}), ANSWER_1])
+    events: list[Any] = []
+
+    result = world.chat(provider).execute("c1", "Who is Waldman?", on_event=events.append)
+
+    started, finished, *deltas = events
+    assert started == ToolCallStarted("search_book", {"query": "Waldman"})
+    assert isinstance(finished, ToolCallFinished) and finished.success
+    assert finished.summary.startswith("1 passage") or "passage" in finished.summary
+    assert all(isinstance(d, AnswerDelta) for d in deltas) and len(deltas) > 1
+    assert "".join(d.text for d in deltas) == result.answer
+    assert [c.method for c in provider.calls] == ["stream_chat_with_tools"] * 2
+
+
+# --- guardrail -----------------------------------------------------------------------------------
+def test_an_out_of_scope_question_gets_a_redirect_without_a_model_call(world):
+    guardrail = Guardrail("retrieval", searcher=WithoutSimilarity(world.story))
+    provider = ScriptedChatProvider([])  # any call would exhaust the script
+
+    result = world.chat(provider, guardrail=guardrail).execute(
+        "c1", "How do I bake sourdough bread?"
+    )
+
+    assert result.blocked and result.llm_calls == 0 and provider.calls == []
+    assert result.answer.startswith("I can only help with questions about The Modern Prometheus")
+    assert result.guardrail_score == 0.0
+    (turn,) = world.turns()
+    assert turn.guardrail_score == 0.0 and turn.strategy == "guardrail"
+    assert [m.role for m in world.messages()] == [MessageRole.USER, MessageRole.ASSISTANT]
+
+
+def test_an_in_scope_question_passes_the_guardrail_and_its_score_is_stored(world):
+    guardrail = Guardrail("retrieval", searcher=WithoutSimilarity(world.story))
+    provider = ScriptedChatProvider(["Victor's friend, who loved poetry (Chapter 1, p. 2)."])
+
+    result = world.chat(provider, guardrail=guardrail).execute("c1", "Who is Henry Clerval?")
+
+    assert not result.blocked and result.guardrail_score == 1.0
+    assert world.turns()[0].guardrail_score == 1.0
+
+
+# --- failures leave no trace ---------------------------------------------------------------------
+class BrokenUnitOfWork(InMemoryUnitOfWork):
+    def __init__(self, store: InMemoryConversationStore, fail: str) -> None:
+        super().__init__(store)
+        self.fail = fail
+
+    def __enter__(self) -> BrokenUnitOfWork:
+        super().__enter__()
+        if self.fail == "save_batch":
+            self.messages.save_batch = self._raise  # type: ignore[method-assign]
+        if self.fail == "turns":
+            self.turns.save = self._raise  # type: ignore[method-assign]
+        return self
+
+    def commit(self) -> None:
+        if self.fail == "commit":
+            self._raise()
+        super().commit()
+
+    def _raise(self, *args: Any) -> None:
+        raise ConversationError("disk full", code=ConversationErrorCode.CONFLICT)
+
+
+@pytest.mark.parametrize("fail", ["save_batch", "turns", "commit"])
+def test_a_failure_while_storing_the_turn_leaves_no_trace(world, fail):
+    provider = ScriptedChatProvider([tool_call("search_book", {"query": "Victor"}), ANSWER_1])
+    chat = world.chat(provider, uow=lambda: BrokenUnitOfWork(world.store, fail))
+
+    with pytest.raises(ConversationError, match="disk full"):
+        chat.execute("c1", "Who is Victor?")
+
+    assert world.messages() == [] and world.turns() == []
+    assert world.conversation().title == "New conversation"
+
+
+def test_a_provider_failure_leaves_no_trace(world):
+    outage = LLMError("overloaded", code=LLMErrorCode.UNAVAILABLE)
+    provider = ScriptedChatProvider([tool_call("search_book", {"query": "Victor"}), outage])
+
+    with pytest.raises(LLMError):
+        world.chat(provider).execute("c1", "Who is Victor?")
+
+    assert world.messages() == [] and world.turns() == []
+
+
+def test_an_unknown_conversation_is_not_found(world):
+    with pytest.raises(ConversationError) as error:
+        world.chat(ScriptedChatProvider([])).execute("nope", "hello")
+    assert error.value.code == ConversationErrorCode.NOT_FOUND
+
+
+def test_an_empty_message_is_refused(world):
+    with pytest.raises(ConversationError) as error:
+        world.chat(ScriptedChatProvider([])).execute("c1", "   ")
+    assert error.value.code == ConversationErrorCode.INVALID_INPUT

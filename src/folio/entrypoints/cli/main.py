@@ -74,6 +74,9 @@ def _register() -> None:
 
     for command in [*books.COMMANDS, chat_cmd, demo_cmd]:
         cli.add_command(command)
+    from folio.entrypoints.cli.conversations import conversations_group
+
+    cli.add_command(conversations_group)
 
 
 _register()
@@ -86,3 +89,7 @@ def main() -> None:
         raise
     except BrokenPipeError:
         sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from pypdf import PdfWriter
+from pypdf.constants import PageLabelStyle
 from pypdf.generic import DictionaryObject, NameObject, StreamObject
 
 from folio.adapters.parsers import parse_book
@@ -227,8 +228,8 @@ def _pdf_with_text(tmp_path: Path, pages: list[str], *, labels: bool) -> Path:
             {NameObject("/Font"): DictionaryObject({NameObject("/F1"): font})}
         )
     if labels:
-        writer.set_page_label(0, 1, style="/r")
-        writer.set_page_label(2, len(pages) - 1, style="/D", start=1)
+        writer.set_page_label(0, 1, style=PageLabelStyle.LOWERCASE_ROMAN)
+        writer.set_page_label(2, len(pages) - 1, style=PageLabelStyle.DECIMAL, start=1)
     path = tmp_path / ("labelled.pdf" if labels else "plain.pdf")
     with path.open("wb") as f:
         writer.write(f)

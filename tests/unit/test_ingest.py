@@ -47,14 +47,16 @@ class FailingEmbedder(HashingEmbedder):
 
 
 class RecordingProgress:
+    """Records ("stage", name, total) and ("advance", "", n) events in order."""
+
     def __init__(self) -> None:
-        self.events: list[tuple[str, object]] = []
+        self.events: list[tuple[str, str, int | None]] = []
 
     def stage(self, name: str, total: int | None = None) -> None:
-        self.events.append(("stage", (name, total)))
+        self.events.append(("stage", name, total))
 
     def advance(self, n: int = 1) -> None:
-        self.events.append(("advance", n))
+        self.events.append(("advance", "", n))
 
 
 @pytest.fixture
@@ -177,14 +179,14 @@ def test_progress_reports_each_stage_and_every_embedded_batch(
 ) -> None:
     progress = RecordingProgress()
     result = make_ingest(library, batch_size=5).execute(book_file, progress=progress)
-    stages = [value for kind, value in progress.events if kind == "stage"]
-    assert [name for name, _ in stages] == ["parse", "chunk", "embed", "store"]  # type: ignore[misc]
-    assert ("embed", result.chunk_count) in stages
-    embed_at = progress.events.index(("stage", ("embed", result.chunk_count)))
-    store_at = progress.events.index(("stage", ("store", 1)))
-    advances = [n for kind, n in progress.events[embed_at:store_at] if kind == "advance"]
-    assert sum(advances) == result.chunk_count  # type: ignore[arg-type]
+    stages = [(name, total) for kind, name, total in progress.events if kind == "stage"]
+    assert [name for name, _ in stages] == ["parse", "chunk", "embed", "store"]
+    embed_at = progress.events.index(("stage", "embed", result.chunk_count))
+    store_at = progress.events.index(("stage", "store", 1))
+    advances = [n or 0 for kind, _, n in progress.events[embed_at:store_at] if kind == "advance"]
+    assert sum(advances) == result.chunk_count
     assert len(advances) == -(-result.chunk_count // 5)
+    assert progress.events[-1] == ("advance", "", 1)  # the store step
 
 
 def test_a_token_counter_caps_the_chunks(library: InMemoryLibrary, book_file: Path) -> None:

@@ -420,13 +420,14 @@ def _turn_markdown(
     final = [m for m in answers if not m.tool_invocations] or answers
     answer = final[-1].content if final else "*(no answer)*"
     lines = [f"## {number}. You", "", question, "", "**folio:**", "", answer, ""]
-    cited = _citations(sources)
+    cited = format_citations(sources)
     if cited:
         lines += [f"Sources: {cited}", ""]
     return lines
 
 
-def _citations(sources: tuple[Source, ...]) -> str:
+def format_citations(sources: tuple[Source, ...]) -> str:
+    """``p. 12–13 (Loomings); p. 40``: each cited page range once, in order."""
     seen: builtins.list[str] = []
     for s in sources:
         pages = s.page_start if s.page_start == s.page_end else f"{s.page_start}–{s.page_end}"

@@ -13,6 +13,7 @@ from folio.config import Settings, load_settings
 
 if TYPE_CHECKING:
     from folio.adapters.storage.sqlite_db import Database
+    from folio.app.chat import ChatWithBook
     from folio.app.conversations import Conversations
     from folio.app.ingest import IngestBook
     from folio.app.library import Library
@@ -36,6 +37,7 @@ class Container:
     @cached_property
     def database(self) -> Database:
         from folio.adapters.storage.sqlite_db import Database
+    from folio.app.chat import ChatWithBook
 
         db = Database(self.settings.database_path)
         db.migrate()
@@ -103,6 +105,28 @@ class Container:
         from folio.app.conversations import Conversations
 
         return Conversations(self.conversation_uow, self.books)
+
+    def chat(self, provider: str | None = None, model: str | None = None) -> ChatWithBook:
+        """The chat turn use case with the chosen (or configured) provider."""
+        from folio.agent.context import FullHistoryStrategy
+        from folio.agent.guardrail import Guardrail
+        from folio.agent.tools import default_registry
+        from folio.app.chat import ChatWithBook
+
+        s = self.settings
+        return ChatWithBook(
+            self.conversation_uow,
+            self.books,
+            self.searcher,
+            self.chunk_index,
+            self.chat_provider(provider, model),
+            default_registry(),
+            FullHistoryStrategy(max_messages=s.history_messages,
+                                token_budget=s.context_token_budget),
+            guardrail=Guardrail(s.guardrail, searcher=self.searcher),
+            max_tool_rounds=s.max_tool_rounds,
+            search_k=s.search_k,
+        )
 
     def _delete_conversations_of_book(self, book_id: str) -> None:
         if self.settings.conversation_store == "json":

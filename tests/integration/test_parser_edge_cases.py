@@ -133,6 +133,16 @@ def test_html_drops_scripts_and_styles_and_reads_meta_author(tmp_path: Path) -> 
     assert book.text[book.chapters[1].char_start :].startswith("Second\n\nZeta.")
 
 
+def test_html_in_latin1_with_its_meta_charset_keeps_its_accents(tmp_path: Path) -> None:
+    content = (
+        "<html><head><meta charset='iso-8859-1'><title>Café</title></head><body>"
+        "<p>La jeune fille était à Genève, près du lac, avec son frère.</p></body></html>"
+    )
+    book, _ = parse_book(write(tmp_path, "latin.html", content.encode("latin-1")))
+    assert book.title == "Café"
+    assert "était à Genève, près du lac" in book.text
+
+
 CONTAINER = (
     '<?xml version="1.0"?><container version="1.0" '
     'xmlns="urn:oasis:names:tc:opendocument:xmlns:container"><rootfiles>'

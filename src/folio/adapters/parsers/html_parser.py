@@ -27,7 +27,8 @@ class HtmlParser:
     def parse(self, path: Path) -> ParsedBook:
         source = decode_text(path, path.read_bytes())
         try:
-            root = parse_html_document(source.encode("utf-8"))
+            # The text is decoded already: its own <meta charset> must not re-interpret it.
+            root = parse_html_document(source.encode("utf-8"), encoding="utf-8")
         except (etree.ParserError, ValueError) as e:
             raise corrupt(path, f"it is not a readable HTML document ({e})") from e
         extracted = extract_text(root)

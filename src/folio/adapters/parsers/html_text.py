@@ -110,9 +110,12 @@ def _local_name(el: etree._Element) -> str | None:
     return str(etree.QName(el).localname).lower()
 
 
-def parse_html_document(data: bytes) -> etree._Element:
-    """The root element; raises ``etree.ParserError``/``ValueError`` on unreadable input."""
-    return lxml_html.document_fromstring(data)
+def parse_html_document(data: bytes, *, encoding: str | None = None) -> etree._Element:
+    """The root element; raises ``etree.ParserError``/``ValueError`` on unreadable input.
+
+    ``encoding`` overrides whatever the document declares (for bytes we re-encoded ourselves)."""
+    parser = lxml_html.HTMLParser(encoding=encoding) if encoding else None
+    return lxml_html.document_fromstring(data, parser=parser)
 
 
 def body_of(root: etree._Element) -> etree._Element:

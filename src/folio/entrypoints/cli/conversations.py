@@ -10,17 +10,19 @@ from __future__ import annotations
 import json
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from folio.app.conversations import ConversationDetail, format_citations
 from folio.domain.conversations import ChatMessage, Conversation, MessageRole
 from folio.domain.errors import ConversationError, ConversationErrorCode
 from folio.entrypoints.cli.errors import handle_errors
+
+if TYPE_CHECKING:  # the use cases load only when a command runs: `folio --help` stays fast
+    from folio.app.conversations import ConversationDetail
 
 console = Console()
 SUMMARY_CHARS = 100
@@ -142,6 +144,8 @@ def show_cmd(lazy: Any, conversation: str, verbose: bool, as_json: bool) -> None
 
 
 def _print_detail(detail: ConversationDetail, *, verbose: bool) -> None:
+    from folio.app.conversations import format_citations
+
     c = detail.conversation
     console.print(f"[bold]{escape(c.title)}[/] [dim]({c.id})[/]")
     console.print(f"{escape(detail.book_title or '?')} · started {_when(c.created_at)} · "

@@ -145,3 +145,41 @@ def test_identity_and_usage_estimate() -> None:
     messages: Sequence[PromptMessage] = [PromptMessage.user("x" * 400)]
     usage = p.chat_with_tools(messages, TOOLS).usage
     assert usage.input_tokens == 100 and usage.output_tokens > 0
+
+
+def test_a_who_question_is_answered_with_sentences_naming_the_person_the_passages_share() -> None:
+    passages = [
+        passage(
+            "My friend came to see me on that day. I knew that Clerval would smile at me. "
+            "The sky was grey over the town.",
+            None,
+            "3",
+        ),
+        passage(
+            "Henry Clerval was the son of a merchant. A friend is a blessing to a man. "
+            "Then I saw Clerval again.",
+            None,
+            "4",
+        ),
+    ]
+    call = ToolInvocation("search_book", "w1", {"query": "friend"})
+    messages = [
+        PromptMessage.user("Who is Victor's friend?"),
+        PromptMessage.assistant("", (call,)),
+        result(call, *passages),
+    ]
+    text = provider().chat_with_tools(messages, TOOLS).text or ""
+    assert '"I knew that Clerval would smile at me." (p. 3)' in text
+
+
+def test_history_of_a_plain_transcript_ignores_tool_lines() -> None:
+    messages = [
+        PromptMessage.user("Who is Victor's friend?\n\n[Tool result]\n{}"),
+        PromptMessage.assistant(
+            '[called search_book {"query": "x"}]\nHenry Clerval is his friend.'
+        ),
+        PromptMessage.user("What happens to him?"),
+    ]
+    call = provider().chat_with_tools(messages, TOOLS).tool_invocations[0]
+    assert "Henry Clerval" in call.arguments["query"]
+    assert "Tool result" not in call.arguments["query"]

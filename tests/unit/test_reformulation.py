@@ -102,3 +102,15 @@ def test_the_prompt_template_is_filled_and_keeps_its_examples() -> None:
     assert "{history}" not in prompt and "{question}" not in prompt
     assert "Rewritten: What happens to Henry Clerval?" in prompt
     assert prompt.rstrip().endswith("Latest message: Why?\nRewritten:")
+
+
+def test_search_query_takes_names_first_from_the_last_answers_without_citations() -> None:
+    history = [
+        (
+            "Who is Victor's friend?",
+            'From the book:\n- "He wept at the departure of Clerval." (Chapter 7, p. 55)',
+        )
+    ]
+    query = HeuristicQueryRewriter(answer_terms=1).search_query("What happens to him?", history)
+    assert query.startswith("What happens to Clerval?")
+    assert "chapter" not in query.lower() and "departure" not in query

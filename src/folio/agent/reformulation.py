@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import logging
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 
 from folio.agent.followup import (
     NOT_NAMES,
-    FollowUpDetector,
     content_words,
     is_small_talk,
     proper_nouns,
@@ -79,6 +79,8 @@ _WHAT_ABOUT_NAME = re.compile(
     r"^\s*(?i:and )?(?i:what|how) (?i:about) "
     r"((?:the )?[A-Z][\w'’\-]*(?: [A-Z][\w'’\-]*)*)\s*\??\s*$"
 )
+# "(Chapter 5, p. 41)" citations and the offline note carry no search terms.
+_CITATION = re.compile(r"\([^()]*\bpp?\.\s*[\w\-–]+[^()]*\)|\(Offline mode:[^)]*\)|From the book:")
 _PARENTHETICAL = re.compile(r"\s*\([^)]*\)")
 _WHO_QUESTION = re.compile(
     r"^\s*(who\b|whom\b|what(?: is|'s|was)? (?:his|her|the) name)", re.IGNORECASE
@@ -97,9 +99,18 @@ class Referents:
 class HeuristicQueryRewriter:
     """Rewrites follow-ups with the conversation's salient entity; no model, no network."""
 
-    def __init__(self, *, detector: FollowUpDetector | None = None, history_turns: int = 6) -> None:
-        self._detector = detector or FollowUpDetector()
+    def __init__(
+        self,
+        *,
+        history_turns: int = 6,
+        answer_turns: int = 2,
+        answer_terms: int = 4,
+    ) -> None:
+        """``search_query`` uses the questions of the last ``history_turns`` exchanges and at most
+        ``answer_terms`` key terms of each of the last ``answer_turns`` answers."""
         self._turns = history_turns
+        self._answer_turns = answer_turns
+        self._answer_terms = answer_terms
 
     def rewrite(self, question: str, history: Sequence[Exchange]) -> str:
         """A self-contained version of ``question``.
@@ -119,19 +130,31 @@ class HeuristicQueryRewriter:
         return rewritten or question
 
     def search_query(self, question: str, history: Sequence[Exchange]) -> str:
-        """A query for the book index: the rewritten question plus, when it depends on the
-        conversation, the key terms of the earlier questions that it does not already contain."""
+        """A query for the book index: the rewritten question plus the key terms of the recent
+        questions and of the last answers that it does not already contain. Follow-ups in real
+        conversations ("to do what?") share the passage of the turns before them, so for
+        retrieval recall these terms matter more than fluency."""
         rewritten = self.rewrite(question, history)
         if not history or is_small_talk(question):
             return rewritten
         present = set(content_words(rewritten))
         extra: list[str] = []
-        for earlier, _ in history[-self._turns :]:
-            for word in content_words(earlier):
+        recent = history[-self._turns :]
+        answers = [a for _, a in recent[-self._answer_turns :]] if self._answer_turns else []
+        texts = [q for q, _ in recent] + [_CITATION.sub(" ", a or "") for a in answers]
+        for i, text in enumerate(texts):
+            limit = None if i < len(recent) else self._answer_terms
+            for word in _key_terms(text)[:limit]:
                 if word not in present:
                     present.add(word)
                     extra.append(word)
         return f"{rewritten} {' '.join(extra)}".strip() if extra else rewritten
+
+
+def _key_terms(text: str) -> list[str]:
+    """Content words of ``text``, the words of its names first."""
+    names = [w.lower() for name in proper_nouns(text) for w in content_words(name)]
+    return list(dict.fromkeys([*names, *content_words(text)]))
 
 
 def find_referents(history: Sequence[Exchange]) -> Referents:
@@ -182,15 +205,18 @@ def _is_noun_phrase(phrase: str) -> bool:
 
 
 def _answered_person(exchange: Exchange) -> str | None:
-    """For "Who is X's friend?" answered "... Henry Clerval ...": the new name of the answer."""
+    """For "Who is X's friend?" answered "... Henry Clerval ...": the answer's most mentioned new
+    name (the first one on a tie)."""
     question, answer = exchange
     if not answer or not _WHO_QUESTION.search(question):
         return None
     asked = {w.lower() for name in proper_nouns(question) for w in name.split()}
-    for name in proper_nouns(answer):
-        if not {w.lower() for w in name.split()} & asked:
-            return name
-    return None
+    new = [n for n in proper_nouns(answer) if not {w.lower() for w in n.split()} & asked]
+    if not new:
+        return None
+    counts = Counter(w for n in new for w in n.split())
+    best = max(new, key=lambda n: (max(counts[w] for w in n.split()), -new.index(n)))
+    return _longest_mention(best, [exchange])
 
 
 def _main_name(history: Sequence[Exchange], first_subject: str | None) -> str | None:

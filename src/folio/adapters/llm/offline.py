@@ -55,6 +55,9 @@ _SMALL_TALK = re.compile(
     r"thx|cheers|ok(ay)?|cool|great|nice|perfect|got it|bye|goodbye|see you)\W*$",
     re.IGNORECASE,
 )
+_WHO = re.compile(r"\s*(?:who|whom|whose)\b", re.IGNORECASE)
+_MID_SENTENCE_NAME = re.compile(r"(?<=[a-z,;] )[A-Z][a-z]{2,}(?: [A-Z][a-z]{2,})?")
+_CAPITALISED_RUN = re.compile(r"[A-Z][a-z]{2,}(?: [A-Z][a-z]{2,})?")
 _PASSAGE_HEADER = re.compile(r"^\[(\d+)\] (.+)$", re.MULTILINE)
 _QUESTION_LINE = re.compile(r"^(?:Question|Rewritten question): (.+)$", re.MULTILINE)
 # A plain-text transcript (providers without tools) appends tool results to the user's message.
@@ -82,11 +85,12 @@ class OfflineChatProvider:
         k: int = 5,
         max_sentences: int = 3,
     ) -> None:
-        """``search_query`` builds the retrieval query (default: ``rewriter.rewrite``);
-        sentences are always scored against ``rewriter.rewrite``'s self-contained question."""
+        """``search_query`` builds the retrieval query (default: the rewriter's own
+        ``search_query`` method when it has one, else ``rewrite``); sentences are always scored
+        against ``rewriter.rewrite``'s self-contained question."""
         self._rewriter = rewriter
         self._small_talk = small_talk or (lambda text: bool(_SMALL_TALK.match(text)))
-        self._search_query = search_query or rewriter.rewrite
+        self._search_query = search_query or _retrieval_query_of(rewriter)
         self._k = k
         self._max_sentences = max(2, min(4, max_sentences))
 
@@ -160,6 +164,12 @@ class OfflineChatProvider:
             f"I found nothing about that in the book before {limit}. "
             "Try other words, or a name from the story."
         )
+
+
+def _retrieval_query_of(rewriter: QueryRewriter) -> Callable[[str, Sequence[Exchange]], str]:
+    """A rewriter may offer ``search_query`` (same signature), a query tuned for recall."""
+    method = getattr(rewriter, "search_query", None)
+    return method if callable(method) else rewriter.rewrite
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,18 +285,23 @@ def best_sentences(
     question: str, passages: Sequence[Passage], limit: int
 ) -> list[tuple[str, Passage]]:
     """Sentences scored by the question's terms (weighted by rarity among the candidates), with
-    a small bonus for better-ranked passages; at least two when the passages have two."""
+    a small bonus for better-ranked passages; at least two when the passages have two. For a
+    "who" question, naming the person most of the passages mention counts as one more rare term."""
     candidates = [(s, p) for p in passages for s in split_sentences(p.text)]
     if not candidates:
         return []
     terms = set(_terms(question))
     document_frequency = Counter(t for s, _ in candidates for t in set(_terms(s)))
     n = len(candidates)
+    idf = {t: math.log(1 + n / document_frequency[t]) for t in terms if t in document_frequency}
+    person = _salient_name(question, passages)
+    person_weight = max(idf.values(), default=1.0)
 
     def score(item: tuple[str, Passage]) -> float:
         sentence, passage = item
-        found = set(_terms(sentence)) & terms
-        weight = sum(math.log(1 + n / document_frequency[t]) for t in found)
+        weight = sum(idf.get(t, 0.0) for t in set(_terms(sentence)))
+        if person and any(part in sentence for part in person.split()):
+            weight += person_weight
         length = len(sentence.split())
         brevity = 0.5 if length < 5 or length > MAX_QUOTE_WORDS else 1.0
         return weight * brevity + 0.3 / (1 + passage.rank)
@@ -295,6 +310,32 @@ def best_sentences(
     useful = [c for c in ranked if score(c) > 0.3 / (1 + c[1].rank)]
     chosen = useful[:limit] if len(useful) >= 2 else ranked[:2]
     return [(_shorten(s), p) for s, p in chosen]
+
+
+def _salient_name(question: str, passages: Sequence[Passage]) -> str | None:
+    """For a "who" question: the name (not in the question) that the most passages mention, then
+    the most often, if at least two mention it; in its longest form ("Henry Clerval" rather than
+    "Clerval"). A capitalised word counts as a name once it is met inside a sentence."""
+    if not _WHO.match(question):
+        return None
+    asked = set(re.findall(r"[a-z]+", question.lower()))
+    names = {
+        w
+        for p in passages
+        for m in _MID_SENTENCE_NAME.findall(p.text)
+        for w in m.split()
+        if w.lower() not in asked and w.lower() not in _STOPWORDS
+    }
+    if not names:
+        return None
+    forms = [m for p in passages for m in _CAPITALISED_RUN.findall(p.text)]
+    mentions = Counter(w for f in forms for w in f.split() if w in names)
+    in_passages = Counter(w for p in passages for w in names if re.search(rf"\b{w}\b", p.text))
+    best = max(names, key=lambda w: (in_passages[w], mentions[w]))
+    if in_passages[best] < 2:
+        return None
+    longer = Counter(f for f in forms if best in f.split() and set(f.split()) <= names)
+    return max(longer, key=lambda f: (len(f.split()) > 1, longer[f])) if longer else best
 
 
 def split_sentences(text: str) -> list[str]:

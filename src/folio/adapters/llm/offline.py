@@ -334,7 +334,9 @@ def _salient_name(question: str, passages: Sequence[Passage]) -> str | None:
     best = max(names, key=lambda w: (in_passages[w], mentions[w]))
     if in_passages[best] < 2:
         return None
-    longer = Counter(f for f in forms if best in f.split() and set(f.split()) <= names)
+    longer: Counter[str] = Counter(
+        f for f in forms if best in f.split() and set(f.split()) <= names
+    )
     return max(longer, key=lambda f: (len(f.split()) > 1, longer[f])) if longer else best
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -78,3 +79,25 @@ def test_an_unreadable_or_empty_file_is_a_clear_error(tmp_path: Path) -> None:
     empty.write_text("\n", encoding="utf-8")
     with pytest.raises(EvaluationDataError, match="no items"):
         load_reformulation_items(empty)
+
+
+def test_the_cli_command_prints_json_scores_and_a_clear_error_for_a_bad_file(
+    tmp_path: Path,
+) -> None:
+    from click.testing import CliRunner
+
+    from folio.entrypoints.cli.eval_reformulation import reformulation_cmd
+
+    data = tmp_path / "r.jsonl"
+    line = (
+        '{"source": "S (x)", "history": [["Who is Elizabeth Lavenza?", null]], '
+        '"question": "Where was she born?", "rewrites": ["Where was Elizabeth Lavenza born?"]}'
+    )
+    data.write_text(line + "\n", encoding="utf-8")
+    result = CliRunner().invoke(reformulation_cmd, ["--data", str(data), "--json"], obj=None)
+    assert result.exit_code == 0, result.output
+    scores = json.loads(result.output)
+    assert scores["S"]["heuristic"]["em"] == 1.0 and scores["S"]["copy"]["em"] == 0.0
+    data.write_text(line + "\n[1, 2]\n", encoding="utf-8")
+    bad = CliRunner().invoke(reformulation_cmd, ["--data", str(data)], obj=None)
+    assert bad.exit_code == 1 and "line 2" in bad.output and "Traceback" not in bad.output

@@ -105,6 +105,9 @@ def test_new_prints_the_id_and_list_shows_it_as_a_table_and_as_json(
     assert conversation in {e["conversation_id"] for e in listed(home, "Moby Test")}
     assert conversation in {e["conversation_id"] for e in listed(home, "list", "Moby")}
 
+    usage = ok(folio(home, "conversations", "--help"))  # help is not taken for a BOOK
+    assert "folio conversations [BOOK]" in usage and "export" in usage
+
 
 def test_new_with_json_prints_the_conversation_id(home: Path) -> None:
     data = json.loads(ok(folio(home, "conversations", "new", "Moby", "--json")))

@@ -186,3 +186,17 @@ def test_a_unit_of_work_holds_the_write_lock_so_a_second_writer_waits_or_is_told
         assert e.value.code == ConversationErrorCode.CONFLICT
         holder.commit()
     assert write_turn(store, c.id, "next") == 2
+
+
+def test_a_version_1_database_with_books_upgrades_and_keeps_them_for_conversations(
+    tmp_path: Path,
+) -> None:
+    old = Database(tmp_path / "old.db")
+    assert old.migrate(target=1) == [1]
+    add_tiny_book(old)
+    assert 2 in old.migrate()
+
+    convs = Conversations(SqliteConversationStore(old).unit_of_work, SqliteLibrary(old))
+    c = convs.create("book-1")
+    assert [s.book_title for s in convs.list()] == ["Moby-Dick"]
+    assert convs.get(c.id).conversation == c

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -226,50 +227,58 @@ def _export(model_dir: Path, target: Path) -> None:
         with torch.no_grad():
             return feeds, wrapper(*args).numpy()
 
-    with torch.no_grad():
-        sample, _ = run_torch(_PROBES[:2])
-        _torch_export(
-            torch, wrapper, tuple(torch.from_numpy(sample[n]) for n in _INPUT_NAMES), target
-        )
-    # Check on a batch of another shape than the export sample, so frozen shapes would show.
+    sample, _ = run_torch(_PROBES[:2])
+    args = tuple(torch.from_numpy(sample[name]) for name in _INPUT_NAMES)
+    # Checked on a batch of another shape than the export sample, so frozen shapes would show.
     feeds, expected = run_torch(_PROBES)
-    actual = _open_session(target, None).run(["last_hidden_state"], feeds)[0]
-    mask = feeds["attention_mask"]
-    if not np.allclose(
-        _mean_pool_normalised(actual, mask), _mean_pool_normalised(expected, mask), atol=1e-4
-    ):
-        raise ConfigError(f"The ONNX export of {model_dir} does not match the original model.")
+    failures: list[str] = []
+    for exporter in (_export_torchscript, _export_dynamo):
+        try:
+            with torch.no_grad(), warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # exporter deprecation and tracer notices
+                exporter(torch, wrapper, args, target)
+            actual = _open_session(target, None).run(["last_hidden_state"], feeds)[0]
+        except Exception as e:  # exporters raise many unrelated types; try the next one
+            failures.append(f"{exporter.__name__}: {e}")
+            continue
+        mask = feeds["attention_mask"]
+        if np.allclose(
+            _mean_pool_normalised(actual, mask), _mean_pool_normalised(expected, mask), atol=1e-4
+        ):
+            return
+        failures.append(f"{exporter.__name__}: output differs from torch")
+    raise ConfigError(f"Cannot export {model_dir} to ONNX: {'; '.join(failures)}")
 
 
-def _torch_export(torch: Any, module: Any, args: tuple[Any, ...], target: Path) -> None:
-    """The legacy (TorchScript) exporter makes a compact graph; the dynamo one is the fallback."""
-    axes = {"batch": 0, "sequence": 1}
-    dynamic_axes = {
-        name: {v: k for k, v in axes.items()} for name in (*_INPUT_NAMES, "last_hidden_state")
-    }
-    common = {"input_names": list(_INPUT_NAMES), "output_names": ["last_hidden_state"]}
-    try:
-        torch.onnx.export(
-            module,
-            args,
-            str(target),
-            dynamo=False,
-            opset_version=17,
-            dynamic_axes=dynamic_axes,
-            **common,
-        )
-    except Exception:
-        batch, seq = torch.export.Dim("batch"), torch.export.Dim("sequence")
-        shapes = {name: {0: batch, 1: seq} for name in _INPUT_NAMES}
-        torch.onnx.export(
-            module,
-            args,
-            str(target),
-            dynamo=True,
-            external_data=False,
-            dynamic_shapes=shapes,
-            **common,
-        )
+def _export_torchscript(torch: Any, module: Any, args: tuple[Any, ...], target: Path) -> None:
+    """The legacy (TorchScript) exporter: fast, compact graph. Tried first."""
+    axes = {0: "batch", 1: "sequence"}
+    torch.onnx.export(
+        module,
+        args,
+        str(target),
+        dynamo=False,
+        opset_version=17,
+        input_names=list(_INPUT_NAMES),
+        output_names=["last_hidden_state"],
+        dynamic_axes={name: axes for name in (*_INPUT_NAMES, "last_hidden_state")},
+    )
+
+
+def _export_dynamo(torch: Any, module: Any, args: tuple[Any, ...], target: Path) -> None:
+    """The torch.export-based exporter, for torch versions without the legacy one."""
+    batch, sequence = torch.export.Dim("batch"), torch.export.Dim("sequence")
+    torch.onnx.export(
+        module,
+        args,
+        str(target),
+        dynamo=True,
+        external_data=False,  # one self-contained file, so the atomic rename moves everything
+        verbose=False,
+        input_names=list(_INPUT_NAMES),
+        output_names=["last_hidden_state"],
+        dynamic_shapes={name: {0: batch, 1: sequence} for name in _INPUT_NAMES},
+    )
 
 
 def _last_hidden_state_module(model: Any) -> Any:
@@ -284,8 +293,8 @@ def _last_hidden_state_module(model: Any) -> Any:
 
         def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
             hidden = self.inner.embeddings(input_ids=input_ids, token_type_ids=token_type_ids)
-            # An explicit additive mask: transformers' own mask helpers branch on tensor values,
-            # which tracing freezes to the sample's shape (the export then gives wrong vectors).
+            # An explicit additive mask rather than transformers' mask helpers, which branch on
+            # Python values of tensors (tracing would freeze those branches to the sample).
             keep = attention_mask[:, None, None, :].to(hidden.dtype)
             additive = (1.0 - keep) * torch.finfo(hidden.dtype).min
             return self.inner.encoder(hidden, attention_mask=additive).last_hidden_state

@@ -134,6 +134,7 @@ class HeuristicQueryRewriter:
         questions and of the last answers that it does not already contain. Follow-ups in real
         conversations ("to do what?") share the passage of the turns before them, so for
         retrieval recall these terms matter more than fluency."""
+        history = [ex for ex in history if not is_small_talk(ex[0])]
         rewritten = self.rewrite(question, history)
         if not history or is_small_talk(question):
             return rewritten

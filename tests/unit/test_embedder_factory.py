@@ -133,3 +133,14 @@ def _use_hf_cache(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
     cache.mkdir(parents=True, exist_ok=True)
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
+
+
+def test_an_unwritable_model_cache_is_a_config_error_before_any_export(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("")
+    embedder = make_embedder("all-MiniLM-L6-v2", cache_dir=blocker / "models")
+    assert isinstance(embedder, OnnxEmbedder)
+    assert not embedder.is_prepared
+
+    with pytest.raises(ConfigError, match="Cannot write the embedding model"):
+        embedder.embed(["hello"])

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+import threading
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from folio.domain.errors import ConfigError
+from folio.domain.errors import ConfigError, FolioError
 from folio.domain.ports import Vectors
 
 MODEL_NAME = "all-MiniLM-L6-v2"
@@ -74,6 +75,7 @@ class OnnxEmbedder:
         self._threads = threads
         self._session: Any = None
         self._tokenizer: Any = None
+        self._load_lock = threading.Lock()  # the HTTP server may embed from several threads
 
     @property
     def name(self) -> str:
@@ -87,6 +89,12 @@ class OnnxEmbedder:
     def onnx_path(self) -> Path:
         """Where the exported graph lives; the file name changes when the weights do."""
         return self._cache_dir / f"{MODEL_NAME}-{_weights_key(self._model_dir)}.onnx"
+
+    @property
+    def is_prepared(self) -> bool:
+        """True when the ONNX file exists, i.e. the first ``embed()`` will not export (which
+        takes 10-20 s; a CLI may want to say so, or call ``prepare()`` behind a spinner)."""
+        return self.onnx_path.is_file()
 
     def prepare(self) -> Path:
         """Export the ONNX file now if it does not exist yet (e.g. from ``make demo`` or a
@@ -111,13 +119,18 @@ class OnnxEmbedder:
 
     def _embed_batch(self, session: Any, ids: list[list[int]]) -> Vectors:
         feeds = _feeds(ids)
-        hidden = session.run(["last_hidden_state"], feeds)[0]
+        try:
+            hidden = session.run(["last_hidden_state"], feeds)[0]
+        except Exception as e:  # onnxruntime's own error types (e.g. allocation failures)
+            raise FolioError(f"Embedding failed: {e}", code="EMBEDDING") from e
         return _mean_pool_normalised(hidden, feeds["attention_mask"])
 
     def _load(self) -> tuple[Any, Any]:
-        if self._session is None:
-            self._tokenizer = _load_tokenizer(self._model_dir / "tokenizer.json", self._max_length)
-            self._session = _open_session(self.prepare(), self._threads)
+        with self._load_lock:
+            if self._session is None:
+                tokenizer_path = self._model_dir / "tokenizer.json"
+                self._tokenizer = _load_tokenizer(tokenizer_path, self._max_length)
+                self._session = _open_session(self.prepare(), self._threads)
         return self._session, self._tokenizer
 
 
@@ -190,16 +203,19 @@ def _export_locked(model_dir: Path, target: Path) -> None:
     """Export under a lock so concurrent processes export once; the loser finds the file."""
     from filelock import FileLock
 
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(target) + ".lock"):
-        if target.is_file():
-            return
-        tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")  # unique: we hold the lock
-        try:
-            _export(model_dir, tmp)
-            os.replace(tmp, target)
-        finally:
-            tmp.unlink(missing_ok=True)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(target) + ".lock"):
+            if target.is_file():
+                return
+            tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")  # unique: we hold the lock
+            try:
+                _export(model_dir, tmp)
+                os.replace(tmp, target)
+            finally:
+                tmp.unlink(missing_ok=True)
+    except OSError as e:
+        raise ConfigError(f"Cannot write the embedding model to {target.parent}: {e}") from e
 
 
 def _export(model_dir: Path, target: Path) -> None:

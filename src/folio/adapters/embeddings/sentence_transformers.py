@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from folio.domain.errors import ConfigError
+from folio.domain.errors import ConfigError, FolioError
 from folio.domain.ports import Vectors
 
 
@@ -92,13 +92,19 @@ class SentenceTransformerEmbedder:
     def embed(self, texts: Sequence[str]) -> Vectors:
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
-        vectors = self._load().encode(
-            list(texts),
-            batch_size=self._batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
+        model = self._load()
+        try:
+            vectors = model.encode(
+                list(texts),
+                batch_size=self._batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+        except (RuntimeError, ValueError) as e:  # torch errors are RuntimeErrors
+            raise FolioError(
+                f"Embedding with {self._source!r} failed: {e}", code="EMBEDDING"
+            ) from e
         return np.asarray(vectors, dtype=np.float32)
 
     def _load(self) -> Any:

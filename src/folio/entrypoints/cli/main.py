@@ -75,8 +75,10 @@ def _register() -> None:
     for command in [*books.COMMANDS, chat_cmd, demo_cmd]:
         cli.add_command(command)
     from folio.entrypoints.cli.conversations import conversations_group
+    from folio.entrypoints.cli.eval import eval_group
 
     cli.add_command(conversations_group)
+    cli.add_command(eval_group)
 
 
 _register()

@@ -1,0 +1,69 @@
+"""Real chat sessions for the retrieval evaluation.
+
+``ChatSession`` replays a conversation through ``ChatWithBook``: the system's own answers become the
+history of the next turn. With gold history, each question is asked in a fresh conversation whose earlier
+turns hold the reference questions and answers instead (written through the same unit of work as any
+turn), so the search is judged on the history a perfect reader would have had.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from folio.app.chat import ChatWithBook
+from folio.app.conversations import Conversations
+from folio.app.evaluation.retrieval import AgentTurn
+from folio.domain.conversations import ChatMessage, MessageRole, Turn
+from folio.domain.ports import UnitOfWorkFactory
+
+
+def _turn(result_searches: tuple[str, ...], calls: int, tokens_in: int, tokens_out: int
+          ) -> AgentTurn:
+    return AgentTurn(searches=result_searches, llm_calls=calls, input_tokens=tokens_in,
+                     output_tokens=tokens_out)
+
+
+class ChatSession:
+    """One evaluated conversation replayed through the real chat pipeline."""
+
+    def __init__(self, chat: ChatWithBook, conversations: Conversations, uow: UnitOfWorkFactory,
+                 book_id: str, *, gold_history: bool = False) -> None:
+        self._chat = chat
+        self._conversations = conversations
+        self._uow = uow
+        self._book_id = book_id
+        self._gold_history = gold_history
+        self._gold: list[tuple[str, str]] = []
+        self._conversation_id: str | None = None
+
+    def ask(self, question: str) -> AgentTurn:
+        if self._gold_history or self._conversation_id is None:
+            self._conversation_id = self._conversations.create(self._book_id, "evaluation").id
+            if self._gold_history:
+                self._seed(self._conversation_id)
+        result = self._chat.execute(self._conversation_id, question)
+        return _turn(result.searches, result.llm_calls, result.input_tokens, result.output_tokens)
+
+    def add_gold_exchange(self, question: str, answer: str) -> None:
+        self._gold.append((question, answer))
+
+    def _seed(self, conversation_id: str) -> None:
+        now = datetime.now(UTC)
+        messages: list[ChatMessage] = []
+        turns: list[Turn] = []
+        for number, (question, answer) in enumerate(self._gold, 1):
+            for seq, (role, text) in enumerate(((MessageRole.USER, question),
+                                                (MessageRole.ASSISTANT, answer))):
+                messages.append(ChatMessage(uuid.uuid4().hex, conversation_id, number, seq, role,
+                                            text, now))
+            turns.append(Turn(conversation_id, number, now, strategy="gold"))
+        with self._uow() as uow:
+            uow.messages.save_batch(messages)
+            for turn in turns:
+                uow.turns.save(turn)
+            uow.commit()
+
+
+SessionFactory = Callable[[], ChatSession]

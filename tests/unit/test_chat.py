@@ -20,14 +20,14 @@ from folio.agent.guardrail import Guardrail
 from folio.agent.strategies import NO_ANSWER
 from folio.agent.tools import BaseTool, ToolRegistry, ToolResult, book_tools, default_registry
 from folio.app.chat import AnswerDelta, ChatWithBook, ToolCallFinished, ToolCallStarted
-from folio.domain.conversations import Conversation, MessageRole
+from folio.domain.conversations import Conversation, MessageRole, Turn
 from folio.domain.errors import (
     ConversationError,
     ConversationErrorCode,
     LLMError,
     LLMErrorCode,
 )
-from folio.domain.llm import PromptRole, ToolInvocation
+from folio.domain.llm import ChatResponse, PromptRole, TokenUsage, ToolInvocation
 from tests.unit.test_book_tools import SECRET_WORDS, StoryLibrary, make_story
 from tests.unit.test_guardrail import WithoutSimilarity
 
@@ -414,3 +414,42 @@ def test_an_empty_message_is_refused(world):
     with pytest.raises(ConversationError) as error:
         world.chat(ScriptedChatProvider([])).execute("c1", "   ")
     assert error.value.code == ConversationErrorCode.INVALID_INPUT
+
+
+def test_the_turn_number_is_taken_when_the_turn_is_stored(world):
+    def answer_while_another_turn_lands(messages, tools):
+        # Another client stores turn 1 while this turn waits for the model.
+        with world.store.unit_of_work() as uow:
+            uow.turns.save(Turn("c1", 1, T0))
+            uow.commit()
+        return "Victor is a student."
+
+    result = world.chat(ScriptedChatProvider([answer_while_another_turn_lands])).execute(
+        "c1", "Who is Victor?"
+    )
+
+    assert result.turn_number == 2
+    assert [t.turn_number for t in world.turns()] == [1, 2]
+
+
+def test_without_quotes_or_pages_the_top_results_are_cited(world):
+    provider = ScriptedChatProvider(
+        [tool_call("search_book", {"query": "Victor", "k": 5}), "He is a student."]
+    )
+
+    result = world.chat(provider).execute("c1", "Who is Victor?")
+
+    returned = json.loads(world.messages()[2].content)["data"]["results"]
+    assert [c.chunk_id for c in result.citations] == [r["chunk_id"] for r in returned[:3]]
+
+
+def test_the_llm_guardrail_call_is_counted_once(world):
+    provider = ScriptedChatProvider([ChatResponse("0.05", usage=TokenUsage(100, 2))])
+
+    result = world.chat(provider, guardrail=Guardrail("llm")).execute(
+        "c1", "Recommend a good laptop"
+    )
+
+    assert result.blocked and result.llm_calls == 1
+    assert (result.input_tokens, result.output_tokens) == (100, 2)
+    assert world.turns()[0].input_tokens == 100

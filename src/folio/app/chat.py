@@ -275,8 +275,11 @@ class ChatWithBook:
         verdict: GuardrailVerdict | None,
         latency_ms: float,
     ) -> TurnResult:
-        usage = outcome.usage + (verdict.usage if verdict else TokenUsage())
-        llm_calls = outcome.llm_calls + (verdict.llm_calls if verdict and verdict.allowed else 0)
+        guard_usage, guard_calls = TokenUsage(), 0
+        if verdict is not None and verdict.allowed:  # a blocked turn's outcome already has them
+            guard_usage, guard_calls = verdict.usage, verdict.llm_calls
+        usage = outcome.usage + guard_usage
+        llm_calls = outcome.llm_calls + guard_calls
         citations = (
             select_citations(outcome.answer, sources_of(runner.returned))
             if outcome.strategy != "guardrail"

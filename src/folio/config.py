@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from platformdirs import user_data_dir
+from platformdirs import user_cache_dir, user_data_dir
 
 from folio.domain.errors import ConfigError
 
@@ -42,6 +42,7 @@ _ENV = {
     "FOLIO_LLM_TIMEOUT": "llm_timeout",
     "FOLIO_LLM_RETRIES": "llm_max_retries",
     "FOLIO_DEBUG": "debug",
+    "FOLIO_MODELS_DIR": "model_cache",
 }
 _SECRETS = {"anthropic_api_key", "openai_api_key"}
 
@@ -65,6 +66,10 @@ class Settings:
     llm_timeout: float = 60.0
     llm_max_retries: int = 3
     debug: bool = False
+    # Where the embedding model's one-time ONNX export is kept: per machine, not per library.
+    model_cache: Path = field(
+        default_factory=lambda: Path(user_cache_dir("folio", appauthor=False)) / "models"
+    )
     config_file: Path | None = None
 
     @property
@@ -77,7 +82,7 @@ class Settings:
 
     @property
     def models_dir(self) -> Path:
-        return self.home / "models"
+        return self.model_cache
 
     def effective_provider(self) -> str:
         if self.provider:
@@ -143,7 +148,7 @@ def _validated(values: dict[str, Any]) -> Settings:
             elif kind == "bool":
                 clean[name] = value if isinstance(value, bool) else str(value).lower() in {
                     "1", "true", "yes", "on"}
-            elif kind == "Path" or name == "home":
+            elif kind == "Path" or name in {"home", "model_cache"}:
                 clean[name] = Path(value).expanduser()
             else:
                 clean[name] = value

@@ -236,21 +236,16 @@ def bench_tokens() -> list[tuple[int, int, int]]:
     return rows
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--conversations", type=int, default=40)
-    parser.add_argument(
-        "--stores",
-        default="sqlite",
-        help="comma-separated: sqlite (the default stores), memory (the test fakes, which copy "
-        "their state per unit of work and scan every chunk per query: not representative)",
-    )
-    args = parser.parse_args()
+def measure(*, conversations: int = 40, stores: Sequence[str] = ("sqlite",)) -> dict[str, Any]:
+    """Run both parts (printing as they go); returns the engine timings per store and guardrail
+    mode (``"sqlite/none"`` -> ms per turn) and the per-turn ``(turn, input tokens, llm calls)``."""
     print("Engine time per turn, 200-message history, provider time excluded (ms):")
+    engine: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for store_kind in args.stores.split(","):
+        for store_kind in stores:
             for mode in ("none", "retrieval"):
-                t = bench_engine(store_kind, mode, args.conversations, Path(tmp))
+                t = bench_engine(store_kind, mode, conversations, Path(tmp))
+                engine[f"{store_kind}/{mode}"] = t
                 print(
                     f"  {store_kind:6} guardrail={mode:9}  median {statistics.median(t):6.2f}  "
                     f"p95 {percentile(t, 95):6.2f}  (n={len(t)})"
@@ -261,6 +256,63 @@ def main() -> None:
         print(f"  turn {turn:2}  {tokens:6} tokens in {calls} calls")
     totals = [tokens for _, tokens, _ in rows]
     print(f"  mean {statistics.mean(totals):.0f}, max {max(totals)}, turn 20 {totals[-1]}")
+    return {"engine_ms": engine, "tokens": rows}
+
+
+TARGET_MS = 20.0
+
+
+def metrics(*, quick: bool) -> list[Any]:
+    """The summary rows for ``run_all``: the default stores (SQLite), guardrail off and on."""
+    from run_all import Metric
+
+    numbers = measure(conversations=15 if quick else 40)
+    rows = []
+    for key, t in numbers["engine_ms"].items():
+        median = statistics.median(t)
+        rows += [
+            Metric(
+                "turn",
+                f"engine per turn, 200-msg history ({key}): median",
+                median,
+                "ms",
+                target=f"< {TARGET_MS:.0f} ms",
+                ok=median < TARGET_MS,
+                note=f"n={len(t)}",
+            ),
+            Metric("turn", f"engine per turn ({key}): p95", percentile(t, 95), "ms"),
+        ]
+    tokens = [n for _, n, _ in numbers["tokens"]]
+    rows += [
+        Metric(
+            "turn",
+            "input tokens per turn, 20 turns: mean",
+            statistics.mean(tokens),
+            "tok",
+            note="scripted provider, chars/4",
+        ),
+        Metric(
+            "turn",
+            "input tokens per turn: turn 5 / turn 20",
+            tokens[-1],
+            "tok",
+            note=f"turn 5: {tokens[4]}, max {max(tokens)}",
+        ),
+    ]
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--conversations", type=int, default=40)
+    parser.add_argument(
+        "--stores",
+        default="sqlite",
+        help="comma-separated: sqlite (the default stores), memory (the test fakes, which copy "
+        "their state per unit of work and scan every chunk per query: not representative)",
+    )
+    args = parser.parse_args()
+    measure(conversations=args.conversations, stores=args.stores.split(","))
 
 
 if __name__ == "__main__":

@@ -37,7 +37,6 @@ class Container:
     @cached_property
     def database(self) -> Database:
         from folio.adapters.storage.sqlite_db import Database
-    from folio.app.chat import ChatWithBook
 
         db = Database(self.settings.database_path)
         db.migrate()
@@ -74,7 +73,6 @@ class Container:
 
         store = SqliteConversationStore(self.database)
         return store.unit_of_work
-
 
     def chat_provider(self, name: str | None = None, model: str | None = None) -> ChatProvider:
         """The chat model: ``name`` if given, else the configured or first available provider."""
@@ -121,8 +119,9 @@ class Container:
             self.chunk_index,
             self.chat_provider(provider, model),
             default_registry(),
-            FullHistoryStrategy(max_messages=s.history_messages,
-                                token_budget=s.context_token_budget),
+            FullHistoryStrategy(
+                max_messages=s.history_messages, token_budget=s.context_token_budget
+            ),
             guardrail=Guardrail(s.guardrail, searcher=self.searcher),
             max_tool_rounds=s.max_tool_rounds,
             search_k=s.search_k,
@@ -133,33 +132,41 @@ class Container:
             self.conversations.delete_for_book(book_id)
 
 
-def make_provider(settings: Settings, *, name: str | None = None, model: str | None = None
-                  ) -> ChatProvider:
+def make_provider(
+    settings: Settings, *, name: str | None = None, model: str | None = None
+) -> ChatProvider:
     """Build a chat provider from settings; vendor SDKs are imported only for the one chosen."""
     from folio.domain.errors import ConfigError
 
     chosen = name or settings.effective_provider()
     model = model or settings.model
-    common = {"timeout": settings.llm_timeout, "max_retries": settings.llm_max_retries}
+    timeout, retries = settings.llm_timeout, settings.llm_max_retries
     if chosen == "anthropic":
         from folio.adapters.llm.anthropic import AnthropicProvider
 
-        return AnthropicProvider(api_key=settings.anthropic_api_key, model=model, **common)
+        return AnthropicProvider(
+            api_key=settings.anthropic_api_key, model=model, timeout=timeout, max_retries=retries
+        )
     if chosen == "openai":
         from folio.adapters.llm.openai import OpenAIProvider
 
-        return OpenAIProvider(api_key=settings.openai_api_key, base_url=settings.openai_base_url,
-                              model=model, **common)
+        return OpenAIProvider(
+            api_key=settings.openai_api_key,
+            base_url=settings.openai_base_url,
+            model=model,
+            timeout=timeout,
+            max_retries=retries,
+        )
     if chosen == "ollama":
         from folio.adapters.llm.ollama import OllamaProvider
 
-        return OllamaProvider(host=settings.ollama_host, model=model, **common)
+        return OllamaProvider(
+            host=settings.ollama_host, model=model, timeout=timeout, max_retries=retries
+        )
     if chosen == "offline":
         from folio.adapters.llm.offline import OfflineChatProvider
         from folio.agent.followup import is_small_talk
         from folio.agent.reformulation import HeuristicQueryRewriter
 
         return OfflineChatProvider(rewriter=HeuristicQueryRewriter(), small_talk=is_small_talk)
-    raise ConfigError(
-        f"Unknown provider {chosen!r}: choose anthropic, openai, ollama or offline"
-    )
+    raise ConfigError(f"Unknown provider {chosen!r}: choose anthropic, openai, ollama or offline")

@@ -146,8 +146,11 @@ def _validated(values: dict[str, Any]) -> Settings:
             elif kind == "float":
                 clean[name] = float(value)
             elif kind == "bool":
-                clean[name] = value if isinstance(value, bool) else str(value).lower() in {
-                    "1", "true", "yes", "on"}
+                clean[name] = (
+                    value
+                    if isinstance(value, bool)
+                    else str(value).lower() in {"1", "true", "yes", "on"}
+                )
             elif kind == "Path" or name in {"home", "model_cache"}:
                 clean[name] = Path(value).expanduser()
             else:

@@ -156,8 +156,12 @@ class Book:
 
     def position_at_percent(self, percent: float) -> ReadingPosition:
         if not 0 <= percent <= 100:
-            raise BookError("A percentage must lie between 0 and 100", code=BookErrorCode.INVALID_POSITION)
-        return ReadingPosition(round(self.char_count * percent / 100), PositionKind.PERCENT, percent)
+            raise BookError(
+                "A percentage must lie between 0 and 100", code=BookErrorCode.INVALID_POSITION
+            )
+        return ReadingPosition(
+            round(self.char_count * percent / 100), PositionKind.PERCENT, percent
+        )
 
 
 @dataclass(frozen=True, slots=True)

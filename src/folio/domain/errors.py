@@ -29,7 +29,7 @@ class FolioError(Exception):
 class ConfigError(FolioError):
     """Invalid settings or config file."""
 
-    code = "CONFIG"
+    code: str = "CONFIG"
 
 
 class BookErrorCode(StrEnum):
@@ -41,7 +41,7 @@ class BookErrorCode(StrEnum):
 class BookError(FolioError):
     """A book reference that does not resolve, or an invalid operation on a book."""
 
-    code = BookErrorCode.NOT_FOUND
+    code: str = BookErrorCode.NOT_FOUND
 
 
 class IngestErrorCode(StrEnum):
@@ -55,7 +55,7 @@ class IngestErrorCode(StrEnum):
 class IngestError(BookError):
     """A file that cannot become a book: unsupported, corrupt, empty, or already in the library."""
 
-    code = IngestErrorCode.CORRUPT
+    code: str = IngestErrorCode.CORRUPT
 
 
 class ConversationErrorCode(StrEnum):
@@ -66,7 +66,7 @@ class ConversationErrorCode(StrEnum):
 
 
 class ConversationError(FolioError):
-    code = ConversationErrorCode.NOT_FOUND
+    code: str = ConversationErrorCode.NOT_FOUND
 
 
 class LLMErrorCode(StrEnum):
@@ -79,7 +79,7 @@ class LLMErrorCode(StrEnum):
 
 
 class LLMError(FolioError):
-    code = LLMErrorCode.UNAVAILABLE
+    code: str = LLMErrorCode.UNAVAILABLE
 
 
 class ToolErrorCode(StrEnum):
@@ -91,4 +91,4 @@ class ToolErrorCode(StrEnum):
 
 
 class ToolError(FolioError):
-    code = ToolErrorCode.EXCEPTION
+    code: str = ToolErrorCode.EXCEPTION

@@ -59,7 +59,9 @@ class PromptMessage:
 
     @staticmethod
     def tool_result(tool_use_id: str, content: str, *, is_error: bool = False) -> PromptMessage:
-        return PromptMessage(PromptRole.TOOL_RESULT, content, tool_use_id=tool_use_id, is_error=is_error)
+        return PromptMessage(
+            PromptRole.TOOL_RESULT, content, tool_use_id=tool_use_id, is_error=is_error
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -149,9 +149,14 @@ class ConversationUnitOfWork(Protocol):
     """``with uow: ...; uow.commit()``: everything written inside is stored together or not at all.
     Leaving the block without ``commit()`` (or by an exception) rolls back."""
 
-    conversations: ConversationRepository
-    messages: ChatMessageRepository
-    turns: TurnRepository
+    @property
+    def conversations(self) -> ConversationRepository: ...
+
+    @property
+    def messages(self) -> ChatMessageRepository: ...
+
+    @property
+    def turns(self) -> TurnRepository: ...
 
     def __enter__(self) -> Self: ...
 

@@ -15,7 +15,9 @@ class RankedChunk:
     score: float  # fused score, higher is better
     lexical_rank: int | None = None  # 1-based rank in the lexical list, None when absent there
     vector_rank: int | None = None
-    similarity: float | None = None  # cosine similarity of the query and chunk vectors, when computed
+    similarity: float | None = (
+        None  # cosine similarity of the query and chunk vectors, when computed
+    )
 
 
 _WORD = re.compile(r"\w+")

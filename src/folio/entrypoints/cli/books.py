@@ -5,25 +5,27 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import click
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from folio.domain.errors import FolioError, IngestError, IngestErrorCode
 from folio.entrypoints.cli.errors import EXIT_ERROR, debug_enabled, handle_errors
+from folio.entrypoints.cli.output import console, err_console, escape
 from folio.entrypoints.serialize import book_detail, book_summary, hit_dict
-
-console = Console()
-err_console = Console(stderr=True)
 
 
 class _RichIngestProgress:
     """Shows the ingest stages (parse, chunk, embed, store) as a progress bar."""
 
-    LABELS = {"parse": "Reading", "chunk": "Splitting", "embed": "Embedding", "store": "Saving"}
+    LABELS: ClassVar[dict[str, str]] = {
+        "parse": "Reading",
+        "chunk": "Splitting",
+        "embed": "Embedding",
+        "store": "Saving",
+    }
 
     def __init__(self, progress: Progress, name: str) -> None:
         self._progress = progress
@@ -49,8 +51,9 @@ class _RichIngestProgress:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object per file.")
 @click.pass_obj
 @handle_errors
-def add_cmd(lazy: Any, files: tuple[Path, ...], title: str | None, author: str | None,
-            as_json: bool) -> None:
+def add_cmd(
+    lazy: Any, files: tuple[Path, ...], title: str | None, author: str | None, as_json: bool
+) -> None:
     """Add books (EPUB, PDF, TXT, MD, HTML) to the library.
 
     Re-adding a file that is already in the library is detected by its content and reported.
@@ -61,25 +64,47 @@ def add_cmd(lazy: Any, files: tuple[Path, ...], title: str | None, author: str |
     results: list[dict[str, Any]] = []
     failed = False
     show_progress = not as_json and sys.stderr.isatty()
-    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                        TimeElapsedColumn(), console=err_console, transient=True,
-                        disable=not show_progress)
+    progress = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+        disable=not show_progress,
+    )
     with progress:
         for path in files:
             try:
-                result = ingest.execute(path, title=title, author=author,
-                                        progress=_RichIngestProgress(progress, path.name))
+                result = ingest.execute(
+                    path,
+                    title=title,
+                    author=author,
+                    progress=_RichIngestProgress(progress, path.name),
+                )
             except IngestError as e:
                 if debug_enabled() and e.code != IngestErrorCode.DUPLICATE:
                     raise
                 duplicate = e.code == IngestErrorCode.DUPLICATE
                 failed = failed or not duplicate
-                results.append({"file": str(path), "status": "duplicate" if duplicate else "error",
-                                "error": e.message, "book_id": e.details.get("book_id")})
+                results.append(
+                    {
+                        "file": str(path),
+                        "status": "duplicate" if duplicate else "error",
+                        "error": e.message,
+                        "book_id": e.details.get("book_id"),
+                    }
+                )
                 continue
             book = result.book
-            results.append({"file": str(path), "status": "added", "book": book_summary(book),
-                            "chunks": result.chunk_count})
+            results.append(
+                {
+                    "file": str(path),
+                    "status": "added",
+                    "book": book_summary(book),
+                    "chunks": result.chunk_count,
+                }
+            )
     _print_add_results(results, as_json)
     if failed:
         sys.exit(EXIT_ERROR)
@@ -92,12 +117,15 @@ def _print_add_results(results: list[dict[str, Any]], as_json: bool) -> None:
     for r in results:
         if r["status"] == "added":
             b = r["book"]
-            console.print(f"[green]Added[/] {b['title']!s} [dim]({b['id'][:8]})[/]: "
-                          f"{b['pages']} pages, {b['chapters']} chapters, {r['chunks']} passages")
+            console.print(
+                f"[green]Added[/] {escape(b['title'])} [dim]({b['id'][:8]})[/]: "
+                f"{b['pages']} pages, {b['chapters']} chapters, {r['chunks']} passages"
+            )
         elif r["status"] == "duplicate":
-            console.print(f"[yellow]Already in the library[/]: {r['error']}")
+            console.print(f"[yellow]Already in the library[/]: {escape(r['error'])}")
         else:
-            err_console.print(f"[red]Error[/]: {r['file']}: {r['error']}")
+            # One plain line per failed file: its reason names the file.
+            click.echo(f"Error: {r['error']}", err=True)
 
 
 @click.command("books")
@@ -115,8 +143,15 @@ def books_cmd(lazy: Any, as_json: bool) -> None:
         return
     table = Table("id", "title", "author", "format", "pages", "chapters", "read to")
     for b in books:
-        table.add_row(b.id[:8], b.title, b.author or "", b.format.value, str(b.page_count),
-                      str(len(b.chapters)), b.position.describe())
+        table.add_row(
+            b.id[:8],
+            escape(b.title),
+            escape(b.author or ""),
+            b.format.value,
+            str(b.page_count),
+            str(len(b.chapters)),
+            b.position.describe(),
+        )
     console.print(table)
 
 
@@ -135,14 +170,20 @@ def show_cmd(lazy: Any, book: str, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(data, indent=2))
         return
-    console.print(f"[bold]{found.title}[/]" + (f" by {found.author}" if found.author else ""))
-    console.print(f"id {found.id}  format {found.format.value}  file {found.source_name}")
-    console.print(f"{found.page_count} pages, {len(found.chapters)} chapters; "
-                  f"read to: {found.position.describe()}")
+    by = f" by {escape(found.author)}" if found.author else ""
+    console.print(f"[bold]{escape(found.title)}[/]{by}")
+    console.print(
+        f"id {found.id}  format {found.format.value}  file {escape(found.source_name)}",
+        highlight=False,
+    )
+    console.print(
+        f"{found.page_count} pages, {len(found.chapters)} chapters; "
+        f"read to: {found.position.describe()}"
+    )
     if found.chapters:
         table = Table("#", "chapter", "page")
         for c in data["chapters"]:
-            table.add_row(str(c["index"]), c["title"], str(c["page"] or ""))
+            table.add_row(str(c["index"]), escape(c["title"]), str(c["page"] or ""))
         console.print(table)
 
 
@@ -161,7 +202,7 @@ def rm_cmd(lazy: Any, book: str, yes: bool) -> None:
         click.echo("Nothing removed.")
         return
     library.remove(found.id)
-    console.print(f"Removed {found.title}.")
+    console.print(f"Removed {escape(found.title)}.")
 
 
 @click.command("position")
@@ -173,8 +214,15 @@ def rm_cmd(lazy: Any, book: str, yes: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
 @handle_errors
-def position_cmd(lazy: Any, book: str, page: str | None, chapter: int | None,
-                 percent: float | None, reset: bool, as_json: bool) -> None:
+def position_cmd(
+    lazy: Any,
+    book: str,
+    page: str | None,
+    chapter: int | None,
+    percent: float | None,
+    reset: bool,
+    as_json: bool,
+) -> None:
     """Set how far you have read; nothing past it is ever searched or shown.
 
     Without an option, prints the current position.
@@ -185,24 +233,28 @@ def position_cmd(lazy: Any, book: str, page: str | None, chapter: int | None,
     if len(chosen) > 1:
         raise click.UsageError("give one of --page, --chapter, --percent, --reset")
     if chosen:
-        found = library.set_position(found.id, page=page, chapter=chapter, percent=percent,
-                                     reset=reset)
+        found = library.set_position(
+            found.id, page=page, chapter=chapter, percent=percent, reset=reset
+        )
     if as_json:
         click.echo(json.dumps(book_summary(found)["reading_position"], indent=2))
     else:
-        console.print(f"{found.title}: read to {found.position.describe()}")
+        console.print(f"{escape(found.title)}: read to {found.position.describe()}")
 
 
 @click.command("search")
 @click.argument("book")
 @click.argument("query")
-@click.option("-k", "k", type=click.IntRange(1, 50), default=5, show_default=True,
-              help="Number of passages.")
+@click.option(
+    "-k", "k", type=click.IntRange(1, 50), default=5, show_default=True, help="Number of passages."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
 @handle_errors
 def search_cmd(lazy: Any, book: str, query: str, k: int, as_json: bool) -> None:
     """Search a book (up to your reading position) for QUERY."""
+    if not query.strip():
+        raise click.UsageError("QUERY cannot be empty")
     container = lazy.get()
     found = container.library.resolve(book)
     hits = container.searcher.search(found, query, k=k)
@@ -210,13 +262,15 @@ def search_cmd(lazy: Any, book: str, query: str, k: int, as_json: bool) -> None:
         click.echo(json.dumps([hit_dict(h) for h in hits], indent=2))
         return
     if not hits:
-        console.print("No passages found" + (
-            "." if found.position.is_unlimited else f" before {found.position.describe()}."))
+        console.print(
+            "No passages found"
+            + ("." if found.position.is_unlimited else f" before {found.position.describe()}.")
+        )
         return
     for i, hit in enumerate(hits, 1):
         where = f"{hit.chunk.chapter}, p. {hit.pages}" if hit.chunk.chapter else f"p. {hit.pages}"
-        console.print(f"[bold]{i}.[/] [cyan]{where}[/]")
-        console.print(f"   {hit.snippet}", highlight=False)
+        console.print(f"[bold]{i}.[/] [cyan]{escape(where)}[/]")
+        console.print(f"   {escape(hit.snippet)}", highlight=False)
 
 
 COMMANDS = [add_cmd, books_cmd, show_cmd, rm_cmd, position_cmd, search_cmd]

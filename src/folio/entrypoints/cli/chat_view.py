@@ -1,4 +1,5 @@
-"""How a chat turn looks in the terminal: streamed Markdown answer, citations, and (verbose) tool calls."""
+"""How a chat turn looks in the terminal: the streamed Markdown answer, its citations, and (with
+``--verbose``) each tool call and its result."""
 
 from __future__ import annotations
 
@@ -51,8 +52,12 @@ class TurnView:
             self._text += event.text
             if self._live_enabled:
                 if self._live is None:
-                    self._live = Live(Markdown(self._text), console=self._console,
-                                      refresh_per_second=12, vertical_overflow="visible")
+                    self._live = Live(
+                        Markdown(self._text),
+                        console=self._console,
+                        refresh_per_second=12,
+                        vertical_overflow="visible",
+                    )
                     self._live.start()
                 self._live.update(Markdown(self._text))
 
@@ -70,10 +75,17 @@ class TurnView:
             self._live.stop()
             self._live = None
         if not streamed:
-            self._console.print(Markdown(result.answer))
+            self._print_answer(result.answer)
         line = citation_line(result.citations)
         if line:
             self._console.print(Text(f"Sources: {line}", style="dim"))
+
+    def _print_answer(self, answer: str) -> None:
+        # Markdown is rendered for a terminal; piped output keeps the answer's own text, unwrapped.
+        if self._console.is_terminal:
+            self._console.print(Markdown(answer))
+        else:
+            self._console.print(Text(answer), soft_wrap=True)
 
     def abort(self) -> None:
         self._stop_live()
@@ -85,8 +97,12 @@ def turn_json(result: Any) -> dict[str, Any]:
         "turn_number": result.turn_number,
         "answer": result.answer,
         "citations": [
-            {"chapter": c.chapter, "page_start": c.page_start, "page_end": c.page_end,
-             "quote": c.quote}
+            {
+                "chapter": c.chapter,
+                "page_start": c.page_start,
+                "page_end": c.page_end,
+                "quote": c.quote,
+            }
             for c in result.citations
         ],
         "searches": list(result.searches),

@@ -1,7 +1,8 @@
 """``folio demo``: import the bundled book (once) and chat with it, offline.
 
-On a terminal it opens the chat; otherwise (CI, ``make demo < /dev/null``) it runs a scripted tour of
-several turns: a question, a pronoun follow-up, small talk, and the reading-position limit.
+On a terminal it opens the chat; otherwise (CI, ``make demo < /dev/null``) it runs a scripted tour
+of several turns: a question, a pronoun follow-up, small talk, and the reading-position limit.
+The book is found again by its content hash, so it is imported only on the first run.
 """
 
 from __future__ import annotations
@@ -12,13 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
 from rich.rule import Rule
 
 from folio.entrypoints.cli.chat import ChatSession, _repl
 from folio.entrypoints.cli.errors import handle_errors
-
-console = Console()
+from folio.entrypoints.cli.output import console, escape
 
 TOUR = (
     "Who is Victor's friend from Geneva?",
@@ -44,8 +43,11 @@ def ensure_demo_book(container: Any) -> Any:
 
 
 @click.command("demo")
-@click.option("--tour/--interactive", default=None,
-              help="Force the scripted tour or the interactive chat (default: chat on a terminal).")
+@click.option(
+    "--tour/--interactive",
+    default=None,
+    help="Force the scripted tour or the interactive chat (default: chat on a terminal).",
+)
 @click.option("--provider", "-p", help="Provider to use (default: offline unless configured).")
 @click.pass_obj
 @handle_errors
@@ -58,7 +60,7 @@ def demo_cmd(lazy: Any, tour: bool | None, provider: str | None) -> None:
     chat = container.chat(provider=provider or "offline")
     run_tour = tour if tour is not None else not sys.stdin.isatty()
     conversation = container.conversations.create(book.id, title="Demo" if run_tour else None)
-    session = ChatSession(container, book, chat, conversation.id, verbose=run_tour)
+    session = ChatSession(container, book, chat, conversation.id, verbose=run_tour, created=True)
     if not run_tour:
         _repl(session, interactive=True)
         return
@@ -67,14 +69,15 @@ def demo_cmd(lazy: Any, tour: bool | None, provider: str | None) -> None:
 
 def _tour(container: Any, session: ChatSession) -> None:
     book = session.book
-    console.print(Rule(f"folio demo: {book.title}"))
+    console.print(Rule(f"folio demo: {escape(book.title)}"))
     console.print("A scripted tour (offline: answers are passages quoted from the book).\n")
     for question in TOUR:
         console.print(f"[bold]you>[/] {question}", highlight=False)
         session.ask(question, live=False)
         console.print()
-    limited = container.library.set_position(book.id, chapter=5, page=None, percent=None,
-                                             reset=False)
+    limited = container.library.set_position(
+        book.id, chapter=5, page=None, percent=None, reset=False
+    )
     session.book = limited
     console.print(Rule("Reading position: chapter 5"))
     console.print("Nothing past chapter 5 can be searched or quoted now.\n")
@@ -82,10 +85,11 @@ def _tour(container: Any, session: ChatSession) -> None:
     try:
         session.ask(SPOILER_QUESTION, live=False)
     finally:
-        container.library.set_position(book.id, page=None, chapter=None, percent=None,
-                                       reset=True)
+        container.library.set_position(book.id, page=None, chapter=None, percent=None, reset=True)
     console.print()
     console.print(Rule())
-    console.print(f"Resume this conversation: folio chat {book.id[:8]} -c "
-                  f"{session.conversation_id[:8]}\nSee it with tool calls: "
-                  f"folio conversations show {session.conversation_id[:8]} --verbose")
+    console.print(
+        f"Resume this conversation: folio chat {book.id[:8]} -c "
+        f"{session.conversation_id[:8]}\nSee it with tool calls: "
+        f"folio conversations show {session.conversation_id[:8]} --verbose"
+    )

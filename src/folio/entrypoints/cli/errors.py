@@ -1,8 +1,10 @@
 """The only place where folio's errors become messages and exit codes for people.
 
-Exit codes: 0 ok, 1 invalid input or operation, 2 usage (click), 3 not found, 4 model provider error,
-5 conflict (e.g. a concurrent writer), 130 interrupted. ``--debug`` / ``FOLIO_DEBUG=1`` re-raise with the
-traceback for developers.
+Exit codes: 0 ok, 1 invalid input or operation, 2 usage (click), 3 not found, 4 model provider
+error, 5 conflict (e.g. a concurrent writer), 130 interrupted. ``--debug`` / ``FOLIO_DEBUG=1``
+re-raise with the traceback for developers.
+
+Invariant: every error message is ONE line on stderr, starting with ``Error: ``.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ def debug_enabled() -> bool:
 
 
 def fail(message: str, code: int = EXIT_ERROR) -> NoReturn:
-    click.echo(f"Error: {message}", err=True)
+    click.echo(f"Error: {' '.join(message.split())}", err=True)
     sys.exit(code)
 
 

@@ -9,23 +9,33 @@ from pathlib import Path
 
 import click
 
-from folio.entrypoints.cli.errors import handle_errors
+from folio.entrypoints.cli.errors import EXIT_ERROR, debug_enabled, handle_errors
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
 @click.group(context_settings=CONTEXT_SETTINGS)
-@click.option("--home", type=click.Path(file_okay=False, path_type=Path), envvar="FOLIO_HOME",
-              help="Data directory (default: $FOLIO_HOME, else the platform's user data folder).")
-@click.option("--debug", is_flag=True, envvar="FOLIO_DEBUG",
-              help="Show tracebacks and debug logs (also FOLIO_DEBUG=1).")
+@click.option(
+    "--home",
+    type=click.Path(file_okay=False, path_type=Path),
+    envvar="FOLIO_HOME",
+    help="Data directory (default: $FOLIO_HOME, else the platform's user data folder).",
+)
+@click.option(
+    "--debug",
+    is_flag=True,
+    envvar="FOLIO_DEBUG",
+    help="Show tracebacks and debug logs (also FOLIO_DEBUG=1).",
+)
 @click.version_option(package_name="folio")
 @click.pass_context
 def cli(ctx: click.Context, home: Path | None, debug: bool) -> None:
     """folio: a reading companion you talk to.
 
-    Add books (EPUB, PDF, text, Markdown, HTML), set how far you have read, search them, and chat with
-    them. Answers cite pages and never reveal anything past your reading position.
+    Add books (EPUB, PDF, text, Markdown, HTML), set how far you have read, search them, and chat
+    with them. Answers cite pages and never reveal anything past your reading position.
+
+    Start with `folio demo`, or `folio add FILE` then `folio chat BOOK`.
     """
     import os
 
@@ -33,8 +43,10 @@ def cli(ctx: click.Context, home: Path | None, debug: bool) -> None:
         os.environ["FOLIO_HOME"] = str(home)
     if debug:
         os.environ["FOLIO_DEBUG"] = "1"
-    logging.basicConfig(level=logging.DEBUG if debug else logging.WARNING,
-                        format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.DEBUG if debug else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
     ctx.obj = _LazyContainer()
 
 
@@ -85,12 +97,23 @@ _register()
 
 
 def main() -> None:
+    """The console script. Errors folio raises on purpose are handled by each command; anything
+    else is a bug, reported in one line (``--debug`` shows its traceback)."""
     try:
         cli.main(prog_name="folio")
     except SystemExit:
         raise
     except BrokenPipeError:
         sys.exit(0)
+    except Exception as e:
+        if debug_enabled():
+            raise
+        click.echo(
+            f"Error: unexpected {type(e).__name__}: {e} (this is a bug in folio; "
+            "run with --debug for the traceback)",
+            err=True,
+        )
+        sys.exit(EXIT_ERROR)
 
 
 if __name__ == "__main__":

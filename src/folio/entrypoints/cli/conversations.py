@@ -216,7 +216,7 @@ def rename_cmd(lazy: Any, conversation: str, title: str, as_json: bool) -> None:
     if as_json:
         _json_out(_conversation_dict(renamed))
     else:
-        console.print(f"Renamed to {escape(renamed.title)!r}.")
+        console.print(f"Renamed to “{escape(renamed.title)}”.")
 
 
 @conversations_group.command("rm")
@@ -236,7 +236,7 @@ def rm_cmd(lazy: Any, conversation: str, yes: bool, as_json: bool) -> None:
     if as_json:
         _json_out({"conversation_id": found.id, "deleted": True})
     else:
-        console.print(f"Deleted {escape(found.title)!r}.")
+        console.print(f"Deleted “{escape(found.title)}”.")
 
 
 @conversations_group.command("export")

@@ -90,7 +90,16 @@ class Container:
         from folio.adapters.parsers import parse_book
         from folio.app.ingest import IngestBook
 
-        return IngestBook(parse=parse_book, embedder=self.embedder, books=self.books)
+        # Keep passages inside the embedding model's window when the embedder can count tokens.
+        count_tokens = getattr(self.embedder, "count_tokens", None)
+        max_tokens = getattr(self.embedder, "max_tokens", 256)
+        return IngestBook(
+            parse=parse_book,
+            embedder=self.embedder,
+            books=self.books,
+            count_tokens=count_tokens,
+            max_tokens=max_tokens,
+        )
 
     @cached_property
     def searcher(self) -> SearchBook:

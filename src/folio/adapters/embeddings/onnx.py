@@ -75,6 +75,7 @@ class OnnxEmbedder:
         self._threads = threads
         self._session: Any = None
         self._tokenizer: Any = None
+        self._counter: Any = None  # an untruncated tokenizer, for counting
         self._load_lock = threading.Lock()  # the HTTP server may embed from several threads
 
     @property
@@ -103,6 +104,18 @@ class OnnxEmbedder:
         if not path.is_file():
             _export_locked(self._model_dir, path)
         return path
+
+    @property
+    def max_tokens(self) -> int:
+        """The model's window: text beyond this many tokens is not embedded."""
+        return self._max_length
+
+    def count_tokens(self, text: str) -> int:
+        """Word-piece tokens of ``text`` as the model sees it (special tokens included), not cut
+        at the window, so the chunker can keep passages inside it."""
+        if self._counter is None:
+            self._counter = _load_tokenizer(self._model_dir / "tokenizer.json", None)
+        return len(self._counter.encode(text).ids)
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
@@ -170,7 +183,7 @@ def _weights_key(model_dir: Path) -> str:
     return digest.hexdigest()[:12]
 
 
-def _load_tokenizer(path: Path, max_length: int) -> Any:
+def _load_tokenizer(path: Path, max_length: int | None) -> Any:
     from tokenizers import Tokenizer
 
     try:
@@ -178,7 +191,10 @@ def _load_tokenizer(path: Path, max_length: int) -> Any:
     except Exception as e:  # the tokenizers library raises plain Exception subclasses
         raise ConfigError(f"Cannot load the tokenizer {path}: {e}") from e
     # The packaged tokenizer.json pads and truncates to 128; we pad per batch ourselves.
-    tokenizer.enable_truncation(max_length=max_length)
+    if max_length is None:
+        tokenizer.no_truncation()
+    else:
+        tokenizer.enable_truncation(max_length=max_length)
     tokenizer.no_padding()
     return tokenizer
 

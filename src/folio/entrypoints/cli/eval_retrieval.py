@@ -27,6 +27,8 @@ from folio.app.evaluation.retrieval import MODES, ModeScore, RetrievalEvaluation
 from folio.entrypoints.cli.errors import handle_errors
 
 err_console = Console(stderr=True)
+# Bump when chunking or indexing changes, so cached evaluation imports are rebuilt.
+INDEX_FORMAT = b"index-2"
 
 
 @click.command("retrieval")
@@ -94,7 +96,7 @@ def _evaluation(settings: Any, cache: Path, path: Path, ks: tuple[int, ...],
     from folio.bootstrap import Container
 
     raw = path.read_bytes()
-    key = hashlib.sha256(raw + settings.embedding_model.encode()).hexdigest()[:16]
+    key = hashlib.sha256(raw + settings.embedding_model.encode() + INDEX_FORMAT).hexdigest()[:16]
     container = Container(replace(settings, home=cache / key, conversation_store="sqlite"))
     book = container.books.find_by_hash(hashlib.sha256(raw).hexdigest())
     if book is None:

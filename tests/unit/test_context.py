@@ -60,11 +60,21 @@ def _history(turns: int) -> list[ChatMessage]:
 
 
 def test_the_window_holds_the_last_whole_turns_within_the_message_cap():
-    window = FullHistoryStrategy(max_messages=10, token_budget=100_000).build_context(_history(6))
+    window = FullHistoryStrategy(max_messages=4, token_budget=100_000).build_context(_history(6))
 
-    assert len(window) == 8  # two turns of four messages; a third would exceed ten
+    # the cap counts questions and answers: two turns (four messages of the conversation), each
+    # with its tool call and result, so eight prompt messages; a third turn would exceed four
+    assert len(window) == 8
     assert window[0].role is PromptRole.USER and window[0].content == "question 5"
     assert window[-1].content == "answer 6"
+
+
+def test_tool_calls_and_results_do_not_count_against_the_message_cap():
+    window = FullHistoryStrategy(max_messages=10, token_budget=100_000).build_context(_history(6))
+
+    assert [m.content for m in window if m.role is PromptRole.USER] == [
+        f"question {n}" for n in range(2, 7)
+    ]
 
 
 def test_the_window_never_starts_with_a_tool_result_cut_from_its_call():

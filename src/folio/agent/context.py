@@ -81,7 +81,11 @@ def _clip(text: str, limit: int) -> str:
 
 class FullHistoryStrategy:
     """Implements ``ConversationContextStrategy``: the most recent whole turns, at most
-    ``max_messages`` messages and about ``token_budget`` tokens (oldest turns dropped first)."""
+    ``max_messages`` messages and about ``token_budget`` tokens (oldest turns dropped first).
+
+    ``max_messages`` counts the conversation as the reader sees it (questions and answers); the
+    tool calls and results of a kept turn come with it and are paid for by the token budget, so a
+    turn that searched costs no more of the message cap than one that did not."""
 
     def __init__(
         self,
@@ -113,10 +117,11 @@ class FullHistoryStrategy:
         kept: list[list[ChatMessage]] = []
         count = 0
         for turn in reversed(turns):
-            if kept and count + len(turn) > self.max_messages:
+            visible = sum(1 for m in turn if _conversational(m))
+            if kept and count + visible > self.max_messages:
                 break
             kept.insert(0, turn)
-            count += len(turn)
+            count += visible
         return kept
 
     def _render(self, turn: list[ChatMessage], *, full: bool) -> list[PromptMessage]:
@@ -128,6 +133,13 @@ class FullHistoryStrategy:
                 prompt = replace(prompt, content=short)
             out.append(prompt)
         return out
+
+
+def _conversational(message: ChatMessage) -> bool:
+    """A question or an answer, as opposed to tool plumbing (calls and their results)."""
+    if message.role is MessageRole.USER:
+        return True
+    return message.role is MessageRole.ASSISTANT and not message.tool_invocations
 
 
 def _flat(turns: list[list[PromptMessage]]) -> list[PromptMessage]:

@@ -1,0 +1,176 @@
+"""Shared fixtures of the end-to-end tests: ``folio`` run through its real entry point
+(``python -m folio.entrypoints.cli.main`` in a subprocess) with ``FOLIO_HOME`` in a temporary
+directory.
+
+Invariants: no test reaches a model API (provider keys and settings are removed from the
+environment, so the provider is ``offline``); tests use the hashing embedder unless they ask for the
+real model, and the real model imports each book once per session (a home built once, copied per
+test). The ONNX export cache (``FOLIO_MODELS_DIR``) is left alone so it is shared with the machine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Protocol
+
+import pytest
+
+HASHING = "hashing"
+REAL_MODEL = None  # the default embedding model of the settings
+TIMEOUT_S = 600
+
+# Settings a developer's shell may carry that would change what the CLI does under test.
+_SCRUBBED = (
+    "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "OLLAMA_HOST", "FOLIO_PROVIDER",
+    "FOLIO_MODEL", "FOLIO_CONFIG", "FOLIO_DEBUG", "FOLIO_CONVERSATION_STORE", "FOLIO_GUARDRAIL",
+    "FOLIO_EMBEDDING_MODEL", "FOLIO_SEARCH_K", "FOLIO_HOME", "COLUMNS", "LINES", "FORCE_COLOR",
+)  # fmt: skip
+
+
+def folio_env(
+    home: Path, *, embedding: str | None = HASHING, extra: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """The environment of a folio process: ``home`` as FOLIO_HOME, ``embedding`` as the embedding
+    model (``None``: the real default model), nothing else folio-specific unless in ``extra``."""
+    env = {k: v for k, v in os.environ.items() if k not in _SCRUBBED}
+    env["FOLIO_HOME"] = str(home)
+    env["PYTHONIOENCODING"] = "utf-8"
+    if embedding is not None:
+        env["FOLIO_EMBEDDING_MODEL"] = embedding
+    env.update(extra or {})
+    return env
+
+
+def folio_command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "folio.entrypoints.cli.main", *args]
+
+
+def run_folio_in(
+    home: Path,
+    *args: str,
+    input: str | None = None,
+    env: Mapping[str, str] | None = None,
+    embedding: str | None = HASHING,
+) -> subprocess.CompletedProcess[str]:
+    """Run ``folio ARGS`` with FOLIO_HOME=``home``; ``env`` adds or overrides variables. stdin is
+    ``input`` (or empty), so it is never a terminal."""
+    return subprocess.run(
+        folio_command(*args),
+        input=input or "",
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        env=folio_env(home, embedding=embedding, extra=env),
+        timeout=TIMEOUT_S,
+    )
+
+
+class RunFolio(Protocol):
+    home: Path
+    embedding: str | None
+
+    def __call__(
+        self, *args: str, input: str | None = None, env: Mapping[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]: ...
+
+
+class _Runner:
+    def __init__(self, home: Path, embedding: str | None) -> None:
+        self.home = home
+        self.embedding = embedding
+
+    def __call__(
+        self, *args: str, input: str | None = None, env: Mapping[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        return run_folio_in(self.home, *args, input=input, env=env, embedding=self.embedding)
+
+
+def runner(home: Path, *, embedding: str | None = HASHING) -> RunFolio:
+    """A ``run_folio`` bound to ``home`` and to the embedding model its books were imported with."""
+    return _Runner(home, embedding)
+
+
+def ok(result: subprocess.CompletedProcess[str]) -> str:
+    """stdout of a command that must succeed (the assertion shows stderr otherwise)."""
+    assert result.returncode == 0, f"exit {result.returncode}\n{result.stderr}\n{result.stdout}"
+    assert "Traceback" not in result.stderr
+    return result.stdout
+
+
+def ok_json(result: subprocess.CompletedProcess[str]) -> Any:
+    return json.loads(ok(result))
+
+
+def one_error_line(result: subprocess.CompletedProcess[str]) -> str:
+    """The single ``Error: ...`` line a failed command printed on stderr."""
+    assert result.returncode != 0, result.stdout
+    assert "Traceback" not in result.stderr + result.stdout
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: "), result.stderr
+    return lines[0]
+
+
+def copy_home(source: Path, target: Path) -> Path:
+    """A private copy of a data directory built once (its SQLite files included)."""
+    shutil.copytree(source, target)
+    return target
+
+
+@pytest.fixture
+def e2e_home(tmp_path: Path) -> Path:
+    home = tmp_path / "home"
+    home.mkdir()
+    return home
+
+
+@pytest.fixture
+def run_folio(e2e_home: Path) -> RunFolio:
+    """``run_folio(*args, input=None, env=None)`` in a fresh FOLIO_HOME, hashing embeddings."""
+    return runner(e2e_home)
+
+
+@pytest.fixture(scope="session")
+def bundled_book() -> Path:
+    """The demo book shipped in the package (Frankenstein, Project Gutenberg #84)."""
+    from folio.entrypoints.cli.demo import bundled_book as path
+
+    return path()
+
+
+@pytest.fixture(scope="session")
+def real_model() -> None:
+    """Skip when the packaged embedding model is not installed."""
+    from folio.domain.errors import ConfigError
+
+    try:
+        from folio.adapters.embeddings.onnx import packaged_model_dir
+
+        packaged_model_dir()
+    except ConfigError as e:
+        pytest.skip(str(e))
+
+
+DemoRun = tuple[Path, subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture(scope="session")
+def demo_run(real_model: None, tmp_path_factory: pytest.TempPathFactory) -> DemoRun:
+    """``folio demo < /dev/null`` run ONCE in an empty home with the real embedding model: the home
+    (holding the imported bundled book and the demo's conversation) and the finished process.
+    Tests that chat with the real model copy this home instead of importing the book again."""
+    home = tmp_path_factory.mktemp("demo-home")
+    return home, run_folio_in(home, "demo", embedding=REAL_MODEL)
+
+
+@pytest.fixture
+def real_frankenstein(demo_run: DemoRun, tmp_path: Path) -> RunFolio:
+    """A private home with Frankenstein imported with the real model (from the demo run)."""
+    home, result = demo_run
+    ok(result)
+    return runner(copy_home(home, tmp_path / "real-home"), embedding=REAL_MODEL)

@@ -1,0 +1,397 @@
+"""The library commands through the real entry point: add (every format, duplicates, bad files),
+books, show, position, search, rm, config; and, with the real embedding model, search quality."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.conftest import (
+    REAL_MODEL,
+    RunFolio,
+    copy_home,
+    ok,
+    ok_json,
+    one_error_line,
+    run_folio_in,
+    runner,
+)
+
+FORMATS = ("frankenstein.epub", "frankenstein.pdf", "frankenstein.html", "frankenstein.md")
+TXT = "pg84_frankenstein.txt"
+BAD = ("empty.txt", "fake_zip.epub", "truncated.epub", "truncated.pdf", "random_bytes.pdf")
+
+LibraryRun = tuple[Path, Any]
+
+
+@pytest.fixture(scope="module")
+def library(books_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> LibraryRun:
+    """A home holding the four formats of Frankenstein and its .txt (hashing embeddings): the home
+    and the parsed ``add --json`` output."""
+    home = tmp_path_factory.mktemp("library")
+    files = [str(books_dir / "formats" / name) for name in FORMATS] + [str(books_dir / TXT)]
+    return home, ok_json(run_folio_in(home, "add", *files, "--json"))
+
+
+@pytest.fixture
+def lib(library: LibraryRun, tmp_path: Path) -> RunFolio:
+    """A private copy of the library home."""
+    return runner(copy_home(library[0], tmp_path / "home"))
+
+
+def books(run: RunFolio) -> list[dict[str, Any]]:
+    data: list[dict[str, Any]] = ok_json(run("books", "--json"))
+    return data
+
+
+def book_id(run: RunFolio, source_name: str) -> str:
+    return next(b["id"] for b in books(run) if b["source_name"] == source_name)
+
+
+# --- add, books, show -----------------------------------------------------------------------------
+def test_every_format_is_added_and_listed_by_books_json(lib: RunFolio, library: LibraryRun) -> None:
+    added = library[1]
+    assert [r["status"] for r in added] == ["added"] * 5
+    assert all(r["chunks"] > 100 for r in added)
+    listed = {b["source_name"]: b for b in books(lib)}
+    assert set(listed) == {*FORMATS, TXT}
+    assert {b["format"] for b in listed.values()} == {"epub", "pdf", "html", "md", "txt"}
+    assert all("Frankenstein" in b["title"] for b in listed.values())
+    assert listed["frankenstein.pdf"]["pages"] == 121
+    assert all(b["reading_position"]["char_offset"] is None for b in listed.values())
+
+
+@pytest.mark.parametrize("name", ["frankenstein.epub", "frankenstein.md"])
+def test_show_json_gives_the_28_chapters_and_the_reading_position(lib: RunFolio, name: str) -> None:
+    shown = ok_json(lib("show", book_id(lib, name), "--json"))
+    assert len(shown["chapters"]) == 28
+    assert shown["chapters"][0]["title"].startswith("Letter 1")
+    assert shown["chapters"][4]["title"].startswith("Chapter 1")
+    starts = [c["char_start"] for c in shown["chapters"]]
+    assert starts == sorted(starts) and all(c["page"] for c in shown["chapters"])
+    assert shown["reading_position"] == {
+        "kind": "none", "value": None, "char_offset": None, "description": "the whole book",
+        "percent": None,
+    }  # fmt: skip
+
+
+def test_show_prints_title_chapters_and_pages(lib: RunFolio) -> None:
+    out = ok(lib("show", book_id(lib, "frankenstein.epub")))
+    assert "Frankenstein" in out and "28 chapters" in out and "Letter 1" in out
+    assert "read to: the whole book" in out
+
+
+def test_a_plain_txt_file_is_added_with_its_title(run_folio: RunFolio, tmp_path: Path) -> None:
+    book = tmp_path / "notes.txt"
+    book.write_text("The Lighthouse\n\nChapter 1\n\n" + "The keeper lit the lamp. " * 400)
+    out = ok(run_folio("add", str(book)))
+    assert out.startswith("Added ") and "passages" in out
+    assert [b["source_name"] for b in books(run_folio)] == ["notes.txt"]
+
+
+def test_re_adding_a_file_reports_it_already_present_and_changes_nothing(
+    lib: RunFolio, books_dir: Path
+) -> None:
+    before = books(lib)
+    again = lib("add", str(books_dir / "formats" / "frankenstein.epub"))
+    assert again.returncode == 0 and "Traceback" not in again.stderr
+    assert "Already in the library" in again.stdout
+    assert book_id(lib, "frankenstein.epub")[:8] in again.stdout
+    data = ok_json(lib("add", str(books_dir / "formats" / "frankenstein.epub"), "--json"))
+    assert data["status"] == "duplicate" and data["book_id"] == book_id(lib, "frankenstein.epub")
+    assert books(lib) == before
+
+
+@pytest.mark.parametrize("name", BAD)
+def test_a_bad_file_gives_one_error_line_and_leaves_the_library_unchanged(
+    lib: RunFolio, books_dir: Path, name: str
+) -> None:
+    before = books(lib)
+    result = lib("add", str(books_dir / "bad" / name))
+    line = one_error_line(result)
+    assert result.returncode == 1 and name in line
+    assert result.stdout == ""
+    assert books(lib) == before
+
+
+def test_the_latin1_text_file_imports_and_is_searchable(
+    run_folio: RunFolio, books_dir: Path
+) -> None:
+    path = books_dir / "bad" / "latin1_encoded.txt"
+    added = ok_json(run_folio("add", str(path), "--json"))
+    assert added["status"] == "added" and added["chunks"] > 0
+    words = re.findall(r"[A-Za-z\u00c0-\u00ff]{9,}", path.read_bytes().decode("latin-1"))
+    word = max(set(words), key=words.count)
+    hits = ok_json(run_folio("search", added["book"]["id"], word, "--json"))
+    assert any(word in h["text"] for h in hits)
+
+
+def test_with_a_good_and_a_bad_file_the_good_one_is_added_and_the_exit_is_1(
+    run_folio: RunFolio, books_dir: Path
+) -> None:
+    result = run_folio("add", str(books_dir / "bad" / "empty.txt"), str(books_dir / TXT))
+    assert result.returncode == 1 and "Added " in result.stdout
+    assert one_error_line(result).startswith("Error: empty.txt")
+    assert [b["source_name"] for b in books(run_folio)] == [TXT]
+
+
+@pytest.mark.parametrize(
+    ("args", "reason"),
+    [(("add", "/nonexistent/book.txt"), "cannot be read"),
+     (("add", "."), "cannot be read"),
+     (("add", "pyproject.toml"), "unsupported file type")],
+)  # fmt: skip
+def test_a_missing_or_unsupported_path_is_one_error_line(
+    run_folio: RunFolio, args: tuple[str, ...], reason: str
+) -> None:
+    assert reason in one_error_line(run_folio(*args))
+
+
+# --- book references ------------------------------------------------------------------------------
+def test_an_ambiguous_reference_lists_every_candidate(lib: RunFolio) -> None:
+    result = lib("show", "Frankenstein")
+    line = one_error_line(result)
+    assert result.returncode == 1 and "matches 5 books" in line
+    assert all(b["id"][:8] in line for b in books(lib))
+
+
+def test_an_unknown_reference_exits_3_and_suggests_close_titles(lib: RunFolio) -> None:
+    unknown = lib("show", "Dracula")
+    assert unknown.returncode == 3
+    assert one_error_line(unknown) == "Error: No book matches 'Dracula'."
+    typo = lib("search", "Frankenstien", "Clerval")
+    assert typo.returncode == 3 and "Did you mean: Frankenstein" in one_error_line(typo)
+
+
+def test_a_unique_id_prefix_or_title_part_resolves(lib: RunFolio) -> None:
+    epub = book_id(lib, "frankenstein.epub")
+    assert ok_json(lib("show", epub[:6], "--json"))["id"] == epub
+
+
+# --- reading position -----------------------------------------------------------------------------
+def position(run: RunFolio, ref: str, *args: str) -> dict[str, Any]:
+    data: dict[str, Any] = ok_json(run("position", ref, *args, "--json"))
+    return data
+
+
+def test_position_by_page_chapter_percent_and_reset(lib: RunFolio) -> None:
+    epub = book_id(lib, "frankenstein.epub")
+    shown = ok_json(lib("show", epub, "--json"))
+    chapter6 = shown["chapters"][5]["char_start"]
+
+    by_chapter = position(lib, epub, "--chapter", "5")
+    assert (by_chapter["kind"], by_chapter["value"]) == ("chapter", 5.0)
+    assert by_chapter["char_offset"] == chapter6  # up to and including chapter 5
+    assert ok_json(lib("show", epub, "--json"))["reading_position"] == by_chapter
+
+    by_page = position(lib, epub, "--page", "10")
+    assert by_page["kind"] == "page" and 0 < by_page["char_offset"] < chapter6 * 2
+
+    half = position(lib, epub, "--percent", "50")
+    assert half["kind"] == "percent" and half["char_offset"] == round(shown["char_count"] / 2)
+    assert half["percent"] == 50.0
+    assert "read to 50% of the book" in ok(lib("position", epub))
+
+    reset = position(lib, epub, "--reset")
+    assert reset["char_offset"] is None and reset["kind"] == "none"
+    assert next(b for b in books(lib) if b["id"] == epub)["reading_position"] == reset
+
+
+def test_a_pdf_position_is_set_by_its_printed_page(lib: RunFolio) -> None:
+    pdf = book_id(lib, "frankenstein.pdf")
+    page41 = position(lib, pdf, "--page", "41")
+    page42 = position(lib, pdf, "--page", "42")
+    assert page41["description"] == "page 41"
+    assert 0 < page41["char_offset"] < page42["char_offset"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [(("--page", "999"), "has no page 999"),
+     (("--chapter", "0"), "has no chapter 0 (chapters 1-28)"),
+     (("--percent", "150"), "between 0 and 100")],
+)  # fmt: skip
+def test_an_impossible_position_is_refused_and_the_old_one_kept(
+    lib: RunFolio, args: tuple[str, ...], message: str
+) -> None:
+    epub = book_id(lib, "frankenstein.epub")
+    position(lib, epub, "--chapter", "3")
+    assert message in one_error_line(lib("position", epub, *args))
+    assert position(lib, epub)["value"] == 3.0
+
+
+def test_two_position_options_at_once_are_a_usage_error(lib: RunFolio) -> None:
+    result = lib("position", book_id(lib, "frankenstein.epub"), "--page", "1", "--chapter", "2")
+    assert result.returncode == 2 and "give one of" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+# --- search ---------------------------------------------------------------------------------------
+HIT_FIELDS = {"chapter", "page_start", "page_end", "char_start", "char_end", "score", "text"}
+
+
+def search(run: RunFolio, ref: str, query: str, *args: str) -> list[dict[str, Any]]:
+    hits: list[dict[str, Any]] = ok_json(run("search", ref, query, "--json", *args))
+    return hits
+
+
+def test_search_json_gives_chapter_pages_offsets_score_and_text(lib: RunFolio) -> None:
+    epub = book_id(lib, "frankenstein.epub")
+    hits = search(lib, epub, "Henry Clerval", "-k", "4")
+    assert len(hits) == 4
+    for hit in hits:
+        assert set(hit) >= HIT_FIELDS
+        assert hit["chapter"] and int(hit["page_start"]) <= int(hit["page_end"])
+        assert 0 <= hit["char_start"] < hit["char_end"] and hit["score"] > 0
+    assert "Clerval" in hits[0]["text"]
+    assert [h["score"] for h in hits] == sorted((h["score"] for h in hits), reverse=True)
+
+
+def test_search_never_returns_text_past_the_reading_position(lib: RunFolio) -> None:
+    epub = book_id(lib, "frankenstein.epub")
+    unlimited = search(lib, epub, "the murder of William and Justine's trial", "-k", "10")
+    limit = position(lib, epub, "--chapter", "8")["char_offset"]
+    assert any(h["char_end"] > limit for h in unlimited)  # the limit below really removes text
+
+    limited = search(lib, epub, "the murder of William and Justine's trial", "-k", "10")
+    assert limited and all(h["char_end"] <= limit for h in limited)
+
+    position(lib, epub, "--chapter", "1")
+    out = ok(lib("search", epub, "Justine"))
+    hits = search(lib, epub, "Justine")
+    assert all(h["char_end"] <= position(lib, epub)["char_offset"] for h in hits)
+    assert ("No passages found before chapter 1." in out) == (not hits)
+
+
+def test_search_prints_chapter_and_page_of_each_passage(lib: RunFolio) -> None:
+    out = ok(lib("search", book_id(lib, "frankenstein.epub"), "Clerval", "-k", "2"))
+    assert re.search(r"^1\. Chapter \d+, p\. \d+", out, re.MULTILINE)
+    assert re.search(r"^2\. ", out, re.MULTILINE) and "Clerval" in out
+
+
+def test_an_empty_query_is_refused(lib: RunFolio) -> None:
+    result = lib("search", book_id(lib, "frankenstein.epub"), "  ")
+    assert result.returncode == 2 and "QUERY cannot be empty" in result.stderr
+
+
+# --- rm, config, robustness -----------------------------------------------------------------------
+def test_rm_yes_removes_the_book_and_its_conversations(lib: RunFolio) -> None:
+    epub = book_id(lib, "frankenstein.epub")
+    ok(lib("conversations", "new", epub))
+    kept = lib("rm", epub, input="n\n")
+    assert kept.returncode == 0 and "Nothing removed" in kept.stdout
+    assert epub in {b["id"] for b in books(lib)}
+
+    out = ok(lib("rm", epub[:8], "--yes"))
+    assert out.startswith("Removed Frankenstein")
+    assert epub not in {b["id"] for b in books(lib)} and len(books(lib)) == 4
+    assert ok_json(lib("conversations", "--json")) == []
+    assert lib("show", epub).returncode == 3
+
+
+def test_config_json_masks_api_keys(run_folio: RunFolio) -> None:
+    key = "sk-ant-abcdefgh12345"
+    result = run_folio("config", "--json", env={"ANTHROPIC_API_KEY": key})
+    data = json.loads(ok(result))
+    assert key not in result.stdout and key not in result.stderr
+    assert data["anthropic_api_key"] and data["anthropic_api_key"] != key
+    assert data["effective_provider"] == "anthropic"
+    assert data["home"] == str(run_folio.home)
+    assert key not in ok(run_folio("config", env={"ANTHROPIC_API_KEY": key}))
+
+
+@pytest.mark.parametrize(
+    ("args", "env"),
+    [(("books",), {"FOLIO_SEARCH_K": "many"}),
+     (("books",), {"FOLIO_PROVIDER": "gpt"}),
+     (("show", ""), {}),
+     (("chat", "Nothing", "-m", "hi"), {}),
+     (("conversations", "show", "0000"), {}),
+     (("chat", "Nothing", "-m", "hi"), {"FOLIO_EMBEDDING_MODEL": "/no/such/model"})],
+)  # fmt: skip
+def test_bad_settings_and_references_give_one_error_line(
+    run_folio: RunFolio, args: tuple[str, ...], env: dict[str, str]
+) -> None:
+    one_error_line(run_folio(*args, env=env))
+
+
+def test_a_bad_config_file_is_named_in_one_error_line(run_folio: RunFolio) -> None:
+    (run_folio.home / "config.toml").write_text("provider = [\n")
+    assert "config.toml" in one_error_line(run_folio("books"))
+
+
+def test_markup_like_titles_and_file_names_are_printed_as_they_are(
+    run_folio: RunFolio, tmp_path: Path
+) -> None:
+    book = tmp_path / "[bold]odd.txt"
+    book.write_text("Chapter 1\n\n" + "A [bold] word and a [/x] tag. " * 200)
+    assert "[/red] Odd" in ok(run_folio("add", str(book), "--title", "[/red] Odd"))
+    assert "[/red] Odd" in ok(run_folio("books"))
+    assert "file [bold]odd.txt" in ok(run_folio("show", "Odd"))
+    assert "[/x]" in ok(run_folio("search", "Odd", "[/x] tag"))
+
+
+# --- search quality with the real embedding model -------------------------------------------------
+def moby_excerpt(books_dir: Path, target: Path) -> Path:
+    """Chapters 36-45 of Moby Dick ("The Quarter-Deck" to "The Affidavit"): "Moby Dick" (41) and
+    "The Whiteness of The Whale" (42) among their neighbours. The whole novel (1,200 passages)
+    would take minutes to embed on a 2-core machine; FOLIO_E2E_FULL_BOOKS=1 uses it anyway."""
+    source = books_dir / "melville-moby_dick.txt"
+    if os.environ.get("FOLIO_E2E_FULL_BOOKS"):
+        return source
+    lines = source.read_text(encoding="utf-8").splitlines()
+    start = lines.index("CHAPTER 36")
+    end = lines.index("CHAPTER 46")
+    target.write_text("\n".join([lines[0], "", *lines[start:end]]) + "\n", encoding="utf-8")
+    return target
+
+
+@pytest.fixture(scope="module")
+def real_library(
+    real_model: None, books_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> RunFolio:
+    """Moby Dick (excerpt) and frankenstein.pdf imported ONCE with the real embedding model."""
+    home = tmp_path_factory.mktemp("real-library")
+    moby = moby_excerpt(books_dir, home.parent / "moby_dick.txt")
+    run = runner(home, embedding=REAL_MODEL)
+    ok(run("add", str(moby), str(books_dir / "formats" / "frankenstein.pdf")))
+    return run
+
+
+@pytest.mark.slow
+def test_the_whiteness_of_the_whale_finds_its_chapter_first(real_library: RunFolio) -> None:
+    moby = next(b["id"] for b in books(real_library) if b["source_name"].startswith("moby"))
+    hits = search(real_library, moby, "the whiteness of the whale")
+    assert "The Whiteness of The Whale" in hits[0]["chapter"]
+
+
+def a_sentence_of_pdf_page(pdf: Path, page_number: int) -> str:
+    """A long whole sentence printed on the page (not one that runs over from a neighbour)."""
+    from pypdf import PdfReader
+
+    text = PdfReader(pdf).pages[page_number - 1].extract_text()
+    body = " ".join(line for line in text.splitlines()[1:])  # the first line is the page header
+    sentences = re.split(r"(?<=[.!?])\s+", " ".join(body.split()))
+    inner = sentences[1:-1]  # the first and last may continue on the neighbouring pages
+    return max(inner, key=len)
+
+
+@pytest.mark.slow
+def test_a_sentence_printed_on_pdf_page_41_finds_page_41_first(
+    real_library: RunFolio, books_dir: Path
+) -> None:
+    sentence = a_sentence_of_pdf_page(books_dir / "formats" / "frankenstein.pdf", 41)
+    assert len(sentence.split()) >= 12
+    pdf = next(b["id"] for b in books(real_library) if b["format"] == "pdf")
+    hits = search(real_library, pdf, sentence)
+    assert hits[0]["page_start"] == "41" or hits[0]["page_end"] == "41", hits[0]
+
+
+def test_search_needs_a_book_and_a_query(run_folio: RunFolio) -> None:
+    result = run_folio("search")
+    assert result.returncode == 2 and "Missing argument" in result.stderr

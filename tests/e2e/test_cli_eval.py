@@ -1,0 +1,232 @@
+"""``folio eval retrieval`` and ``folio eval reformulation`` through the real entry point (a
+subprocess), with FOLIO_HOME in a temporary directory, on small copies of the shared evaluation
+files. The hashing embedder keeps these fast; one slow test runs the default ONNX model."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.data
+
+MODES = ("agent", "question", "history")
+KEYS = ("recall@5", "recall@10", "mrr", "turns_scored", "llm_calls_per_turn", "searches_per_turn")
+
+
+def folio(
+    home: Path, *args: str, embedder: str | None = "hashing"
+) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items()
+           if k not in {"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OLLAMA_HOST", "FOLIO_DEBUG",
+                        "FOLIO_CONFIG", "FOLIO_PROVIDER", "FOLIO_EMBEDDING_MODEL"}}  # fmt: skip
+    env.update(FOLIO_HOME=str(home), COLUMNS="200")
+    if embedder:
+        env["FOLIO_EMBEDDING_MODEL"] = embedder
+    return subprocess.run(
+        [sys.executable, "-m", "folio.entrypoints.cli.main", *args],
+        capture_output=True, text=True, env=env, timeout=600,
+    )  # fmt: skip
+
+
+def ok_json(result: subprocess.CompletedProcess[str]) -> Any:
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+@pytest.fixture
+def coqa(shared_data: Path, tmp_path: Path) -> Path:
+    """The first 4 conversations of the CoQA dev set, with its book beside them."""
+    source = shared_data / "eval" / "coqa_anthology_dev.conversations.jsonl"
+    lines = source.read_text(encoding="utf-8").splitlines()[:4]
+    target = tmp_path / "data" / "small.conversations.jsonl"
+    target.parent.mkdir()
+    target.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    shutil.copy(shared_data / "eval" / "coqa_anthology_dev.txt", target.parent)
+    return target
+
+
+def expected_turns(path: Path, limit: int) -> tuple[int, int]:
+    conversations = [json.loads(line) for line in path.read_text().splitlines()[:limit]]
+    turns = [t for c in conversations for t in c["turns"]]
+    return len(turns), sum(bool(t["evidence"]) for t in turns)
+
+
+def test_eval_retrieval_prints_json_scores_for_each_mode(coqa: Path, folio_home: Path) -> None:
+    report = ok_json(
+        folio(
+            folio_home, "eval", "retrieval", "--conversations", str(coqa), "--limit", "3", "--json"
+        )
+    )
+    turns, scored = expected_turns(coqa, 3)
+    assert set(report) == set(MODES)
+    for mode in MODES:
+        row = report[mode]
+        assert set(KEYS) <= set(row)
+        assert (row["turns"], row["turns_scored"]) == (turns, scored)
+        assert 0 <= row["mrr"] <= row["recall@5"] <= row["recall@10"] <= 1
+    assert report["question"]["llm_calls_per_turn"] == 0
+    assert report["history"]["searches_per_turn"] == 1
+    # the agent (offline) searches when it needs to, with two model calls per searching turn
+    assert 0 < report["agent"]["searches_per_turn"] <= 1
+    assert report["agent"]["llm_calls_per_turn"] >= 1
+    # the earlier turns help follow-ups: the whole point of the evaluation
+    assert report["history"]["recall@10"] > report["question"]["recall@10"]
+
+
+def test_a_second_run_reuses_the_imported_book(coqa: Path, folio_home: Path) -> None:
+    args = (
+        "eval",
+        "retrieval",
+        "--conversations",
+        str(coqa),
+        "--limit",
+        "1",
+        "--json",
+        "--mode",
+        "question",
+    )
+    started = time.perf_counter()
+    first = folio(folio_home, *args)
+    first_s = time.perf_counter() - started
+    started = time.perf_counter()
+    second = folio(folio_home, *args)
+    second_s = time.perf_counter() - started
+    assert "Importing coqa_anthology_dev.txt" in first.stderr
+    assert "Importing" not in second.stderr
+    assert ok_json(first) == ok_json(second)
+    assert len(list((folio_home / "eval").iterdir())) == 1  # one cached library for the book
+    assert second_s < first_s * 1.5  # no import: not slower (timing is noisy on a shared box)
+
+
+def test_plot_writes_a_png(coqa: Path, folio_home: Path, tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    plot = tmp_path / "out.png"
+    result = folio(
+        folio_home,
+        "eval",
+        "retrieval",
+        "--conversations",
+        str(coqa),
+        "--limit",
+        "1",
+        "--mode",
+        "question",
+        "--mode",
+        "history",
+        "--plot",
+        str(plot),
+    )
+    assert result.returncode == 0, result.stderr
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "question" in result.stdout and "history" in result.stdout  # the table still prints
+
+
+def test_gold_history_runs_the_agent_mode_on_reference_answers(
+    coqa: Path, folio_home: Path
+) -> None:
+    own = ok_json(
+        folio(
+            folio_home,
+            "eval",
+            "retrieval",
+            "--conversations",
+            str(coqa),
+            "--limit",
+            "2",
+            "--mode",
+            "agent",
+            "--json",
+        )
+    )
+    gold = ok_json(
+        folio(
+            folio_home,
+            "eval",
+            "retrieval",
+            "--conversations",
+            str(coqa),
+            "--limit",
+            "2",
+            "--mode",
+            "agent",
+            "--gold-history",
+            "--json",
+        )
+    )
+    assert set(gold) == {"agent"}
+    assert gold["agent"]["turns"] == own["agent"]["turns"]
+    # each question sees the reference exchanges, not the system's long quoted answers
+    assert gold["agent"]["tokens_per_turn"] < own["agent"]["tokens_per_turn"]
+
+
+def test_a_malformed_conversations_file_is_one_clear_error(
+    folio_home: Path, tmp_path: Path
+) -> None:
+    path = tmp_path / "bad.conversations.jsonl"
+    path.write_text('{"id": "1", "book": "b.txt", "turns": []}\n{oops\n', encoding="utf-8")
+    result = folio(folio_home, "eval", "retrieval", "--conversations", str(path))
+    assert result.returncode != 0
+    assert "bad.conversations.jsonl:2" in result.stderr + result.stdout
+    assert "Traceback" not in result.stderr
+
+
+def test_a_missing_book_is_one_clear_error(coqa: Path, folio_home: Path, tmp_path: Path) -> None:
+    alone = tmp_path / "alone.conversations.jsonl"
+    shutil.copy(coqa, alone)
+    result = folio(folio_home, "eval", "retrieval", "--conversations", str(alone), "--limit", "1")
+    assert result.returncode != 0
+    assert "coqa_anthology_dev.txt" in result.stderr + result.stdout
+    assert "Traceback" not in result.stderr
+
+
+def test_eval_reformulation_prints_f1_per_source_against_the_copy_baseline(
+    shared_data: Path, folio_home: Path
+) -> None:
+    data = shared_data / "eval" / "reformulation_dev.jsonl"
+    report = ok_json(
+        folio(
+            folio_home,
+            "eval",
+            "reformulation",
+            "--data",
+            str(data),
+            "--limit",
+            "50",
+            "--json",
+            embedder=None,
+        )
+    )
+    assert "overall" in report
+    assert report["overall"]["copy"]["n"] == 50
+    for row in report.values():
+        assert set(row) == {"copy", "heuristic"}
+        assert all(0 <= v["f1"] <= 1 and 0 <= v["em"] <= 1 for v in row.values())
+    assert report["overall"]["heuristic"]["f1"] > report["overall"]["copy"]["f1"]
+
+
+@pytest.mark.slow
+def test_eval_retrieval_with_the_default_model(coqa: Path, folio_home: Path) -> None:
+    report = ok_json(
+        folio(
+            folio_home,
+            "eval",
+            "retrieval",
+            "--conversations",
+            str(coqa),
+            "--limit",
+            "3",
+            "--json",
+            embedder=None,
+        )
+    )
+    assert set(report) == set(MODES)
+    assert report["agent"]["recall@10"] >= report["question"]["recall@10"]
+    assert any((folio_home / "eval").iterdir())

@@ -155,7 +155,7 @@ def _choose(book: Any, existing: list[Any]) -> str | None:
             return None
         if choice.isdigit() and 1 <= int(choice) <= len(shown):
             return str(shown[int(choice) - 1].conversation.id)
-        console.print(f"Type a number from 1 to {len(shown)}, or press Enter.")
+        console.print(f"Type a number from 1 to {len(shown)}, or press Enter.", highlight=False)
 
 
 def _one_turn(session: ChatSession, message: str, as_json: bool) -> None:

@@ -1,0 +1,188 @@
+"""The ``folio chat`` REPL through the real entry point: in a pseudo-terminal (pexpect) for the
+interactive prompt, the slash commands, quitting, Ctrl-D, Ctrl-C and the conversation picker; and
+with piped stdin as a scripted session. Hashing embeddings, offline provider."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pexpect
+import pytest
+
+from tests.e2e.conftest import (
+    RunFolio,
+    copy_home,
+    folio_command,
+    folio_env,
+    ok,
+    ok_json,
+    run_folio_in,
+    runner,
+)
+
+TIMEOUT_S = 90
+
+
+@pytest.fixture(scope="module")
+def frankenstein_home(bundled_book: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    home = tmp_path_factory.mktemp("repl")
+    ok(run_folio_in(home, "add", str(bundled_book)))
+    return home
+
+
+@pytest.fixture
+def folio(frankenstein_home: Path, tmp_path: Path) -> RunFolio:
+    return runner(copy_home(frankenstein_home, tmp_path / "home"))
+
+
+@pytest.fixture
+def spawn(folio: RunFolio) -> Iterator[Any]:
+    """``spawn(*args)``: folio in a pseudo-terminal; every child is closed after the test."""
+    children: list[pexpect.spawn] = []
+
+    def start(*args: str) -> pexpect.spawn:
+        command = folio_command(*args)
+        env = folio_env(folio.home, extra={"PROMPT_TOOLKIT_NO_CPR": "1", "NO_COLOR": "1",
+                                            "TERM": "xterm"})  # fmt: skip
+        child = pexpect.spawn(command[0], command[1:], env=env, encoding="utf-8",
+                              timeout=TIMEOUT_S, dimensions=(50, 160))  # fmt: skip
+        children.append(child)
+        return child
+
+    yield start
+    for child in children:
+        child.close(force=True)
+
+
+def conversations(run: RunFolio) -> list[dict[str, Any]]:
+    data: list[dict[str, Any]] = ok_json(run("conversations", "--json"))
+    return data
+
+
+def exit_status(child: pexpect.spawn) -> int | None:
+    child.expect(pexpect.EOF)
+    child.close()
+    status: int | None = child.exitstatus
+    return status
+
+
+def test_a_session_answers_with_pages_and_runs_the_slash_commands(
+    spawn: Any, folio: RunFolio
+) -> None:
+    child = spawn("chat", "Frankenstein", "--new")
+    child.expect("Type /help for commands")
+    child.expect("you>")
+    child.sendline("Who is Henry Clerval?")
+    child.expect(r"Sources: Chapter \d+, p\. \d+")
+    child.expect("you>")
+
+    child.sendline("/help")
+    child.expect("/rename TITLE")
+    child.sendline("/rename My title")
+    child.expect("Renamed to “My title”")
+    child.sendline("/history")
+    child.expect("Offline mode")
+    child.sendline("/position")
+    child.expect(r"Read to the whole book \(change it with: folio position")
+    child.sendline("/foo")
+    child.expect(r"Unknown command /foo\. /help lists them\.")
+    child.sendline("quit")
+    child.expect(r"Saved\. Resume with: folio chat \w{8} -c (\w{8})")
+    short_id = child.match.group(1)
+    assert exit_status(child) == 0
+
+    [entry] = conversations(folio)
+    assert entry["conversation_id"].startswith(short_id)
+    assert (entry["title"], entry["turns"]) == ("My title", 1)
+
+
+def test_ctrl_c_at_the_prompt_keeps_the_session_and_ctrl_d_leaves_it(
+    spawn: Any, folio: RunFolio
+) -> None:
+    child = spawn("chat", "Frankenstein", "--new")
+    child.expect("you>")
+    child.sendintr()
+    child.sendline("/position")  # still answering after Ctrl-C
+    child.expect("Read to the whole book")
+    child.sendline("Who is Elizabeth?")
+    child.expect("Sources: ")
+    child.expect("you>")
+    child.sendeof()
+    child.expect("Resume with: folio chat")
+    assert exit_status(child) == 0
+    assert [c["turns"] for c in conversations(folio)] == [1]
+
+
+def test_leaving_without_a_question_keeps_no_empty_conversation(
+    spawn: Any, folio: RunFolio
+) -> None:
+    child = spawn("chat", "Frankenstein", "--new")
+    child.expect("you>")
+    child.sendline("exit")
+    child.expect("Nothing was asked; no conversation was kept")
+    assert exit_status(child) == 0
+    assert conversations(folio) == []
+
+
+def test_the_picker_lists_conversations_and_resuming_one_continues_it(
+    spawn: Any, folio: RunFolio
+) -> None:
+    first = ok_json(folio("chat", "Frankenstein", "-m", "Who is Victor's friend from Geneva?",
+                          "--json"))  # fmt: skip
+    cid = first["conversation_id"]
+
+    child = spawn("chat", "Frankenstein")
+    child.expect("Who is Victor's friend from Geneva")  # the title, in the picker's table
+    child.expect(r"Resume which one\?")
+    child.sendline("7")
+    child.expect("Type a number from 1 to 1")
+    child.sendline("1")
+    child.expect("you>")
+    child.sendline("What happens to him?")
+    child.expect("Sources: ")
+    child.expect("you>")
+    child.sendline("quit")
+    child.expect(f"-c {cid[:8]}")
+    assert exit_status(child) == 0
+
+    [entry] = conversations(folio)
+    assert (entry["conversation_id"], entry["turns"]) == (cid, 2)
+    export = ok_json(folio("conversations", "export", cid, "--format", "json"))
+    assert "Clerval" in export["turns"][1]["queries"][0]  # the follow-up saw the first turn
+
+
+def test_the_picker_starts_a_new_conversation_on_enter(spawn: Any, folio: RunFolio) -> None:
+    ok(folio("chat", "Frankenstein", "-m", "Who is Justine?"))
+    child = spawn("chat", "Frankenstein")
+    child.expect(r"Resume which one\?")
+    child.sendline("")
+    child.expect("you>")
+    child.sendline("Who is Walton?")
+    child.expect("Sources: ")
+    child.sendline("quit")
+    assert exit_status(child) == 0
+    assert sorted(c["title"] for c in conversations(folio)) == ["Who is Justine?", "Who is Walton?"]
+
+
+def test_piped_lines_run_as_a_scripted_session(folio: RunFolio) -> None:
+    script = (
+        "Who is Henry Clerval?\n\n/rename Piped [/b] session\nthanks!\n/history\nquit\nignored\n"
+    )
+    result = folio("chat", "Frankenstein", input=script)
+    out = ok(result)
+    assert "you> Who is Henry Clerval?" in out and "Sources: " in out
+    assert "Renamed to “Piped [/b] session”." in out
+    assert "You're welcome" in out or "welcome" in out.lower()
+    assert "you> ignored" not in out  # nothing is read after quit
+    assert "Resume with: folio chat" in out
+
+    [entry] = conversations(folio)
+    assert (entry["title"], entry["turns"]) == ("Piped [/b] session", 2)
+
+
+def test_an_empty_piped_session_ends_cleanly_and_keeps_nothing(folio: RunFolio) -> None:
+    out = ok(folio("chat", "Frankenstein", input=""))
+    assert "Nothing was asked; no conversation was kept." in out
+    assert conversations(folio) == []

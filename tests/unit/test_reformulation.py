@@ -104,13 +104,28 @@ def test_the_prompt_template_is_filled_and_keeps_its_examples() -> None:
     assert prompt.rstrip().endswith("Latest message: Why?\nRewritten:")
 
 
-def test_search_query_takes_names_first_from_the_last_answers_without_citations() -> None:
+def test_search_query_resolves_the_pronoun_and_keeps_earlier_questions_not_answers() -> None:
     history = [
         (
             "Who is Victor's friend?",
             'From the book:\n- "He wept at the departure of Clerval." (Chapter 7, p. 55)',
         )
     ]
-    query = HeuristicQueryRewriter(answer_terms=1).search_query("What happens to him?", history)
+    query = HeuristicQueryRewriter().search_query("What happens to him?", history)
     assert query.startswith("What happens to Clerval?")
+    assert "Victor's friend" in query
     assert "chapter" not in query.lower() and "departure" not in query
+
+
+def test_a_standalone_question_keeps_only_the_last_questions_of_the_conversation() -> None:
+    history = [("Where did Anne go after the ball?", "home"), ("Who wrote the letter?", "Wentworth")]
+    rewriter = HeuristicQueryRewriter(standalone_turns=1)
+    query = rewriter.search_query("Where is the house of Admiral Croft in Bath?", history)
+    assert "letter" in query and "ball" not in query
+
+
+def test_small_talk_in_the_history_never_reaches_a_search_query() -> None:
+    history = [("Where did Anne go after the ball?", "home"), ("thanks!", "You're welcome!")]
+    query = HeuristicQueryRewriter().search_query("Why?", history)
+    assert "thanks" not in query.lower() and "welcome" not in query.lower()
+    assert "ball" in query

@@ -22,6 +22,7 @@ from importlib import resources
 
 from folio.agent.followup import (
     NOT_NAMES,
+    FollowUpDetector,
     content_words,
     is_small_talk,
     proper_nouns,
@@ -80,7 +81,6 @@ _WHAT_ABOUT_NAME = re.compile(
     r"((?:the )?[A-Z][\w'’\-]*(?: [A-Z][\w'’\-]*)*)\s*\??\s*$"
 )
 # "(Chapter 5, p. 41)" citations and the offline note carry no search terms.
-_CITATION = re.compile(r"\([^()]*\bpp?\.\s*[\w\-–]+[^()]*\)|\(Offline mode:[^)]*\)|From the book:")
 _PARENTHETICAL = re.compile(r"\s*\([^)]*\)")
 _WHO_QUESTION = re.compile(
     r"^\s*(who\b|whom\b|what(?: is|'s|was)? (?:his|her|the) name)", re.IGNORECASE
@@ -99,18 +99,12 @@ class Referents:
 class HeuristicQueryRewriter:
     """Rewrites follow-ups with the conversation's salient entity; no model, no network."""
 
-    def __init__(
-        self,
-        *,
-        history_turns: int = 6,
-        answer_turns: int = 2,
-        answer_terms: int = 4,
-    ) -> None:
-        """``search_query`` uses the questions of the last ``history_turns`` exchanges and at most
-        ``answer_terms`` key terms of each of the last ``answer_turns`` answers."""
+    def __init__(self, *, history_turns: int = 10, standalone_turns: int = 2) -> None:
+        """``search_query`` appends the questions of the last ``history_turns`` exchanges to a
+        follow-up, and of the last ``standalone_turns`` to a question that reads on its own."""
         self._turns = history_turns
-        self._answer_turns = answer_turns
-        self._answer_terms = answer_terms
+        self._standalone_turns = standalone_turns
+        self._detector = FollowUpDetector()
 
     def rewrite(self, question: str, history: Sequence[Exchange]) -> str:
         """A self-contained version of ``question``.
@@ -130,32 +124,23 @@ class HeuristicQueryRewriter:
         return rewritten or question
 
     def search_query(self, question: str, history: Sequence[Exchange]) -> str:
-        """A query for the book index: the rewritten question plus the key terms of the recent
-        questions and of the last answers that it does not already contain. Follow-ups in real
-        conversations ("to do what?") share the passage of the turns before them, so for
-        retrieval recall these terms matter more than fluency."""
+        """A query for the book index: the rewritten question, then the earlier questions of the
+        conversation (the last ``history_turns``; only the last ``standalone_turns`` when the
+        question does not read as a follow-up).
+
+        Follow-ups in real conversations ("to do what?", "was she relieved?") are about the passage
+        the turns before them were about, so for retrieval recall the earlier questions matter more
+        than fluency. They are kept whole (not deduplicated) so that the terms the conversation
+        keeps returning to weigh more in BM25. The answers are not used: an extractive answer
+        repeats the passage it came from, and a wrong one would pull the search further off."""
         history = [ex for ex in history if not is_small_talk(ex[0])]
         rewritten = self.rewrite(question, history)
         if not history or is_small_talk(question):
             return rewritten
-        present = set(content_words(rewritten))
-        extra: list[str] = []
-        recent = history[-self._turns :]
-        answers = [a for _, a in recent[-self._answer_turns :]] if self._answer_turns else []
-        texts = [q for q, _ in recent] + [_CITATION.sub(" ", a or "") for a in answers]
-        for i, text in enumerate(texts):
-            limit = None if i < len(recent) else self._answer_terms
-            for word in _key_terms(text)[:limit]:
-                if word not in present:
-                    present.add(word)
-                    extra.append(word)
-        return f"{rewritten} {' '.join(extra)}".strip() if extra else rewritten
-
-
-def _key_terms(text: str) -> list[str]:
-    """Content words of ``text``, the words of its names first."""
-    names = [w.lower() for name in proper_nouns(text) for w in content_words(name)]
-    return list(dict.fromkeys([*names, *content_words(text)]))
+        follow_up = self._detector.is_follow_up(question, history)
+        turns = self._turns if follow_up else self._standalone_turns
+        earlier = [q for q, _ in history[-turns:]] if turns else []
+        return " ".join([rewritten, *earlier])
 
 
 def find_referents(history: Sequence[Exchange]) -> Referents:

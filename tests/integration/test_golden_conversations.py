@@ -271,7 +271,8 @@ _WRONG_REFERENT = (
             marks=pytest.mark.xfail(
                 strict=True,
                 reason=_WRONG_REFERENT.format(
-                    "'he' (the creature) becomes 'England', from a cited letter's title 'To Mrs. Saville, England'"
+                    "'he' (the creature) becomes 'England', from a cited letter's title "
+                    "'To Mrs. Saville, England'"
                 ),
             ),
         ),

@@ -93,7 +93,16 @@ def chat_cmd(
 
     Without --conversation or --new, lists the book's conversations to resume or offers a new one.
     The agent searches the book when it needs to, cites pages, and never goes past your reading
-    position.
+    position. In the chat, /help lists the commands (/new, /rename, /position, /history); quit,
+    exit or Ctrl-D leave. With stdin not a terminal, each line read is a message (a scripted
+    session).
+
+    \b
+    Examples:
+      folio chat frankenstein                 pick a conversation, or start one
+      folio chat frankenstein --new           start a new conversation
+      folio chat frankenstein -m "Who is Clerval?" --json
+      folio chat frankenstein -c 3f2a -m "What happens to him?"
     """
     if as_json and not message:
         raise click.UsageError("--json needs --message")

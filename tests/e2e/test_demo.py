@@ -1,0 +1,62 @@
+"""``folio demo`` with stdin not a terminal: it imports the bundled book with the real embedding
+model (once, in the session's ``demo_run``) and runs the scripted offline tour; a second run reuses
+the book."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.conftest import DemoRun, RunFolio, copy_home, ok, ok_json, runner
+
+pytestmark = pytest.mark.slow
+
+
+def demo_conversation(run: RunFolio) -> dict[str, Any]:
+    [entry] = [c for c in ok_json(run("conversations", "--json")) if c["title"] == "Demo"]
+    data: dict[str, Any] = ok_json(
+        run("conversations", "export", entry["conversation_id"], "--format", "json")
+    )
+    return data
+
+
+def test_the_first_demo_imports_the_book_and_tours_it_offline(demo_run: DemoRun) -> None:
+    out = ok(demo_run[1])
+    assert "Importing the demo book" in out
+    assert "offline" in out and "Offline mode" in out
+    assert len(re.findall(r"^you> ", out, re.MULTILINE)) == 4
+    assert len(re.findall(r"^Sources: .*p\. \d+", out, re.MULTILINE)) >= 3
+    assert "Clerval" in out
+    assert re.search(r"Resume this conversation: folio chat \w{8} -c \w{8}", out)
+
+
+def test_the_tour_respects_the_reading_position_and_restores_it(demo_run: DemoRun) -> None:
+    run = runner(demo_run[0], embedding=None)
+    [book] = ok_json(run("books", "--json"))
+    assert book["reading_position"]["char_offset"] is None  # the tour resets what it set
+    limit = ok_json(run("show", book["id"], "--json"))["chapters"][5]["char_start"]
+
+    data = demo_conversation(run)
+    assert [t["turn_number"] for t in data["turns"]] == [1, 2, 3, 4]
+    spoiler = data["turns"][3]
+    assert spoiler["sources"] and all(s["char_end"] <= limit for s in spoiler["sources"])
+    results = [
+        r
+        for m in data["messages"]
+        if m["role"] == "tool_result" and m["turn_number"] == 4
+        for r in json.loads(m["content"])["data"]["results"]
+    ]
+    assert results and all(r["char_end"] <= limit for r in results)
+
+
+def test_a_second_demo_reuses_the_imported_book(demo_run: DemoRun, tmp_path: Path) -> None:
+    run = runner(copy_home(demo_run[0], tmp_path / "home"), embedding=None)
+    out = ok(run("demo"))
+    assert "Importing" not in out
+    assert "Sources: " in out and "Resume this conversation" in out
+    assert len(ok_json(run("books", "--json"))) == 1
+    assert len(ok_json(run("conversations", "--json"))) == 2

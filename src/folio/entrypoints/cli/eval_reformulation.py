@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from folio.agent.reformulation import HeuristicQueryRewriter, LLMQueryRewriter
-from folio.app.evaluation.reformulation import evaluate_reformulation, load_reformulation_items
-from folio.domain.ports import QueryRewriter
 from folio.entrypoints.cli.errors import handle_errors
+
+if TYPE_CHECKING:
+    from folio.domain.ports import QueryRewriter
 
 
 @click.command("reformulation")
@@ -42,6 +42,10 @@ def reformulation_cmd(
 ) -> None:
     """Token F1 and exact match of query rewriters against human rewrites, per source, beside
     the copy-the-question baseline."""
+    # Imported here: the rewriters load numpy, which the CLI's start-up should not pay for.
+    from folio.agent.reformulation import HeuristicQueryRewriter, LLMQueryRewriter
+    from folio.app.evaluation.reformulation import evaluate_reformulation, load_reformulation_items
+
     items = load_reformulation_items(data_path)[:limit]
     rewriters: dict[str, QueryRewriter] = {"heuristic": HeuristicQueryRewriter()}
     if with_llm:

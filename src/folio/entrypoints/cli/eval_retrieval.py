@@ -1,7 +1,8 @@
 """``folio eval retrieval``: recall@k and MRR of follow-up retrieval on real conversations.
 
-Thin: each book is imported once into a cached evaluation data directory (reused while the file and the
-embedding model are unchanged), then ``folio.app.evaluation.retrieval`` replays every conversation.
+Thin: each book is imported once into a cached evaluation data directory (reused while the file and
+the embedding model are unchanged), then ``folio.app.evaluation.retrieval`` replays every
+conversation.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import hashlib
 import json
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
@@ -23,8 +24,14 @@ from folio.app.evaluation.conversations import (
     find_book_file,
     load_conversations,
 )
-from folio.app.evaluation.retrieval import MODES, ModeScore, RetrievalEvaluation
 from folio.entrypoints.cli.errors import handle_errors
+
+if TYPE_CHECKING:
+    from folio.app.evaluation.retrieval import ModeScore, RetrievalEvaluation
+
+# = folio.app.evaluation.retrieval.MODES, not imported at start-up: that module loads numpy, which
+# every folio command would then pay for (tests/e2e/test_cli_eval.py checks they agree).
+MODES = ("agent", "question", "history")
 
 err_console = Console(stderr=True)
 # Bump when chunking or indexing changes, so cached evaluation imports are rebuilt.
@@ -92,6 +99,7 @@ def _evaluation(settings: Any, cache: Path, path: Path, ks: tuple[int, ...],
                 modes: tuple[str, ...], provider: str, gold_history: bool) -> RetrievalEvaluation:
     from dataclasses import replace
 
+    from folio.app.evaluation.retrieval import RetrievalEvaluation
     from folio.app.evaluation.sessions import ChatSession
     from folio.bootstrap import Container
 
@@ -115,6 +123,8 @@ def _evaluation(settings: Any, cache: Path, path: Path, ks: tuple[int, ...],
 
 
 def _merged(parts: list[ModeScore], ks: tuple[int, ...]) -> ModeScore:
+    from folio.app.evaluation.retrieval import ModeScore
+
     total = ModeScore(ks)
     for p in parts:
         total.turns += p.turns

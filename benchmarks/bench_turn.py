@@ -293,7 +293,7 @@ def metrics(*, quick: bool) -> list[Any]:
         ),
         Metric(
             "turn",
-            "input tokens per turn: turn 5 / turn 20",
+            "input tokens at turn 20",
             tokens[-1],
             "tok",
             note=f"turn 5: {tokens[4]}, max {max(tokens)}",

@@ -230,3 +230,13 @@ def test_eval_retrieval_with_the_default_model(coqa: Path, folio_home: Path) -> 
     assert set(report) == set(MODES)
     assert report["agent"]["recall@10"] >= report["question"]["recall@10"]
     assert any((folio_home / "eval").iterdir())
+
+
+def test_the_cli_offers_the_evaluation_modes_without_loading_numpy_at_start_up() -> None:
+    from folio.app.evaluation.retrieval import MODES as APP_MODES
+    from folio.entrypoints.cli.eval_retrieval import MODES as CLI_MODES
+
+    assert CLI_MODES == APP_MODES == MODES
+    code = "import sys, folio.entrypoints.cli.main; print('numpy' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "False", done.stderr

@@ -196,3 +196,13 @@ def test_json_without_a_message_and_a_conversation_of_another_book_are_refused(
     wrong = folio("chat", "Frankenstein", "-c", cid, "-m", FRIEND)
     assert wrong.returncode == 2 and "is about another book" in wrong.stderr
     assert "Traceback" not in wrong.stderr
+
+
+def test_a_provider_failing_mid_turn_exits_4_and_stores_nothing(folio: RunFolio) -> None:
+    refused = {"OLLAMA_HOST": "http://127.0.0.1:9"}  # nothing listens there: connection refused
+    cid = ok(folio("conversations", "new", "Frankenstein")).strip()
+    result = folio("chat", "Frankenstein", "-c", cid, "-p", "ollama", "-m", FRIEND, env=refused)
+    assert result.returncode == 4 and "Ollama" in one_error_line(result)
+    fresh = folio("chat", "Frankenstein", "-p", "ollama", "-m", FRIEND, env=refused)
+    assert fresh.returncode == 4
+    assert [(c["conversation_id"], c["turns"]) for c in conversations(folio)] == [(cid, 0)]

@@ -50,7 +50,7 @@ def books(run: RunFolio) -> list[dict[str, Any]]:
 
 
 def book_id(run: RunFolio, source_name: str) -> str:
-    return next(b["id"] for b in books(run) if b["source_name"] == source_name)
+    return str(next(b["id"] for b in books(run) if b["source_name"] == source_name))
 
 
 # --- add, books, show -----------------------------------------------------------------------------

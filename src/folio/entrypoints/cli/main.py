@@ -6,10 +6,14 @@ import json
 import logging
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from folio.entrypoints.cli.errors import EXIT_ERROR, debug_enabled, handle_errors
+
+if TYPE_CHECKING:
+    from folio.bootstrap import Container
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -54,9 +58,9 @@ class _LazyContainer:
     """Builds the container (and reads settings) only when a command needs it."""
 
     def __init__(self) -> None:
-        self._container: object | None = None
+        self._container: Container | None = None
 
-    def get(self):  # type: ignore[no-untyped-def]
+    def get(self) -> Container:
         if self._container is None:
             from folio.bootstrap import Container
 

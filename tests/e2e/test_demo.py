@@ -13,8 +13,6 @@ import pytest
 
 from tests.e2e.conftest import DemoRun, RunFolio, copy_home, ok, ok_json, runner
 
-pytestmark = pytest.mark.slow
-
 
 def demo_conversation(run: RunFolio) -> dict[str, Any]:
     [entry] = [c for c in ok_json(run("conversations", "--json")) if c["title"] == "Demo"]
@@ -24,6 +22,7 @@ def demo_conversation(run: RunFolio) -> dict[str, Any]:
     return data
 
 
+@pytest.mark.slow
 def test_the_first_demo_imports_the_book_and_tours_it_offline(demo_run: DemoRun) -> None:
     out = ok(demo_run[1])
     assert "Importing the demo book" in out
@@ -34,6 +33,7 @@ def test_the_first_demo_imports_the_book_and_tours_it_offline(demo_run: DemoRun)
     assert re.search(r"Resume this conversation: folio chat \w{8} -c \w{8}", out)
 
 
+@pytest.mark.slow
 def test_the_tour_respects_the_reading_position_and_restores_it(demo_run: DemoRun) -> None:
     run = runner(demo_run[0], embedding=None)
     [book] = ok_json(run("books", "--json"))
@@ -53,6 +53,7 @@ def test_the_tour_respects_the_reading_position_and_restores_it(demo_run: DemoRu
     assert results and all(r["char_end"] <= limit for r in results)
 
 
+@pytest.mark.slow
 def test_a_second_demo_reuses_the_imported_book(demo_run: DemoRun, tmp_path: Path) -> None:
     run = runner(copy_home(demo_run[0], tmp_path / "home"), embedding=None)
     out = ok(run("demo"))
@@ -60,3 +61,13 @@ def test_a_second_demo_reuses_the_imported_book(demo_run: DemoRun, tmp_path: Pat
     assert "Sources: " in out and "Resume this conversation" in out
     assert len(ok_json(run("books", "--json"))) == 1
     assert len(ok_json(run("conversations", "--json"))) == 2
+
+
+def test_the_demo_runs_and_reuses_its_book_with_the_hashing_embedder(run_folio: RunFolio) -> None:
+    first = ok(run_folio("demo"))
+    assert "Importing the demo book" in first
+    assert len(re.findall(r"^you> ", first, re.MULTILINE)) == 4 and "Sources: " in first
+    assert "Reading position: through Chapter 1" in first
+    second = ok(run_folio("demo", "--tour"))
+    assert "Importing" not in second and "Resume this conversation" in second
+    assert len(ok_json(run_folio("books", "--json"))) == 1

@@ -208,7 +208,11 @@ def rm_cmd(lazy: Any, book: str, yes: bool) -> None:
 @click.command("position")
 @click.argument("book")
 @click.option("--page", help="Read up to and including this page (its printed label or number).")
-@click.option("--chapter", type=int, help="Read up to and including this chapter (1-based).")
+@click.option(
+    "--chapter",
+    type=int,
+    help="Read up to and including this chapter: its number (#) in `folio show`, in reading order.",
+)
 @click.option("--percent", type=float, help="Read this percentage of the book.")
 @click.option("--reset", is_flag=True, help="No limit: the whole book.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")

@@ -25,6 +25,7 @@ TOUR = (
     "thanks!",
 )
 SPOILER_QUESTION = "Who is murdered?"
+LIMIT_CHAPTER = 5  # the fifth section: after the four letters, "Chapter 1"
 
 
 def bundled_book() -> Path:
@@ -76,11 +77,12 @@ def _tour(container: Any, session: ChatSession) -> None:
         session.ask(question, live=False)
         console.print()
     limited = container.library.set_position(
-        book.id, chapter=5, page=None, percent=None, reset=False
+        book.id, chapter=LIMIT_CHAPTER, page=None, percent=None, reset=False
     )
     session.book = limited
-    console.print(Rule("Reading position: chapter 5"))
-    console.print("Nothing past chapter 5 can be searched or quoted now.\n")
+    through = escape(limited.chapters[LIMIT_CHAPTER - 1].title) if limited.chapters else ""
+    console.print(Rule(f"Reading position: through {through} (folio position --chapter {LIMIT_CHAPTER})"))
+    console.print(f"Nothing after {through} can be searched or quoted now.\n")
     console.print(f"[bold]you>[/] {SPOILER_QUESTION}", highlight=False)
     try:
         session.ask(SPOILER_QUESTION, live=False)

@@ -152,6 +152,8 @@ def test_a_new_process_resumes_the_conversation_with_its_history(folio: RunFolio
     questions = [m["content"] for m in data["messages"] if m["role"] == "user"]
     assert questions == [FRIEND, FOLLOW_UP]
     assert conversations(folio)[0]["turns"] == 2
+    shown = flat(ok(folio("conversations", "show", cid, "--verbose")))
+    assert flat(second["searches"][0]) in shown  # the self-contained query, as searched
 
 
 def test_an_unknown_conversation_exits_3_with_one_line(folio: RunFolio) -> None:

@@ -17,10 +17,9 @@ import numpy.typing as npt
 from folio.domain.books import Book, Chunk, ReadingPosition
 from folio.domain.errors import BookError, BookErrorCode, IngestError, IngestErrorCode
 from folio.domain.ports import Vectors
-from folio.domain.search import RankedChunk, query_terms
+from folio.domain.search import RankedChunk, query_terms, reciprocal_rank_fusion
 
 _WORD = re.compile(r"\w+")
-RRF_K = 60
 
 
 def _terms(text: str) -> set[str]:
@@ -108,10 +107,7 @@ class InMemoryLibrary:
             sims = {visible[j]: float(scores[j]) for j in order}
         lex_rank = {i: r for r, i in enumerate(lexical, start=1)}
         vec_rank = {i: r for r, i in enumerate(sims, start=1)}
-        fused = {
-            i: sum(1.0 / (RRF_K + ranks[i]) for ranks in (lex_rank, vec_rank) if i in ranks)
-            for i in lex_rank.keys() | vec_rank.keys()
-        }
+        fused = reciprocal_rank_fusion(lex_rank, vec_rank)
         best = sorted(fused, key=lambda i: (-fused[i], i))[:k]
         out = []
         for i in best:

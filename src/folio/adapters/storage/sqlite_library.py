@@ -43,9 +43,8 @@ from folio.domain.errors import (
     IngestErrorCode,
 )
 from folio.domain.ports import Vectors
-from folio.domain.search import RankedChunk, query_terms
+from folio.domain.search import RankedChunk, query_terms, reciprocal_rank_fusion
 
-RRF_K = 60
 NO_LIMIT = 2**62  # an offset past any book: SQL needs a number where the domain says ``None``
 _CHUNK_COLUMNS = (
     "seq, id, book_id, ordinal, text, char_start, char_end, page_start, page_end, chapter,"
@@ -185,10 +184,7 @@ class SqliteLibrary:
             similarity = self._nearest(book_id, query_vector, limit)
         lex_rank = {seq: r for r, seq in enumerate(lexical, start=1)}
         vec_rank = {seq: r for r, seq in enumerate(similarity, start=1)}
-        fused = {
-            seq: sum(1.0 / (RRF_K + ranks[seq]) for ranks in (lex_rank, vec_rank) if seq in ranks)
-            for seq in lex_rank.keys() | vec_rank.keys()
-        }
+        fused = reciprocal_rank_fusion(lex_rank, vec_rank)
         best = sorted(fused, key=lambda s: (-fused[s], s))[:k]
         rows = self._chunks_by_seq(book_id, best, limit)
         out = []

@@ -17,6 +17,7 @@ import importlib
 import json
 import os
 import platform
+import re
 import sys
 import time
 import traceback
@@ -123,16 +124,39 @@ def _embed_metrics(*, quick: bool) -> list[Metric]:
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
     print(done.stdout + done.stderr)
     seconds = time.perf_counter() - started
-    ok = done.returncode == 0
-    note = "see its output above" if ok else f"exit {done.returncode}"
-    return [Metric("embed", "bench_embed.py wall time", seconds, "s", note=note)]
+    if done.returncode != 0:
+        return [Metric("embed", "bench_embed.py", None, note=f"failed: exit {done.returncode}")]
+    rows = [Metric("embed", "bench_embed.py wall time", seconds, "s")]
+    for name, pattern, unit in _EMBED_LINES:
+        found = re.search(pattern, done.stdout)
+        rows.append(
+            Metric(
+                "embed",
+                name,
+                float(found.group(1)) if found else None,
+                unit,
+                note="" if found else "not found in its output",
+            )
+        )
+    return rows
+
+
+# What bench_embed.py prints, as (metric, regex of its value, unit).
+_EMBED_LINES = (
+    ("one-time ONNX export (process)", r"one-time export: ([\d.]+) s", "s"),
+    ("cold process: load model + embed 1 query", r"cold process .*?median ([\d.]+) s", "s"),
+    ("embedding throughput (Moby Dick)", r"([\d.]+) chunks/s", "chunks/s"),
+)
 
 
 def print_table(results: list[Metric], loads: list[float]) -> None:
     rows = [("benchmark", "metric", "value", "target", "ok?")]
     for m in results:
         ok = "-" if m.ok is None else ("yes" if m.ok else "NO")
-        value = m.shown_value() + (f"  ({m.note})" if m.note else "")
+        if m.value is None and m.note:
+            value = m.note
+        else:
+            value = m.shown_value() + (f"  ({m.note})" if m.note else "")
         rows.append((m.benchmark, m.name, value, m.target or "-", ok))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     print("\n" + "=" * (sum(widths) + 3 * (len(widths) - 1)))

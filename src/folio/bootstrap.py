@@ -1,7 +1,7 @@
 """The one composition root: settings -> adapters -> use cases.
 
-The CLI, the HTTP API and library users all build a ``Container`` and ask it for use cases. Adapters are
-created lazily on first use, so a command that never searches never loads the embedding model.
+The CLI, the HTTP API and library users all build a ``Container`` and ask it for use cases. Adapters
+are created lazily on first use, so a command that never searches never loads the embedding model.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ class Container:
     def __init__(self, settings: Settings | None = None, **overrides: Any) -> None:
         self.settings = settings if settings is not None else load_settings(**overrides)
 
-    # --- adapters ------------------------------------------------------------------------------------
+    # --- adapters ---------------------------------------------------------------------------------
     @cached_property
     def database(self) -> Database:
         from folio.adapters.storage.sqlite_db import Database
@@ -78,7 +78,7 @@ class Container:
         """The chat model: ``name`` if given, else the configured or first available provider."""
         return make_provider(self.settings, name=name, model=model)
 
-    # --- use cases -----------------------------------------------------------------------------------
+    # --- use cases --------------------------------------------------------------------------------
     @cached_property
     def library(self) -> Library:
         from folio.app.library import Library

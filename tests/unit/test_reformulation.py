@@ -118,7 +118,10 @@ def test_search_query_resolves_the_pronoun_and_keeps_earlier_questions_not_answe
 
 
 def test_a_standalone_question_keeps_only_the_last_questions_of_the_conversation() -> None:
-    history = [("Where did Anne go after the ball?", "home"), ("Who wrote the letter?", "Wentworth")]
+    history = [
+        ("Where did Anne go after the ball?", "home"),
+        ("Who wrote the letter?", "Wentworth"),
+    ]
     rewriter = HeuristicQueryRewriter(standalone_turns=1)
     query = rewriter.search_query("Where is the house of Admiral Croft in Bath?", history)
     assert "letter" in query and "ball" not in query

@@ -1,8 +1,9 @@
 """Books, their pages, chapters and chunks, and the reading position.
 
-Invariant: every offset (``char_start``/``char_end``/``char_offset``) indexes the book's *extracted text*
-(the single string the parser produced and the library stores), as Python ``str`` indices, end exclusive.
-Pages and chapters partition that text, so any offset maps to exactly one page and at most one chapter.
+Invariant: every offset (``char_start``/``char_end``/``char_offset``) indexes the book's *extracted
+text* (the single string the parser produced and the library stores), as Python ``str`` indices, end
+exclusive. Pages and chapters partition that text, so any offset maps to exactly one page and at
+most one chapter.
 """
 
 from __future__ import annotations
@@ -64,7 +65,8 @@ class PositionKind(StrEnum):
 @dataclass(frozen=True, slots=True)
 class ReadingPosition:
     """How far the reader has read. ``char_offset`` is the hard limit: no text at or past it is ever
-    shown. ``None`` means no limit (the whole book). ``kind``/``value`` remember what the reader set."""
+    shown. ``None`` means no limit (the whole book). ``kind``/``value`` remember what the reader
+    set."""
 
     char_offset: int | None = None
     kind: PositionKind = PositionKind.NONE
@@ -104,7 +106,7 @@ class Book:
     def with_position(self, position: ReadingPosition) -> Book:
         return replace(self, position=position)
 
-    # --- structure lookups -------------------------------------------------------------------------
+    # --- structure lookups ------------------------------------------------------------------------
     def page_at(self, offset: int) -> Page:
         """The page that contains ``offset`` (the last page for offsets at the end)."""
         if not self.pages:
@@ -192,7 +194,8 @@ class Chunk:
 
 @dataclass(frozen=True, slots=True)
 class SearchHit:
-    """A search result: the chunk (already cut at the reading position), its score, and a snippet."""
+    """A search result: the chunk (already cut at the reading position), its score, and a
+    snippet."""
 
     chunk: Chunk
     score: float

@@ -1,8 +1,8 @@
 """Conversations (the aggregate root), their messages, and per-turn metadata.
 
-A conversation belongs to one book and owns its messages; messages carry no book id. A turn is numbered
-from 1, unique within its conversation, and is stored whole (user message, tool results, assistant message
-and its ``Turn`` metadata) or not at all.
+A conversation belongs to one book and owns its messages; messages carry no book id. A turn is
+numbered from 1, unique within its conversation, and is stored whole (user message, tool results,
+assistant message and its ``Turn`` metadata) or not at all.
 """
 
 from __future__ import annotations

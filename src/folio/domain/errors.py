@@ -1,8 +1,8 @@
 """The one error hierarchy of folio.
 
-Every error a user can cause or meet is a ``FolioError``. Adapters translate vendor exceptions into these
-(``raise LLMError(...) from e``); entry points are the only place they become messages, exit codes and
-HTTP statuses. Each error carries a machine-readable ``code`` besides its human message.
+Every error a user can cause or meet is a ``FolioError``. Adapters translate vendor exceptions into
+these (``raise LLMError(...) from e``); entry points are the only place they become messages, exit
+codes and HTTP statuses. Each error carries a machine-readable ``code`` besides its human message.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Value objects of the LLM boundary: what the agent sends to a chat provider and what comes back.
 
-These are pure values (identity is a storage concern). Each provider adapter translates them to and from
-its vendor's wire format; no vendor type crosses the adapter boundary.
+These are pure values (identity is a storage concern). Each provider adapter translates them to and
+from its vendor's wire format; no vendor type crosses the adapter boundary.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ class ToolInvocation:
     tool_name: str
     tool_use_id: str
     arguments: Mapping[str, Any] = field(default_factory=dict)
-    # Set by a provider when the model's arguments were not valid JSON: the registry answers the model
-    # with an INVALID_ARGUMENTS tool error instead of running the tool.
+    # Set by a provider when the model's arguments were not valid JSON: the registry answers the
+    # model with an INVALID_ARGUMENTS tool error instead of running the tool.
     parse_error: str | None = None
 
 
@@ -35,7 +35,8 @@ class ToolInvocation:
 class PromptMessage:
     """One message of the prompt.
 
-    - ``assistant`` messages may carry ``tool_invocations`` (the calls the model made in that message);
+    - ``assistant`` messages may carry ``tool_invocations`` (the calls the model made in that
+    message);
     - ``tool_result`` messages carry the ``tool_use_id`` they answer and the result as JSON text.
     """
 
@@ -86,7 +87,8 @@ class TokenUsage:
 
 @dataclass(frozen=True, slots=True)
 class ChatResponse:
-    """The model's reply: text (may be None when it only calls tools), tool calls, and token usage."""
+    """The model's reply: text (may be None when it only calls tools), tool calls, and token
+    usage."""
 
     text: str | None
     tool_invocations: tuple[ToolInvocation, ...] = ()
@@ -106,7 +108,8 @@ class StreamEventKind(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class StreamEvent:
-    """A piece of a streamed reply: text deltas, then one ``DONE`` event carrying the full response."""
+    """A piece of a streamed reply: text deltas, then one ``DONE`` event carrying the full
+    response."""
 
     kind: StreamEventKind
     text: str = ""

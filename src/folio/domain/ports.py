@@ -1,7 +1,8 @@
-"""Ports: the interfaces the use cases and the agent depend on, implemented by adapters and by fakes.
+"""Ports: the interfaces the use cases and the agent depend on, implemented by adapters and by
+fakes.
 
-Every port has an in-package fake (``folio.adapters.*.memory`` / ``scripted``) tested against the same
-contract tests as the real adapters.
+Every port has an in-package fake (``folio.adapters.*.memory`` / ``scripted``) tested against the
+same contract tests as the real adapters.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from folio.domain.search import RankedChunk
 Vectors = npt.NDArray[np.float32]  # shape (n, dimensions), rows L2-normalised
 
 
-# --- books -----------------------------------------------------------------------------------------
+# --- books ----------------------------------------------------------------------------------------
 class BookParser(Protocol):
     """Turns a file into a ``ParsedBook``. Raises ``IngestError`` (UNSUPPORTED/CORRUPT/EMPTY)."""
 
@@ -100,7 +101,7 @@ class BookSearcher(Protocol):
     def search(self, book: Book, query: str, *, k: int = 5) -> list[SearchHit]: ...
 
 
-# --- conversations ---------------------------------------------------------------------------------
+# --- conversations --------------------------------------------------------------------------------
 class ConversationRepository(Protocol):
     def save(self, conversation: Conversation) -> None:
         """Insert or update."""
@@ -175,7 +176,7 @@ class ConversationUnitOfWork(Protocol):
 UnitOfWorkFactory = Callable[[], ConversationUnitOfWork]
 
 
-# --- LLM -------------------------------------------------------------------------------------------
+# --- LLM ------------------------------------------------------------------------------------------
 class ChatProvider(Protocol):
     """A chat model. Providers without tool use raise ``LLMError(UNSUPPORTED_FEATURE)`` from the
     ``*_with_tools`` methods. Streaming methods yield text deltas, then one ``DONE`` event."""
@@ -206,7 +207,8 @@ Exchange = tuple[str, str | None]  # (user question, assistant answer or None), 
 
 
 class QueryRewriter(Protocol):
-    """Turns a follow-up ("what did he do then?") into a self-contained question using the history."""
+    """Turns a follow-up ("what did he do then?") into a self-contained question using the
+    history."""
 
     def rewrite(self, question: str, history: Sequence[Exchange]) -> str: ...
 
@@ -240,8 +242,8 @@ class RetrievalStrategy(Protocol):
     """Runs one turn: decides whether and what to search (through ``run_tool``) and answers.
 
     ``messages`` is ``[system, ...history window..., user]``. With ``on_text`` the answer is
-    streamed to it as it is produced. Raises ``LLMError`` from the provider (``UNSUPPORTED_FEATURE`` when a
-    tool-using strategy meets a provider without tools: the caller may fall back)."""
+    streamed to it as it is produced. Raises ``LLMError`` from the provider (``UNSUPPORTED_FEATURE``
+    when a tool-using strategy meets a provider without tools: the caller may fall back)."""
 
     @property
     def name(self) -> str: ...

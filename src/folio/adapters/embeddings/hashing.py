@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
+from itertools import pairwise
 
 import numpy as np
 
@@ -32,7 +33,7 @@ class HashingEmbedder:
         out = np.zeros((len(texts), self._dimensions), dtype=np.float32)
         for row, text in enumerate(texts):
             words = [w.lower() for w in _WORD.findall(text)]
-            for feature in words + [f"{a} {b}" for a, b in zip(words, words[1:], strict=False)]:
+            for feature in words + [f"{a} {b}" for a, b in pairwise(words)]:
                 digest = hashlib.blake2b(feature.encode(), digest_size=8).digest()
                 value = int.from_bytes(digest, "little")
                 out[row, value % self._dimensions] += 1.0 if value & (1 << 63) else -1.0

@@ -5,9 +5,9 @@ Format (one conversation per line, see ``../shared/data/README.md``)::
     {"id": "...", "book": "file.txt", "turns": [{"question": "...", "answers": [...],
      "evidence": [[start, end], ...]}]}
 
-``evidence`` spans are ``[start, end)`` offsets into the book *file* decoded as UTF-8. folio's parsers
-may normalise that text (boilerplate, newlines), so spans are mapped onto the extracted text by locating
-the span with its surrounding context (``EvidenceMapper``).
+``evidence`` spans are ``[start, end)`` offsets into the book *file* decoded as UTF-8. folio's
+parsers may normalise that text (boilerplate, newlines), so spans are mapped onto the extracted text
+by locating the span with its surrounding context (``EvidenceMapper``).
 """
 
 from __future__ import annotations
@@ -40,7 +40,8 @@ class EvalConversation:
 
 
 def load_conversations(path: Path) -> list[EvalConversation]:
-    """Parse a ``*.conversations.jsonl`` file; a malformed line raises ``EvalDataError`` naming it."""
+    """Parse a ``*.conversations.jsonl`` file; a malformed line raises ``EvalDataError`` naming
+    it."""
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as e:

@@ -2,13 +2,15 @@
 
 Each conversation is replayed turn by turn. Modes:
 
-- ``agent``: what the chat pipeline actually searched (``ChatWithBook`` with the chosen provider; its own
+- ``agent``: what the chat pipeline actually searched (``ChatWithBook`` with the chosen provider;
+its own
   earlier answers form the history unless gold history is asked for);
 - ``question``: the question alone;
 - ``history``: the question with all earlier questions of the conversation appended.
 
-A turn with evidence is scored: a hit at rank r when the r-th retrieved passage overlaps an evidence span.
-recall@k is the share of scored turns with a hit within the first k; MRR uses the first hit's rank.
+A turn with evidence is scored: a hit at rank r when the r-th retrieved passage overlaps an evidence
+span. recall@k is the share of scored turns with a hit within the first k; MRR uses the first hit's
+rank.
 """
 
 from __future__ import annotations
@@ -53,8 +55,15 @@ class ModeScore:
     llm_calls: int = 0
     tokens: int = 0
 
-    def add(self, rank: int | None, *, searches: int, llm_calls: int = 0, tokens: int = 0,
-            scored: bool = True) -> None:
+    def add(
+        self,
+        rank: int | None,
+        *,
+        searches: int,
+        llm_calls: int = 0,
+        tokens: int = 0,
+        scored: bool = True,
+    ) -> None:
         self.turns += 1
         self.searches += searches
         self.llm_calls += llm_calls
@@ -107,8 +116,9 @@ class RetrievalEvaluation:
     def __post_init__(self) -> None:
         self.scores = {mode: ModeScore(self.ks) for mode in self.modes}
 
-    def run(self, conversation: EvalConversation, *, on_turn: Callable[[], None] | None = None
-            ) -> None:
+    def run(
+        self, conversation: EvalConversation, *, on_turn: Callable[[], None] | None = None
+    ) -> None:
         session = self.new_session() if "agent" in self.modes and self.new_session else None
         earlier: list[str] = []
         for turn in conversation.turns:
@@ -121,7 +131,9 @@ class RetrievalEvaluation:
             if session is not None:
                 self._score_agent(session, turn.question, evidence, scored)
                 if self.gold_history:
-                    session.add_gold_exchange(turn.question, turn.answers[0] if turn.answers else "")
+                    session.add_gold_exchange(
+                        turn.question, turn.answers[0] if turn.answers else ""
+                    )
             earlier.append(turn.question)
             if on_turn:
                 on_turn()
@@ -129,13 +141,15 @@ class RetrievalEvaluation:
     def _search(self, query: str) -> list[SearchHit]:
         return self.searcher.search(self.book, query, k=max(self.ks))
 
-    def _score_query(self, mode: str, query: str, evidence: list[tuple[int, int]],
-                     scored: bool) -> None:
+    def _score_query(
+        self, mode: str, query: str, evidence: list[tuple[int, int]], scored: bool
+    ) -> None:
         rank = first_hit_rank(self._search(query), evidence) if scored else None
         self.scores[mode].add(rank, searches=1, scored=scored)
 
-    def _score_agent(self, session: AgentSession, question: str,
-                     evidence: list[tuple[int, int]], scored: bool) -> None:
+    def _score_agent(
+        self, session: AgentSession, question: str, evidence: list[tuple[int, int]], scored: bool
+    ) -> None:
         turn = session.ask(question)
         hits: list[SearchHit] = []
         seen: set[str] = set()
@@ -145,8 +159,13 @@ class RetrievalEvaluation:
                     seen.add(hit.chunk.id)
                     hits.append(hit)
         rank = first_hit_rank(hits, evidence) if scored else None
-        self.scores["agent"].add(rank, searches=len(turn.searches), llm_calls=turn.llm_calls,
-                                 tokens=turn.input_tokens + turn.output_tokens, scored=scored)
+        self.scores["agent"].add(
+            rank,
+            searches=len(turn.searches),
+            llm_calls=turn.llm_calls,
+            tokens=turn.input_tokens + turn.output_tokens,
+            scored=scored,
+        )
 
     def report(self) -> dict[str, dict[str, float | int]]:
         return {mode: score.summary() for mode, score in self.scores.items()}

@@ -1,9 +1,9 @@
 """Real chat sessions for the retrieval evaluation.
 
 ``ChatSession`` replays a conversation through ``ChatWithBook``: the system's own answers become the
-history of the next turn. With gold history, each question is asked in a fresh conversation whose earlier
-turns hold the reference questions and answers instead (written through the same unit of work as any
-turn), so the search is judged on the history a perfect reader would have had.
+history of the next turn. With gold history, each question is asked in a fresh conversation whose
+earlier turns hold the reference questions and answers instead (written through the same unit of
+work as any turn), so the search is judged on the history a perfect reader would have had.
 """
 
 from __future__ import annotations
@@ -19,17 +19,26 @@ from folio.domain.conversations import ChatMessage, MessageRole, Turn
 from folio.domain.ports import UnitOfWorkFactory
 
 
-def _turn(result_searches: tuple[str, ...], calls: int, tokens_in: int, tokens_out: int
-          ) -> AgentTurn:
-    return AgentTurn(searches=result_searches, llm_calls=calls, input_tokens=tokens_in,
-                     output_tokens=tokens_out)
+def _turn(
+    result_searches: tuple[str, ...], calls: int, tokens_in: int, tokens_out: int
+) -> AgentTurn:
+    return AgentTurn(
+        searches=result_searches, llm_calls=calls, input_tokens=tokens_in, output_tokens=tokens_out
+    )
 
 
 class ChatSession:
     """One evaluated conversation replayed through the real chat pipeline."""
 
-    def __init__(self, chat: ChatWithBook, conversations: Conversations, uow: UnitOfWorkFactory,
-                 book_id: str, *, gold_history: bool = False) -> None:
+    def __init__(
+        self,
+        chat: ChatWithBook,
+        conversations: Conversations,
+        uow: UnitOfWorkFactory,
+        book_id: str,
+        *,
+        gold_history: bool = False,
+    ) -> None:
         self._chat = chat
         self._conversations = conversations
         self._uow = uow
@@ -54,10 +63,12 @@ class ChatSession:
         messages: list[ChatMessage] = []
         turns: list[Turn] = []
         for number, (question, answer) in enumerate(self._gold, 1):
-            for seq, (role, text) in enumerate(((MessageRole.USER, question),
-                                                (MessageRole.ASSISTANT, answer))):
-                messages.append(ChatMessage(uuid.uuid4().hex, conversation_id, number, seq, role,
-                                            text, now))
+            for seq, (role, text) in enumerate(
+                ((MessageRole.USER, question), (MessageRole.ASSISTANT, answer))
+            ):
+                messages.append(
+                    ChatMessage(uuid.uuid4().hex, conversation_id, number, seq, role, text, now)
+                )
             turns.append(Turn(conversation_id, number, now, strategy="gold"))
         with self._uow() as uow:
             uow.messages.save_batch(messages)

@@ -108,3 +108,13 @@ def test_split_statements_keeps_trigger_bodies_whole() -> None:
     statements = split_statements(script)
     assert len(statements) == 2
     assert statements[1].endswith("END;")
+
+
+def test_a_file_that_is_not_a_database_gives_a_storage_error_naming_it(tmp_path):
+    from folio.adapters.storage.sqlite_db import Database
+    from folio.domain.errors import StorageError
+
+    path = tmp_path / "folio.db"
+    path.write_bytes(b"this is not an SQLite database" * 100)
+    with pytest.raises(StorageError, match="folio.db"):
+        Database(path).migrate()

@@ -32,6 +32,12 @@ class ConfigError(FolioError):
     code: str = "CONFIG"
 
 
+class StorageError(FolioError):
+    """The data directory or its database cannot be used (corrupt, not a database, unwritable)."""
+
+    code: str = "STORAGE"
+
+
 class BookErrorCode(StrEnum):
     NOT_FOUND = "NOT_FOUND"
     AMBIGUOUS = "AMBIGUOUS"

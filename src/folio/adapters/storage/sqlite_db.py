@@ -18,6 +18,8 @@ from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
 
+from folio.domain.errors import StorageError
+
 MIGRATIONS_PACKAGE = "folio.adapters.storage.migrations"
 BUSY_TIMEOUT_MS = 5000
 _MIGRATION_FILE = re.compile(r"^(\d{3})_(\w+)\.sql$")
@@ -119,10 +121,11 @@ class Database:
         return conn
 
     def migrate(self, *, target: int | None = None) -> list[int]:
-        """Apply pending migrations (up to ``target`` when given); returns the versions applied."""
-        conn = self.connect()
+        """Apply pending migrations (up to ``target`` when given); returns the versions applied.
+
+        A file that is not a usable SQLite database raises ``StorageError`` naming it."""
+        conn = self._open_checked()
         try:
-            conn.execute(_SCHEMA_MIGRATIONS)
             applied = []
             for migration in self.migrations:
                 if target is not None and migration.version > target:
@@ -132,6 +135,25 @@ class Database:
             return applied
         finally:
             conn.close()
+
+    def _open_checked(self) -> sqlite3.Connection:
+        """A connection to a file that is an SQLite database with the migrations table."""
+        try:
+            conn = self.connect()
+        except sqlite3.DatabaseError as e:
+            raise self._unusable(e) from e
+        try:
+            conn.execute(_SCHEMA_MIGRATIONS)
+        except sqlite3.DatabaseError as e:
+            conn.close()
+            raise self._unusable(e) from e
+        return conn
+
+    def _unusable(self, error: sqlite3.DatabaseError) -> StorageError:
+        return StorageError(
+            f"The library database {self.path} cannot be used ({error}). Move it away to start"
+            " a new library, or restore it from a backup."
+        )
 
     def applied_versions(self) -> list[int]:
         conn = self.connect()

@@ -116,5 +116,5 @@ def test_a_file_that_is_not_a_database_gives_a_storage_error_naming_it(tmp_path)
 
     path = tmp_path / "folio.db"
     path.write_bytes(b"this is not an SQLite database" * 100)
-    with pytest.raises(StorageError, match="folio.db"):
+    with pytest.raises(StorageError, match=r"folio\.db"):
         Database(path).migrate()

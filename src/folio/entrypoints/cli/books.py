@@ -17,7 +17,7 @@ from folio.entrypoints.cli.output import console, err_console, escape
 from folio.entrypoints.serialize import book_detail, book_summary, hit_dict
 
 
-class _RichIngestProgress:
+class RichIngestProgress:
     """Shows the ingest stages (parse, chunk, embed, store) as a progress bar."""
 
     LABELS: ClassVar[dict[str, str]] = {
@@ -44,6 +44,29 @@ class _RichIngestProgress:
             self._progress.advance(self._task, n)
 
 
+def ingest_progress(*, enabled: bool = True) -> Progress:
+    """A progress display for imports, shown only on a terminal."""
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+        disable=not (enabled and err_console.is_terminal),
+    )
+
+
+def prepare_embedder(container: Any) -> None:
+    """Run the embedding model's one-time preparation with a word about it, rather than have the
+    first import or search pause silently."""
+    embedder = container.embedder
+    if getattr(embedder, "is_prepared", True):
+        return
+    with err_console.status("Preparing the embedding model (once per machine, ~15 s)…"):
+        embedder.prepare()
+
+
 @click.command("add")
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--title", help="Title to use instead of the file's own (one file only).")
@@ -60,27 +83,20 @@ def add_cmd(
     """
     if (title or author) and len(files) > 1:
         raise click.UsageError("--title and --author apply to a single file")
-    ingest = lazy.get().ingest
+    container = lazy.get()
+    ingest = container.ingest
     results: list[dict[str, Any]] = []
     failed = False
-    show_progress = not as_json and sys.stderr.isatty()
-    progress = Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err_console,
-        transient=True,
-        disable=not show_progress,
-    )
-    with progress:
+    if not as_json:
+        prepare_embedder(container)
+    with ingest_progress(enabled=not as_json) as progress:
         for path in files:
             try:
                 result = ingest.execute(
                     path,
                     title=title,
                     author=author,
-                    progress=_RichIngestProgress(progress, path.name),
+                    progress=RichIngestProgress(progress, path.name),
                 )
             except IngestError as e:
                 if debug_enabled() and e.code != IngestErrorCode.DUPLICATE:

@@ -15,6 +15,7 @@ from typing import Any
 import click
 from rich.rule import Rule
 
+from folio.entrypoints.cli.books import RichIngestProgress, ingest_progress, prepare_embedder
 from folio.entrypoints.cli.chat import ChatSession, _repl
 from folio.entrypoints.cli.errors import handle_errors
 from folio.entrypoints.cli.output import console, escape
@@ -40,7 +41,10 @@ def ensure_demo_book(container: Any) -> Any:
     if existing is not None:
         return existing
     console.print("Importing the demo book (Frankenstein, Project Gutenberg #84)…")
-    return container.ingest.execute(path).book
+    prepare_embedder(container)
+    with ingest_progress() as progress:
+        result = container.ingest.execute(path, progress=RichIngestProgress(progress, path.name))
+    return result.book
 
 
 @click.command("demo")
@@ -81,7 +85,9 @@ def _tour(container: Any, session: ChatSession) -> None:
     )
     session.book = limited
     through = escape(limited.chapters[LIMIT_CHAPTER - 1].title) if limited.chapters else ""
-    console.print(Rule(f"Reading position: through {through} (folio position --chapter {LIMIT_CHAPTER})"))
+    console.print(
+        Rule(f"Reading position: through {through} (folio position --chapter {LIMIT_CHAPTER})")
+    )
     console.print(f"Nothing after {through} can be searched or quoted now.\n")
     console.print(f"[bold]you>[/] {SPOILER_QUESTION}", highlight=False)
     try:

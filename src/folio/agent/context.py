@@ -93,7 +93,7 @@ class FullHistoryStrategy:
         max_messages: int = 20,
         token_budget: int = 8000,
         keep_full_turns: int = 1,
-        passage_chars: int = 300,
+        passage_chars: int = 160,
     ) -> None:
         self.max_messages = max_messages
         self.token_budget = token_budget

@@ -169,8 +169,9 @@ class ToolExchange:
 
 
 def _sse(events: Sequence[dict[str, Any]], *, named: bool) -> str:
-    head = (lambda e: f"event: {e['type']}\n") if named else (lambda e: "")
-    return "".join(f"{head(e)}data: {json.dumps(e)}\n\n" for e in events)
+    return "".join(
+        (f"event: {e['type']}\n" if named else "") + f"data: {json.dumps(e)}\n\n" for e in events
+    )
 
 
 def _halves(text: str) -> list[str]:
@@ -240,7 +241,7 @@ class AnthropicAPI(FakeChatAPI):
     @staticmethod
     def _block_events(index: int, block: dict[str, Any], entry: Reply) -> list[dict[str, Any]]:
         if block["type"] == "text":
-            opening = {"type": "text", "text": ""}
+            opening: dict[str, Any] = {"type": "text", "text": ""}
             deltas = [{"type": "text_delta", "text": p} for p in pieces(block["text"])]
         else:
             opening = {**block, "input": {}}

@@ -25,6 +25,7 @@ from folio.agent.context import FullHistoryStrategy
 from folio.agent.guardrail import Guardrail
 from folio.agent.tools import default_registry
 from folio.app.chat import AnswerDelta, ChatEvent, ChatWithBook, ToolCallFinished, ToolCallStarted
+from folio.app.conversations import ConversationDetail
 from folio.bootstrap import Container
 from folio.config import load_settings
 from folio.domain.books import Book
@@ -39,6 +40,8 @@ from tests.integration.provider_mocks import (
     FakeChatAPI,
     OllamaAPI,
     OpenAIAPI,
+    Reply,
+    ToolCall,
     call,
     say,
 )
@@ -185,7 +188,7 @@ def turn_one_script(vendor: Vendor, library: Library) -> list[Entry]:
     ]
 
 
-def stored(library: Library, conversation_id: str):  # type: ignore[no-untyped-def]
+def stored(library: Library, conversation_id: str) -> ConversationDetail:
     return library.container.conversations.get(conversation_id)
 
 
@@ -492,9 +495,19 @@ def test_a_401_mid_turn_is_an_auth_error_and_nothing_of_the_turn_is_stored(
     assert detail.conversation.title == PLACEHOLDER
 
 
-def test_an_ollama_model_without_tools_falls_back_to_always_retrieve(library: Library) -> None:
-    vendor = VENDORS["ollama"]
-    no_tools = Failure(400, "registry.ollama.ai/library/gemma2:2b does not support tools")
+NO_TOOLS = {
+    "ollama": "registry.ollama.ai/library/gemma2:2b does not support tools",
+    "openai_compatible": '"auto" tool choice requires --enable-auto-tool-choice to be set',
+}
+
+
+@pytest.mark.parametrize("name", list(NO_TOOLS))
+def test_a_model_without_tools_falls_back_to_always_retrieve_for_this_and_later_turns(
+    name: str, library: Library
+) -> None:
+    """Ollama's 400 "does not support tools" (and vLLM's without a tool parser)."""
+    vendor = VENDORS[name]
+    no_tools = Failure(400, NO_TOOLS[name])
     rewritten = "What happens to Victor Frankenstein in the end?"
     api, provider = vendor.start(
         no_tools,
@@ -539,3 +552,56 @@ def test_an_ollama_model_without_tools_falls_back_to_always_retrieve(library: Li
         MessageRole.ASSISTANT,
     ]
     assert detail.messages[1].tool_invocations[0].tool_use_id == detail.messages[2].tool_use_id
+
+
+def test_a_streamed_fallback_answers_in_deltas(library: Library) -> None:
+    vendor = VENDORS["ollama"]
+    api, provider = vendor.start(
+        Failure(400, NO_TOOLS["ollama"]), say(answer_one(library), usage=(900, 60))
+    )
+    events: list[ChatEvent] = []
+
+    result = library.chat(provider).execute(
+        library.new_conversation(), QUESTION, on_event=events.append
+    )
+
+    assert [b["stream"] for b in api.bodies] == [True, True]
+    assert result.strategy == "always_retrieve"
+    deltas = [e.text for e in events if isinstance(e, AnswerDelta)]
+    assert len(deltas) > 5 and "".join(deltas) == result.answer == answer_one(library)
+
+
+def test_text_streamed_before_a_tool_call_is_kept_with_the_call_not_in_the_answer(
+    library: Library,
+) -> None:
+    """Claude often says what it is about to do before a ``tool_use`` block. That text streams
+    to ``on_event`` as it comes (the caller cannot know yet that a tool call follows), is stored
+    as the text of the tool-call message, and goes back to the API in the same assistant turn as
+    the ``tool_use`` block; the answer is only the final reply."""
+    preamble = "Let me look that up in the book."
+    opening = Reply(
+        text=preamble,
+        calls=(ToolCall("search_book", {"query": QUERY}, "toolu_01Pre"),),
+        input_tokens=1200,
+        output_tokens=40,
+    )
+    api, provider = VENDORS["anthropic"].start(
+        opening,
+        say(answer_one(library), usage=(2600, 85)),
+        say(answer_two(library), usage=(4000, 50)),
+    )
+    chat = library.chat(provider)
+    conversation_id = library.new_conversation()
+    events: list[ChatEvent] = []
+
+    result = chat.execute(conversation_id, QUESTION, on_event=events.append)
+    chat.execute(conversation_id, FOLLOW_UP)
+
+    streamed = "".join(e.text for e in events if isinstance(e, AnswerDelta))
+    assert streamed == preamble + result.answer
+    assert result.answer == answer_one(library)
+    calling = stored(library, conversation_id).messages[1]
+    assert (calling.content, calling.tool_invocations[0].tool_use_id) == (preamble, "toolu_01Pre")
+    replayed = api.conversation(2)[1]
+    assert [b["type"] for b in replayed["content"]] == ["text", "tool_use"]
+    assert replayed["content"][0]["text"] == preamble

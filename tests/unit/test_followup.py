@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from folio.agent.followup import FollowUpDetector, content_words, is_small_talk, proper_nouns
+from folio.agent.followup import (
+    FollowUpDetector,
+    Person,
+    content_words,
+    infer_gender,
+    is_small_talk,
+    person_like,
+    proper_nouns,
+)
 
 HISTORY = [("Who is Victor's friend from Geneva?", "Henry Clerval, the son of a merchant.")]
 
@@ -87,3 +95,27 @@ def test_proper_nouns_keep_multi_word_names_and_skip_sentence_openers() -> None:
 
 def test_content_words_drop_stopwords_and_pronouns() -> None:
     assert content_words("What did he say to the monster in Chapter 5?") == ["monster", "chapter"]
+
+
+def test_a_title_before_a_name_tells_its_gender() -> None:
+    texts = ["A letter to Mrs. Saville arrived.", "Mr. Kirwin is a magistrate."]
+    assert infer_gender("Saville", texts) == "f"
+    assert infer_gender("Kirwin", texts) == "m"
+
+
+def test_pronouns_after_a_name_tell_its_gender_only_when_no_one_else_is_named() -> None:
+    assert infer_gender("Robert Walton", ["Who is Robert Walton writing his letters to?"]) == "m"
+    assert infer_gender("Justine", ["Justine said she was innocent."]) == "f"
+    assert infer_gender("Victor", ["Victor told Elizabeth that she was safe."]) is None
+    assert infer_gender("Victor", ["Victor loved her."]) is None  # "her" is someone else
+    assert infer_gender("Clerval", ["Clerval arrived."]) is None
+
+
+def test_places_headings_and_people_spoken_to_are_not_person_like() -> None:
+    assert not person_like("Geneva", ["He lived in Geneva.", "They met at Geneva."])
+    assert not person_like("Victor", ["My dear Victor, write soon.", "And how, Victor, can I?"])
+    assert not person_like("LETTER", ["LETTER IV"])
+    assert person_like("Elizabeth", ["He wrote to Elizabeth.", "Elizabeth smiled."])
+    assert Person("Saville", "f").agrees_with("she")
+    assert not Person("Saville", "f").agrees_with("his")
+    assert Person("Clerval").agrees_with("her")

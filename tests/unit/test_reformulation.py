@@ -132,3 +132,54 @@ def test_small_talk_in_the_history_never_reaches_a_search_query() -> None:
     query = HeuristicQueryRewriter().search_query("Why?", history)
     assert "thanks" not in query.lower() and "welcome" not in query.lower()
     assert "ball" in query
+
+
+# --- which person a pronoun stands for -----------------------------------------------------------
+def test_a_pronoun_is_never_resolved_to_a_place_from_a_citation_s_letter_title() -> None:
+    history = [
+        (
+            "Where did the creature learn to speak?",
+            '- "I never saw a more interesting creature: his eyes have an expression of wildness."'
+            " (Letter 4. To Mrs. Saville, England., p. 10)",
+        )
+    ]
+    rewritten = HeuristicQueryRewriter().rewrite("Who were the family he watched?", history)
+    assert rewritten == "Who were the family the creature watched?"
+
+
+def test_after_who_is_a_name_the_pronoun_means_that_person_not_others_the_answer_names() -> None:
+    history = [
+        (
+            "Who is Elizabeth Lavenza?",
+            '- "Elizabeth Lavenza became the inmate of my parents\' house." (Chapter 1, p. 19)\n'
+            '- "Victor was then seventeen." (Chapter 3, p. 26)',
+        )
+    ]
+    rewritten = HeuristicQueryRewriter().rewrite("What happens to her in the end?", history)
+    assert rewritten == "What happens to Elizabeth Lavenza in the end?"
+
+
+def test_a_pronoun_skips_a_person_of_the_other_gender() -> None:
+    history = [("Tell me about Mr. Kirwin and Mrs. Saville.", None)]
+    rewriter = HeuristicQueryRewriter()
+    assert rewriter.rewrite("What did she write?", history) == "What did Saville write?"
+    assert rewriter.rewrite("What did he write?", history) == "What did Mr. Kirwin write?"
+
+
+def test_a_name_only_spoken_to_in_a_quoted_letter_is_not_the_pronoun_s_referent() -> None:
+    history = [
+        (
+            "Who is Robert Walton writing his letters to?",
+            '- "Your affectionate brother, Robert Walton" (Letter 2, p. 7)\n'
+            '- "And how, Victor, can I relate our misfortune?" (Chapter 7, p. 54)\n'
+            '- "My dear Victor, you have waited impatiently." (Chapter 7, p. 53)',
+        )
+    ]
+    rewritten = HeuristicQueryRewriter().rewrite("Where is he sailing to?", history)
+    assert rewritten == "Where is Robert Walton sailing to?"
+
+
+def test_a_pronoun_is_left_alone_when_the_question_names_the_salient_person_itself() -> None:
+    history = [("Who is Elizabeth Lavenza?", None)]
+    question = "Did Elizabeth Lavenza see her mother?"
+    assert HeuristicQueryRewriter().rewrite(question, history) == question

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from folio.domain.ports import Exchange
 
@@ -89,6 +90,7 @@ NOT_NAMES = wordset(
 )
 
 
+_TITLE_ABBREVIATION = re.compile(r"\b(?:Mr|Mrs|Ms|Mme|Mlle|Dr|St|Prof|Rev|Capt|Col|Gen|Lt|Sgt)\.$")
 _CONTRACTED_I = re.compile(r"^I['’]")
 _NAME_VERB = re.compile(
     r"['’]s\b|\s+(?:was|is|had|has|said|says|did|went|came|cried|replied|answered|told|asked|"
@@ -140,6 +142,8 @@ def proper_nouns(text: str) -> list[str]:
 
 def _opens_sentence(text: str, start: int) -> bool:
     before = text[:start].rstrip(" \t\"'“‘(*-—")
+    if _TITLE_ABBREVIATION.search(before):
+        return False  # "Mr. Kirwin": the full stop ends a title, not a sentence
     return not before or before[-1] in ".!?:;\n"
 
 
@@ -214,3 +218,100 @@ def _has_definite_reference_to(question: str, history: Sequence[Exchange]) -> bo
     earlier = {w for q, a in history[-3:] for w in content_words(f"{q} {a or ''}")}
     nouns = re.findall(r"\bthe\s+([a-z][a-z\-]+)", question.lower())
     return any(_strip_possessive(n) in earlier for n in nouns)
+
+
+# --- people: who a name is, as far as the conversation's own words tell --------------------------
+MALE_PRONOUNS = wordset("he him his himself")
+FEMALE_PRONOUNS = wordset("she her hers herself")
+_MALE_TITLES = wordset(
+    "Mr Sir Lord King Prince Duke Count Baron Monsieur Signor Herr Father Brother Uncle Master"
+)
+_FEMALE_TITLES = wordset(
+    """
+    Mrs Miss Ms Lady Madame Mme Mademoiselle Queen Princess Duchess Countess Sister Aunt Mother
+    Dame
+    """
+)
+# "Walton wrote his letters", "Justine said she": after a name, these are that person's own
+# (unlike "him" and "her", which after a name mostly mean someone else: "Victor loved her").
+_MALE_EVIDENCE = wordset("he his himself")
+_FEMALE_EVIDENCE = wordset("she hers herself")
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
+# A mention that names a place ("in Geneva", "at Ingolstadt") or someone spoken to ("my dear
+# Victor") rather than someone spoken about.
+_NOT_REFERRED_TO = re.compile(
+    r"(?:\b(?:in|at|near|into|towards?|through|across|dear|dearest)\s+(?:the\s+)?)$", re.IGNORECASE
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Person:
+    """A name a pronoun may stand for; ``gender`` is "m", "f", or None when nothing tells."""
+
+    name: str
+    gender: str | None = None
+
+    def agrees_with(self, pronoun: str) -> bool:
+        """False only when the gender is known and the pronoun's is the other one."""
+        word = pronoun.lower()
+        if word in MALE_PRONOUNS:
+            return self.gender != "f"
+        if word in FEMALE_PRONOUNS:
+            return self.gender != "m"
+        return True
+
+
+def infer_gender(name: str, texts: Sequence[str]) -> str | None:
+    """ "m" or "f" from a title before the name ("Mrs. Saville") or the pronouns after it in
+    sentences that name no one else ("Walton wrote his letters"); None when neither tells or
+    they tie."""
+    tokens = "|".join(re.escape(t) for t in name.split() if t[:1].isupper())
+    if not tokens:
+        return None
+    mention = re.compile(rf"\b(?:{tokens})\b")
+    titled = re.compile(rf"\b([A-Z][a-z]+)\.?\s+(?:[A-Z][\w'’\-]*\s+)*?(?:{tokens})\b")
+    votes = {"m": 0, "f": 0}
+    own = set(name.split())
+    for text in texts:
+        for match in titled.finditer(text):
+            title = match.group(1)
+            if title in _MALE_TITLES or title in _FEMALE_TITLES:
+                votes["m" if title in _MALE_TITLES else "f"] += 2
+        for sentence in _SENTENCE.split(text):
+            found = mention.search(sentence)
+            if found is None or _names_another(sentence, own):
+                continue
+            said = {w.lower() for w in words(sentence[found.end() :])}
+            male, female = bool(said & _MALE_EVIDENCE), bool(said & _FEMALE_EVIDENCE)
+            if male != female:
+                votes["m" if male else "f"] += 1
+    if votes["m"] == votes["f"]:
+        return None
+    return "m" if votes["m"] > votes["f"] else "f"
+
+
+def _names_another(sentence: str, own: set[str]) -> bool:
+    """Any capitalised word, even a sentence opener, that is not part of the name: the
+    sentence's pronouns may be that one's."""
+    return any(
+        w not in own and w.lower() not in NOT_NAMES and w != "I"
+        for w in (_strip_possessive(t) for t in re.findall(r"\b[A-Z][\w'’\-]*", sentence))
+    )
+
+
+def person_like(name: str, texts: Sequence[str]) -> bool:
+    """False for a heading word ("LETTER") and for a name only ever used as a place ("in
+    Geneva") or to address someone ("dear Victor"): no "he" or "she" stands for those."""
+    if len(name) > 1 and name.replace(" ", "").isupper():
+        return False
+    first = re.compile(rf"\b{re.escape(name.split()[0])}\b")
+    mentions = [(text, m.start(), m.end()) for text in texts for m in first.finditer(text)]
+    return not mentions or any(
+        not _NOT_REFERRED_TO.search(text[:start]) and not _vocative(text, start, end)
+        for text, start, end in mentions
+    )
+
+
+def _vocative(text: str, start: int, end: int) -> bool:
+    """ "And how, Victor, can I relate": set off by commas, the name is the one spoken to."""
+    return bool(re.search(r",\s*$", text[:start]) and re.match(r"[,!?]", text[end:]))

@@ -23,8 +23,11 @@ from importlib import resources
 from folio.agent.followup import (
     NOT_NAMES,
     FollowUpDetector,
+    Person,
     content_words,
+    infer_gender,
     is_small_talk,
+    person_like,
     proper_nouns,
     wordset,
 )
@@ -86,14 +89,22 @@ _WHO_QUESTION = re.compile(
     r"^\s*(who\b|whom\b|what(?: is|'s|was)? (?:his|her|the) name)", re.IGNORECASE
 )
 MAX_SUBJECT_WORDS = 6
+_WHO_IS_NAME = re.compile(r"^\s*who (?:is|was|are|were) ([^?]+?)\s*\??\s*$", re.IGNORECASE)
+_DESCRIBED_SUBJECT = re.compile(
+    r"^\s*(?:where|when|why|how|what|who|whom)\s+(?:\w+\s+)?"
+    r"(?:did|does|do|is|was|were|has|had|can|could|would|will)\s+(the\s+[a-z]+)\s+[a-z]",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True, slots=True)
 class Referents:
     """What pronouns of the next question most likely point to."""
 
-    person: str | None  # he / she / his / her
+    person: str | None  # he / she / his / her: the most salient person
     thing: str | None  # it / its / they / them / this topic
+    people: tuple[Person, ...] = ()  # every person candidate, most salient first
+    described: str | None = None  # "the creature" of "Where did the creature learn to speak?"
 
 
 class HeuristicQueryRewriter:
@@ -146,15 +157,61 @@ class HeuristicQueryRewriter:
 def find_referents(history: Sequence[Exchange]) -> Referents:
     """The most likely antecedents.
 
-    For people: the person a "who" question was just answered with, else the conversation's main
-    name. For things: the subject the conversation last turned to ("tell me about X", "what is
-    X"), else what its first question was about."""
+    For people: the person a "who" question was just answered with (or the one "Who is X?" asked
+    about), else the conversation's main name, then every other name it mentioned; each with
+    the gender its titles and pronouns show. For things: the subject the conversation last
+    turned to ("tell me about X", "what is X"), else what its first question was about."""
     first_subject = question_subject(history[0][0])
     topic_shift = next(
         (s for q, _ in reversed(history[1:]) if (s := introduced_subject(q)) is not None), None
     )
-    person = _answered_person(history[-1]) or _main_name(history, first_subject)
-    return Referents(person=person, thing=topic_shift or first_subject)
+    texts = [t for q, a in history for t in (q, _without_citations(a or ""))]
+    people = _rank_people(history, first_subject, texts)
+    return Referents(
+        person=people[0].name if people else None,
+        thing=topic_shift or first_subject,
+        people=people,
+        described=_described_subject(history[-1][0]),
+    )
+
+
+def _rank_people(
+    history: Sequence[Exchange], first_subject: str | None, texts: Sequence[str]
+) -> tuple[Person, ...]:
+    """The main person first (as ``Referents.person``), then the names of the last question and
+    of the conversation, latest first; none at all when there is no main person."""
+    last = history[-1]
+    focus = None if _asks_about_a_name(last[0]) else _answered_person(last)
+    main = [n for n in (focus, _main_name(history, first_subject)) if n and person_like(n, texts)]
+    if not main:
+        return ()
+    others = [*proper_nouns(last[0]), *(n for t in reversed(texts) for n in proper_nouns(t))]
+    ranked: list[str] = []
+    for name in [*main, *(n for n in others if person_like(n, texts))]:
+        name = _longest_mention(name, history)
+        if not any(name in other.split() or other == name for other in ranked):
+            ranked.append(name)
+    return tuple(Person(name, infer_gender(name, texts)) for name in ranked)
+
+
+def _without_citations(answer: str) -> str:
+    """An extractive answer without its "(Chapter 5, p. 41)" citations and note lines, whose
+    titles ("Letter 4. To Mrs. Saville, England.") name no one the reader talks about."""
+    return _PARENTHETICAL.sub("", answer)
+
+
+def _asks_about_a_name(question: str) -> bool:
+    """ "Who is Elizabeth Lavenza?": the answer describes her, and the others it names are not
+    who the conversation turns to."""
+    match = _WHO_IS_NAME.match(question)
+    return match is not None and proper_nouns(match.group(1)) == [match.group(1).strip()]
+
+
+def _described_subject(question: str) -> str | None:
+    """ "the creature" of "Where did the creature learn to speak?": the unnamed subject a later
+    "he" or "she" may mean."""
+    match = _DESCRIBED_SUBJECT.match(question)
+    return match.group(1) if match else None
 
 
 def question_subject(question: str) -> str | None:
@@ -212,7 +269,7 @@ def _main_name(history: Sequence[Exchange], first_subject: str | None) -> str | 
         return _longest_mention(first_subject, history)
     counts: dict[str, int] = {}
     for question, answer in history:
-        for name in proper_nouns(f"{question}. {answer or ''}"):
+        for name in proper_nouns(f"{question}. {_without_citations(answer or '')}"):
             counts[name] = counts.get(name, 0) + 1
     if not counts:
         return None
@@ -223,7 +280,7 @@ def _longest_mention(name: str, history: Sequence[Exchange]) -> str:
     """ "Kevin" -> "Kevin Garnett" when the longer form was used in the conversation."""
     best = name
     for question, answer in history:
-        for other in proper_nouns(f"{question}. {answer or ''}"):
+        for other in proper_nouns(f"{question}. {_without_citations(answer or '')}"):
             if name in other.split() and len(other) > len(best) and len(other.split()) <= 4:
                 best = other
     return best
@@ -238,7 +295,7 @@ def _substitute_pronoun(question: str, referents: Referents) -> str | None:
     """Replace the first resolvable pronoun; None when there is none."""
     for match in _PRONOUN.finditer(question):
         pronoun = match.group(1).lower()
-        target = referents.person if pronoun in PERSON else referents.thing
+        target = _person_for(pronoun, referents) if pronoun in PERSON else referents.thing
         if pronoun in GROUP and referents.thing is None:
             target = referents.person
         if not target or _already_named(question, target):
@@ -246,6 +303,18 @@ def _substitute_pronoun(question: str, referents: Referents) -> str | None:
         replacement = _inflect(target, pronoun, question[match.end() :])
         return question[: match.start()] + replacement + question[match.end() :]
     return None
+
+
+def _person_for(pronoun: str, referents: Referents) -> str | None:
+    """The main person, unless the conversation shows them to be of the pronoun's other gender:
+    then the first other person shown to be of its gender. Without a main person, the unnamed
+    subject of the last question ("the creature")."""
+    if not referents.people:
+        return referents.described
+    main, *others = referents.people
+    if main.agrees_with(pronoun):
+        return main.name
+    return next((p.name for p in others if p.gender and p.agrees_with(pronoun)), None)
 
 
 def _already_named(question: str, target: str) -> bool:
@@ -292,6 +361,8 @@ def _complete_ellipsis(
     target = referents.thing or referents.person
     if not target or proper_nouns(question) or question_subject(question):
         return None
+    if any(w.lower() in PERSON for w in re.findall(r"\w+", question)):
+        return None  # "how was she at the end?" about someone who is not the subject
     if len(content_words(question)) > 2 and not _ELLIPTICAL_ABOUT.match(question):
         return None
     if set(content_words(question)) & set(content_words(target)):

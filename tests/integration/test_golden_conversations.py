@@ -246,47 +246,7 @@ def test_a_pronoun_follow_up_searches_with_the_name_it_refers_to(
     assert d.referent.lower() in query.lower(), query
 
 
-_WRONG_REFERENT = (
-    "the offline rewriter (HeuristicQueryRewriter) replaces the pronoun with the most recent "
-    "capitalised name of the conversation, whatever its gender or role: {}"
-)
-
-
-@pytest.mark.parametrize(
-    "name",
-    [
-        "clerval",
-        "justine",
-        pytest.param(
-            "elizabeth",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason=_WRONG_REFERENT.format(
-                    "'her' becomes 'Victor' ('What happens to Victor on the wedding night?')"
-                ),
-            ),
-        ),
-        pytest.param(
-            "creature",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason=_WRONG_REFERENT.format(
-                    "'he' (the creature) becomes 'England', from a cited letter's title "
-                    "'To Mrs. Saville, England'"
-                ),
-            ),
-        ),
-        pytest.param(
-            "walton",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason=_WRONG_REFERENT.format(
-                    "'he' (Walton) becomes 'Victor', named in a quoted letter"
-                ),
-            ),
-        ),
-    ],
-)
+@pytest.mark.parametrize("name", list(FOLLOW_UPS))
 def test_a_pronoun_follow_up_puts_no_other_person_in_the_pronoun_s_place(
     follow_up_runs: dict[str, list[Played]], name: str
 ) -> None:

@@ -120,7 +120,7 @@ def test_show_prints_questions_and_answers_and_tool_calls_only_when_verbose(
     plain = ok(folio(home, "conversations", "show", conversation[:8]))
     assert "Whales" in plain
     assert "You: Who hunted the whale?" in plain and "folio: Captain Ahab did (p. 1)." in plain
-    assert "Sources: p. 1 (Chapter 2. The Whale)" in plain
+    assert "Sources: Chapter 2. The Whale, p. 1" in plain
     assert "search_book" not in plain
 
     verbose = ok(folio(home, "conversations", "show", conversation, "--verbose"))
@@ -149,7 +149,7 @@ def test_export_markdown_and_json_then_import_gives_the_same_conversation(
     md = ok(folio(home, "conversations", "export", conversation))
     assert md.startswith("# Whales\n")
     assert "Who hunted the whale?" in md and "Captain Ahab did (p. 1)." in md
-    assert "Sources: p. 1 (Chapter 2. The Whale)" in md and "search_book" not in md
+    assert "Sources: Chapter 2. The Whale, p. 1" in md and "search_book" not in md
 
     exported = tmp_path / "c.json"
     ok(

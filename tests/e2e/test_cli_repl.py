@@ -75,7 +75,7 @@ def test_a_session_answers_with_pages_and_runs_the_slash_commands(
     child.expect("Type /help for commands")
     child.expect("you>")
     child.sendline("Who is Henry Clerval?")
-    child.expect(r"Sources: Chapter \d+, p\. \d+")
+    child.expect(r"Sources: Chapter \d+, pp?\. \d+")
     child.expect("you>")
 
     child.sendline("/help")

@@ -218,7 +218,7 @@ def test_markdown_export_has_questions_answers_and_citations_but_no_tool_calls(
     assert "*Moby-Dick* by Herman Melville" in md
     assert "Started: 2026-03-01 12:01 UTC" in md
     assert "Who tells the story?" in md and "Ishmael tells it (p. 12)." in md
-    assert "Sources: p. 12–13 (Loomings)" in md
+    assert "Sources: Loomings, pp. 12-13" in md
     assert "## 2. You" in md and "You're welcome." in md
     assert "search_book" not in md and "Call me Ishmael" not in md
 

@@ -427,11 +427,10 @@ def _turn_markdown(
 
 
 def format_citations(sources: tuple[Source, ...]) -> str:
-    """``p. 12–13 (Loomings); p. 40``: each cited page range once, in order."""
+    """``Loomings, pp. 12-13; p. 40``: each cited place once, in order."""
     seen: builtins.list[str] = []
     for s in sources:
-        pages = s.page_start if s.page_start == s.page_end else f"{s.page_start}–{s.page_end}"
-        text = f"p. {pages}" + (f" ({s.chapter})" if s.chapter else "")
+        text = s.location
         if text not in seen:
             seen.append(text)
     return "; ".join(seen)

@@ -210,3 +210,13 @@ class SearchHit:
     def pages(self) -> str:
         a, b = self.page_label_start, self.page_label_end
         return a if a == b else f"{a}-{b}"
+
+    @property
+    def location(self) -> str:
+        return cite_location(self.chunk.chapter, self.page_label_start, self.page_label_end)
+
+
+def cite_location(chapter: str | None, page_start: str, page_end: str) -> str:
+    """How folio names a place in a book for a reader: "Chapter 7, p. 55", "pp. 176-177"."""
+    pages = f"p. {page_start}" if page_start == page_end else f"pp. {page_start}-{page_end}"
+    return f"{chapter}, {pages}" if chapter else pages

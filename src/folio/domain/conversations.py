@@ -13,6 +13,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+from folio.domain.books import cite_location
 from folio.domain.errors import ConversationError, ConversationErrorCode
 from folio.domain.llm import ToolInvocation
 
@@ -67,6 +68,10 @@ class Source:
     char_end: int
     quote: str = ""
     score: float = 0.0
+
+    @property
+    def location(self) -> str:
+        return cite_location(self.chapter, self.page_start, self.page_end)
 
 
 @dataclass(frozen=True, slots=True)

@@ -288,7 +288,7 @@ def search_cmd(lazy: Any, book: str, query: str, k: int, as_json: bool) -> None:
         )
         return
     for i, hit in enumerate(hits, 1):
-        where = f"{hit.chunk.chapter}, p. {hit.pages}" if hit.chunk.chapter else f"p. {hit.pages}"
+        where = hit.location
         console.print(f"[bold]{i}.[/] [cyan]{escape(where)}[/]")
         console.print(f"   {escape(hit.snippet)}", highlight=False)
 

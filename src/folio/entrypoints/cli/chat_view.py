@@ -21,8 +21,7 @@ def format_arguments(arguments: Any) -> str:
 def citation_line(citations: Any) -> str:
     seen: list[str] = []
     for c in citations:
-        pages = c.page_start if c.page_start == c.page_end else f"{c.page_start}-{c.page_end}"
-        where = f"{c.chapter}, p. {pages}" if c.chapter else f"p. {pages}"
+        where = c.location
         if where not in seen:
             seen.append(where)
     return "; ".join(seen)

@@ -39,30 +39,73 @@ INDEX_FORMAT = b"index-2"
 
 
 @click.command("retrieval")
-@click.option("--conversations", "conversations_path", required=True,
-              type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="A *.conversations.jsonl file.")
-@click.option("--books-dir", type=click.Path(exists=True, file_okay=False, path_type=Path),
-              help="Where the books live when they are not beside the .jsonl file.")
-@click.option("--k", "ks", type=click.IntRange(1, 100), multiple=True, default=(5, 10),
-              show_default=True, help="Cut-offs for recall@k (repeatable).")
-@click.option("--mode", "modes", type=click.Choice(MODES), multiple=True,
-              help="agent (what the chat searched), question, history (default: all three).")
-@click.option("--provider", "-p", default="offline", show_default=True,
-              help="Chat provider for the agent mode.")
-@click.option("--gold-history", is_flag=True,
-              help="Agent mode: earlier turns hold the reference answers, not the system's own.")
+@click.option(
+    "--conversations",
+    "conversations_path",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="A *.conversations.jsonl file.",
+)
+@click.option(
+    "--books-dir",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Where the books live when they are not beside the .jsonl file.",
+)
+@click.option(
+    "--k",
+    "ks",
+    type=click.IntRange(1, 100),
+    multiple=True,
+    default=(5, 10),
+    show_default=True,
+    help="Cut-offs for recall@k (repeatable).",
+)
+@click.option(
+    "--mode",
+    "modes",
+    type=click.Choice(MODES),
+    multiple=True,
+    help="agent (what the chat searched), question, history (default: all three).",
+)
+@click.option(
+    "--provider",
+    "-p",
+    default="offline",
+    show_default=True,
+    help="Chat provider for the agent mode.",
+)
+@click.option(
+    "--gold-history",
+    is_flag=True,
+    help="Agent mode: earlier turns hold the reference answers, not the system's own.",
+)
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N conversations.")
-@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path),
-              help="Where imported books are kept between runs (default: FOLIO_HOME/eval).")
-@click.option("--plot", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write a PNG of recall@k by mode.")
+@click.option(
+    "--cache-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Where imported books are kept between runs (default: FOLIO_HOME/eval).",
+)
+@click.option(
+    "--plot",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write a PNG of recall@k by mode.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the scores as one JSON object.")
 @click.pass_obj
 @handle_errors
-def retrieval_cmd(lazy: Any, conversations_path: Path, books_dir: Path | None, ks: tuple[int, ...],
-                  modes: tuple[str, ...], provider: str, gold_history: bool, limit: int | None,
-                  cache_dir: Path | None, plot: Path | None, as_json: bool) -> None:
+def retrieval_cmd(
+    lazy: Any,
+    conversations_path: Path,
+    books_dir: Path | None,
+    ks: tuple[int, ...],
+    modes: tuple[str, ...],
+    provider: str,
+    gold_history: bool,
+    limit: int | None,
+    cache_dir: Path | None,
+    plot: Path | None,
+    as_json: bool,
+) -> None:
     """Replay conversations turn by turn and score what was retrieved against the evidence."""
     conversations = load_conversations(conversations_path)[:limit]
     settings = lazy.get().settings
@@ -90,13 +133,26 @@ def retrieval_cmd(lazy: Any, conversations_path: Path, books_dir: Path | None, k
 
 
 def _progress(quiet: bool) -> Progress:
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                    TimeElapsedColumn(), console=err_console, transient=True,
-                    disable=quiet or not err_console.is_terminal)
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+        disable=quiet or not err_console.is_terminal,
+    )
 
 
-def _evaluation(settings: Any, cache: Path, path: Path, ks: tuple[int, ...],
-                modes: tuple[str, ...], provider: str, gold_history: bool) -> RetrievalEvaluation:
+def _evaluation(
+    settings: Any,
+    cache: Path,
+    path: Path,
+    ks: tuple[int, ...],
+    modes: tuple[str, ...],
+    provider: str,
+    gold_history: bool,
+) -> RetrievalEvaluation:
     from dataclasses import replace
 
     from folio.app.evaluation.retrieval import RetrievalEvaluation
@@ -115,11 +171,23 @@ def _evaluation(settings: Any, cache: Path, path: Path, ks: tuple[int, ...],
 
     def new_session() -> ChatSession:
         assert chat is not None
-        return ChatSession(chat, container.conversations, container.conversation_uow, book.id,
-                           gold_history=gold_history)
+        return ChatSession(
+            chat,
+            container.conversations,
+            container.conversation_uow,
+            book.id,
+            gold_history=gold_history,
+        )
 
-    return RetrievalEvaluation(book, container.searcher, mapper, ks=ks, modes=modes,
-                               new_session=new_session, gold_history=gold_history)
+    return RetrievalEvaluation(
+        book,
+        container.searcher,
+        mapper,
+        ks=ks,
+        modes=modes,
+        new_session=new_session,
+        gold_history=gold_history,
+    )
 
 
 def _merged(parts: list[ModeScore], ks: tuple[int, ...]) -> ModeScore:
@@ -138,15 +206,20 @@ def _merged(parts: list[ModeScore], ks: tuple[int, ...]) -> ModeScore:
     return total
 
 
-def _output(report: dict[str, dict[str, float | int]], ks: tuple[int, ...], as_json: bool
-            ) -> None:
+def _output(report: dict[str, dict[str, float | int]], ks: tuple[int, ...], as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(report, indent=2))
         return
-    columns = [f"recall@{k}" for k in ks] + ["mrr", "turns_scored", "searches_per_turn",
-                                               "llm_calls_per_turn", "tokens_per_turn"]
-    headers = [c.replace("recall@", "R@").replace("_per_turn", "/turn").replace("_", " ")
-               for c in columns]
+    columns = [f"recall@{k}" for k in ks] + [
+        "mrr",
+        "turns_scored",
+        "searches_per_turn",
+        "llm_calls_per_turn",
+        "tokens_per_turn",
+    ]
+    headers = [
+        c.replace("recall@", "R@").replace("_per_turn", "/turn").replace("_", " ") for c in columns
+    ]
     table = Table("mode", *headers)
     for mode, row in report.items():
         table.add_row(mode, *(str(row[c]) for c in columns))

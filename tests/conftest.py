@@ -28,7 +28,14 @@ def folio_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "folio-home"
     home.mkdir()
     monkeypatch.setenv("FOLIO_HOME", str(home))
-    for var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "OLLAMA_HOST",
-                "FOLIO_PROVIDER", "FOLIO_MODEL", "FOLIO_CONFIG"):
+    for var in (
+        "ANTHROPIC_API_KEY",
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "OLLAMA_HOST",
+        "FOLIO_PROVIDER",
+        "FOLIO_MODEL",
+        "FOLIO_CONFIG",
+    ):
         monkeypatch.delenv(var, raising=False)
     return home

@@ -27,8 +27,12 @@ def book_detail(book: Book) -> dict[str, Any]:
     data["page_count"] = book.page_count
     data["char_count"] = book.char_count
     data["chapters"] = [
-        {"index": c.index, "title": c.title, "char_start": c.char_start,
-         "page": book.page_at(c.char_start).label if book.pages else None}
+        {
+            "index": c.index,
+            "title": c.title,
+            "char_start": c.char_start,
+            "page": book.page_at(c.char_start).label if book.pages else None,
+        }
         for c in book.chapters
     ]
     return data
@@ -41,7 +45,8 @@ def position_dict(book: Book) -> dict[str, Any]:
         "value": pos.value,
         "char_offset": pos.char_offset,
         "description": pos.describe(),
-        "percent": None if pos.char_offset is None or not book.char_count
+        "percent": None
+        if pos.char_offset is None or not book.char_count
         else round(100 * pos.char_offset / book.char_count, 1),
     }
 

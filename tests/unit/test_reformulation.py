@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from folio.adapters.llm.scripted import ScriptedChatProvider
+from folio.agent.referents import question_subject
 from folio.agent.reformulation import (
     HeuristicQueryRewriter,
     LLMQueryRewriter,
     build_reformulation_prompt,
-    question_subject,
 )
 from folio.domain.errors import LLMError, LLMErrorCode
 

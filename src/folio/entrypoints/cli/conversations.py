@@ -144,7 +144,7 @@ def show_cmd(lazy: Any, conversation: str, verbose: bool, as_json: bool) -> None
 
 
 def _print_detail(detail: ConversationDetail, *, verbose: bool) -> None:
-    from folio.app.conversations import format_citations
+    from folio.app.conversation_export import format_citations
 
     c = detail.conversation
     console.print(f"[bold]{escape(c.title)}[/] [dim]({c.id})[/]")

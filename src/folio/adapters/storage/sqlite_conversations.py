@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from types import TracebackType
 from typing import Any, Self
 
-from folio.adapters.storage.json_conversations import (
+from folio.adapters.storage.conversation_codec import (
     decode_datetime,
     encode_datetime,
     invocation_from_dict,

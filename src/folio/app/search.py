@@ -84,12 +84,12 @@ class _Token(NamedTuple):
 
 def best_window(text: str, query: str, *, words: int = SNIPPET_WORDS) -> str:
     """The ``words``-word window of ``text`` holding the most query words (the earliest on ties),
-    with "…" where the window cuts the text."""
+    on one line, with "…" where the window cuts the text."""
     tokens = _tokens(text, set(query_terms(query)))
     if not tokens:
         return ""
     if len(tokens) <= words:
-        return text[tokens[0].start : tokens[-1].end]
+        return " ".join(text[tokens[0].start : tokens[-1].end].split())
     best_start, best_score = 0, -1
     score = sum(t.matches for t in tokens[:words])
     for start in range(len(tokens) - words + 1):
@@ -99,7 +99,7 @@ def best_window(text: str, query: str, *, words: int = SNIPPET_WORDS) -> str:
             best_start, best_score = start, score
     best_start = _centred(tokens, best_start, words)
     window = tokens[best_start : best_start + words]
-    snippet = text[window[0].start : window[-1].end]
+    snippet = " ".join(text[window[0].start : window[-1].end].split())
     prefix = "…" if best_start > 0 else ""
     suffix = "…" if best_start + words < len(tokens) else ""
     return f"{prefix}{snippet}{suffix}"

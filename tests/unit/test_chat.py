@@ -453,3 +453,36 @@ def test_the_llm_guardrail_call_is_counted_once(world):
     assert result.blocked and result.llm_calls == 1
     assert (result.input_tokens, result.output_tokens) == (100, 2)
     assert world.turns()[0].input_tokens == 100
+
+
+def test_citations_follow_the_order_in_which_the_answer_quotes_the_passages():
+    from folio.app.citations import select_citations
+
+    passages = [
+        {
+            "chunk_id": "a",
+            "chapter": "Chapter 7",
+            "page_start": "55",
+            "page_end": "55",
+            "char_start": 100,
+            "char_end": 200,
+            "text": "Tears also gushed from the eyes of Clerval.",
+        },
+        {
+            "chunk_id": "b",
+            "chapter": "Chapter 21",
+            "page_start": "164",
+            "page_end": "165",
+            "char_start": 900,
+            "char_end": 1000,
+            "text": "Clerval, my friend, had fallen a victim.",
+        },
+    ]
+    answer = (
+        '- "Clerval, my friend, had fallen a victim." (p. 164)\n'
+        '- "Tears also gushed from the eyes of Clerval." (p. 55)'
+    )
+
+    cited = select_citations(answer, passages)
+
+    assert [c.chunk_id for c in cited] == ["b", "a"]

@@ -32,19 +32,23 @@ def passages_of(tool_name: str, data: Any) -> list[Mapping[str, Any]]:
 def select_citations(
     answer: str, passages: Iterable[Mapping[str, Any]], *, top: int = TOP_SOURCES
 ) -> tuple[Source, ...]:
-    """Sources for ``answer`` among ``passages`` (in the order they were returned)."""
+    """Sources for ``answer`` among ``passages``: the quoted ones in the order the answer quotes
+    them, then those whose page it cites in the order they were returned."""
     candidates = _unique(passages)
     if not candidates:
         return ()
     quotes = [_normalise(q) for q in _QUOTED.findall(answer)]
     pages = _cited_pages(answer)
-    chosen = []
-    for passage in candidates:
+    chosen: list[tuple[int, Source]] = []
+    for order, passage in enumerate(candidates):
         text = _normalise(str(passage.get("text", "")))
         quote = next((q for q in quotes if q in text), None)
         if quote is not None or _cites(passage, pages):
-            chosen.append(_source(passage, quote))
-    return tuple(chosen) if chosen else tuple(_source(p, None) for p in candidates[:top])
+            rank = quotes.index(quote) if quote is not None else len(quotes) + order
+            chosen.append((rank, _source(passage, quote)))
+    if not chosen:
+        return tuple(_source(p, None) for p in candidates[:top])
+    return tuple(source for _, source in sorted(chosen, key=lambda pair: pair[0]))
 
 
 def _unique(passages: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:

@@ -51,8 +51,6 @@ STOPWORDS = (
     | REFERRING_WORDS
 )
 
-QUESTION_WORDS = frozenset(["what", "who", "whom", "whose", "which", "when", "where", "why", "how"])
-
 # Openings that only make sense as the continuation of an exchange.
 ELLIPTICAL_START = re.compile(
     r"^\s*(what about|how about|and\b|but\b|so\b|or\b|also\b|then\b|why\s*\??$|how so|how come|"

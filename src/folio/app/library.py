@@ -32,10 +32,6 @@ class Library:
         """Every book, by title."""
         return self._books.list()
 
-    def show(self, ref: str) -> Book:
-        """The book ``ref`` names (an id is a valid reference)."""
-        return self.resolve(ref)
-
     def resolve(self, ref: str) -> Book:
         """The one book that ``ref`` names: its id, its title (case-insensitive), a unique id
         prefix or a unique part of its title, tried in that order.

@@ -76,10 +76,6 @@ class ReadingPosition:
     def is_unlimited(self) -> bool:
         return self.char_offset is None
 
-    def allows(self, char_end: int) -> bool:
-        """True when text ending at ``char_end`` (exclusive) lies entirely within the position."""
-        return self.char_offset is None or char_end <= self.char_offset
-
     def describe(self) -> str:
         if self.kind is PositionKind.NONE or self.char_offset is None:
             return "the whole book"

@@ -26,11 +26,6 @@ def _terms(text: str) -> set[str]:
     return {w.lower() for w in _WORD.findall(text)}
 
 
-def cut_chunk(chunk: Chunk, max_char_offset: int | None) -> Chunk | None:
-    """The chunk limited to text before ``max_char_offset``; see ``Chunk.cut_at``."""
-    return chunk.cut_at(max_char_offset)
-
-
 class InMemoryLibrary:
     """Implements both ``BookRepository`` and ``ChunkIndex``."""
 

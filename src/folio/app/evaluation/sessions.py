@@ -9,7 +9,6 @@ work as any turn), so the search is judged on the history a perfect reader would
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
 from datetime import UTC, datetime
 
 from folio.app.chat import ChatWithBook
@@ -17,14 +16,6 @@ from folio.app.conversations import Conversations
 from folio.app.evaluation.retrieval import AgentTurn
 from folio.domain.conversations import ChatMessage, MessageRole, Turn
 from folio.domain.ports import UnitOfWorkFactory
-
-
-def _turn(
-    result_searches: tuple[str, ...], calls: int, tokens_in: int, tokens_out: int
-) -> AgentTurn:
-    return AgentTurn(
-        searches=result_searches, llm_calls=calls, input_tokens=tokens_in, output_tokens=tokens_out
-    )
 
 
 class ChatSession:
@@ -53,7 +44,12 @@ class ChatSession:
             if self._gold_history:
                 self._seed(self._conversation_id)
         result = self._chat.execute(self._conversation_id, question)
-        return _turn(result.searches, result.llm_calls, result.input_tokens, result.output_tokens)
+        return AgentTurn(
+            searches=result.searches,
+            llm_calls=result.llm_calls,
+            input_tokens=result.input_tokens,
+            output_tokens=result.output_tokens,
+        )
 
     def add_gold_exchange(self, question: str, answer: str) -> None:
         self._gold.append((question, answer))
@@ -75,6 +71,3 @@ class ChatSession:
             for turn in turns:
                 uow.turns.save(turn)
             uow.commit()
-
-
-SessionFactory = Callable[[], ChatSession]

@@ -56,7 +56,8 @@ class Settings:
     openai_api_key: str | None = None
     openai_base_url: str | None = None
     ollama_host: str | None = None
-    embedding_model: str = "all-MiniLM-L6-v2"  # the packaged model, or a sentence-transformers path
+    # The packaged model, int8 (default) or float32 ("all-MiniLM-L6-v2"), or an ST model path.
+    embedding_model: str = "all-MiniLM-L6-v2-int8"
     conversation_store: str = "sqlite"
     history_messages: int = 20
     context_token_budget: int = 8000

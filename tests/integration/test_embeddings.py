@@ -181,3 +181,23 @@ def _finish(process: subprocess.Popen[str]) -> str:
 
 def _run(code: str, cache_dir: Path) -> str:
     return _finish(_start(code, cache_dir))
+
+
+def test_the_int8_model_is_quantised_from_the_export_and_stays_close_to_float32(
+    embedder: OnnxEmbedder, cache_dir: Path
+) -> None:
+    int8 = OnnxEmbedder(packaged_model_dir(), cache_dir, batch_size=4, int8=True)
+    assert int8.name == "all-MiniLM-L6-v2-int8" != embedder.name
+    assert not int8.is_prepared
+
+    path = int8.prepare()
+
+    assert path != embedder.onnx_path and path.parent == embedder.onnx_path.parent
+    assert path.stat().st_size < embedder.onnx_path.stat().st_size / 2, "weights are int8"
+    texts = [s for s in SENTENCES if s.strip()]
+    quantised, full = int8.embed(texts), embedder.embed(texts)
+    cosines = (quantised * full).sum(axis=1)
+    assert quantised.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(quantised, axis=1), 1.0, atol=1e-5)
+    assert cosines.min() > 0.95 and float(np.median(cosines)) > 0.98, cosines.round(4).tolist()
+    assert float(quantised[0] @ quantised[1]) < 0.9, "distinct texts stay distinct"

@@ -10,13 +10,14 @@ import re
 from pathlib import Path
 
 from folio.adapters.embeddings.hashing import HashingEmbedder
-from folio.adapters.embeddings.onnx import MODEL_NAME, OnnxEmbedder, packaged_model_dir
+from folio.adapters.embeddings.onnx import INT8_SUFFIX, MODEL_NAME, OnnxEmbedder, packaged_model_dir
 from folio.adapters.embeddings.sentence_transformers import SentenceTransformerEmbedder
 from folio.domain.ports import Embedder
 
-DEFAULT_MODEL = MODEL_NAME
+DEFAULT_MODEL = MODEL_NAME + INT8_SUFFIX  # within 0.01 recall@5 of float32 on the dev set
 _HASHING = re.compile(r"hashing-[1-9][0-9]*")
 _PACKAGED_NAMES = frozenset({MODEL_NAME, f"sentence-transformers/{MODEL_NAME}"})
+_PACKAGED_INT8 = frozenset(name + INT8_SUFFIX for name in _PACKAGED_NAMES)
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -32,6 +33,8 @@ def make_embedder(name: str, *, cache_dir: Path) -> Embedder:
 
     - ``"all-MiniLM-L6-v2"`` (default; also ``"sentence-transformers/all-MiniLM-L6-v2"``): the
       packaged model on onnxruntime; its ONNX file is exported once into ``cache_dir``.
+    - ``"all-MiniLM-L6-v2-int8"``: the same model with its weights dynamically quantised to int8
+      (per channel) once, after the export: several times faster on a CPU, vectors at cosine ~0.99.
     - ``"hashing"`` (or ``"hashing-<dimensions>"``, its ``name``): the dependency-free hashing
       embedder (tests, tiny machines).
     - anything else: a sentence-transformers model directory or a model in the local Hugging Face
@@ -42,6 +45,8 @@ def make_embedder(name: str, *, cache_dir: Path) -> Embedder:
     key = name.strip()
     if key in _PACKAGED_NAMES:
         return OnnxEmbedder(packaged_model_dir(), cache_dir)
+    if key in _PACKAGED_INT8:
+        return OnnxEmbedder(packaged_model_dir(), cache_dir, int8=True)
     if key == "hashing":
         return HashingEmbedder()
     if _HASHING.fullmatch(key):

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import logging
 import os
 import threading
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ from folio.domain.errors import ConfigError, FolioError
 from folio.domain.ports import Vectors
 
 MODEL_NAME = "all-MiniLM-L6-v2"
+INT8_SUFFIX = "-int8"
 DIMENSIONS = 384
 # Bump when the export changes the file, so that old cache files are not reused.
 _EXPORT_VERSION = "1"
@@ -67,8 +69,10 @@ class OnnxEmbedder:
         max_length: int = 256,
         batch_size: int = 32,
         threads: int | None = None,
+        int8: bool = False,
     ) -> None:
         self._model_dir = Path(model_dir)
+        self._int8 = int8
         self._cache_dir = Path(cache_dir)
         self._max_length = max_length
         self._batch_size = batch_size
@@ -80,7 +84,7 @@ class OnnxEmbedder:
 
     @property
     def name(self) -> str:
-        return MODEL_NAME
+        return MODEL_NAME + (INT8_SUFFIX if self._int8 else "")
 
     @property
     def dimensions(self) -> int:
@@ -88,7 +92,13 @@ class OnnxEmbedder:
 
     @property
     def onnx_path(self) -> Path:
-        """Where the exported graph lives; the file name changes when the weights do."""
+        """Where the graph this embedder runs lives; the file name changes when the weights do."""
+        if self._int8:
+            return self._float_path.with_name(f"{self._float_path.stem}.int8.onnx")
+        return self._float_path
+
+    @property
+    def _float_path(self) -> Path:
         return self._cache_dir / f"{MODEL_NAME}-{_weights_key(self._model_dir)}.onnx"
 
     @property
@@ -102,7 +112,11 @@ class OnnxEmbedder:
         ``folio models prepare`` command) so the first search is fast. Returns its path."""
         path = self.onnx_path
         if not path.is_file():
-            _export_locked(self._model_dir, path)
+            float_path = self._float_path
+            if not float_path.is_file():
+                _export_locked(self._model_dir, float_path, _export)
+            if self._int8:
+                _export_locked(float_path, path, _quantize)
         return path
 
     @property
@@ -215,8 +229,9 @@ def _open_session(path: Path, threads: int | None) -> Any:
         ) from e
 
 
-def _export_locked(model_dir: Path, target: Path) -> None:
-    """Export under a lock so concurrent processes export once; the loser finds the file."""
+def _export_locked(source: Path, target: Path, make: Callable[[Path, Path], None]) -> None:
+    """Write ``target`` from ``source`` with ``make`` under a lock, so concurrent processes do it
+    once (the loser finds the file), atomically (complete or absent)."""
     from filelock import FileLock
 
     try:
@@ -226,7 +241,7 @@ def _export_locked(model_dir: Path, target: Path) -> None:
                 return
             tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")  # unique: we hold the lock
             try:
-                _export(model_dir, tmp)
+                make(source, tmp)
                 os.replace(tmp, target)
             finally:
                 tmp.unlink(missing_ok=True)
@@ -280,6 +295,36 @@ def _export(model_dir: Path, target: Path) -> None:
             return
         failures.append(f"{exporter.__name__}: output differs from torch")
     raise ConfigError(f"Cannot export {model_dir} to ONNX: {'; '.join(failures)}")
+
+
+def _quantize(float_model: Path, target: Path) -> None:
+    """Dynamic int8 quantisation, per output channel, of the float32 graph's weights (activations
+    are quantised at run time): about 3-4x faster on CPUs with int8 dot products, vectors at cosine
+    ~0.99 to float32. Checked against the float32 graph before the file is kept."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    quiet = logging.getLogger()  # the quantiser logs advice on the root logger
+    level = quiet.level
+    try:
+        quiet.setLevel(logging.ERROR)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            quantize_dynamic(
+                str(float_model), str(target), per_channel=True, weight_type=QuantType.QInt8
+            )
+    except Exception as e:  # onnxruntime's quantiser raises assorted types
+        raise ConfigError(f"Cannot quantise {float_model} to int8: {e}") from e
+    finally:
+        quiet.setLevel(level)
+    feeds = _feeds([[101, 2023, 2003, 1037, 3231, 1012, 102], [101, 7592, 102]])
+    mask = feeds["attention_mask"]
+    vectors = [
+        _mean_pool_normalised(_open_session(p, None).run(["last_hidden_state"], feeds)[0], mask)
+        for p in (float_model, target)
+    ]
+    cosine = (vectors[0] * vectors[1]).sum(axis=1)
+    if float(cosine.min()) < 0.95:
+        raise ConfigError(f"The int8 model strays from float32 (cosine {cosine.min():.3f})")
 
 
 def _export_torchscript(torch: Any, module: Any, args: tuple[Any, ...], target: Path) -> None:

@@ -187,3 +187,40 @@ def test_chunks_between_returns_overlapping_chunks_in_order(library: Any) -> Non
     found = library.chunks_between(stored.book.id, a.char_start + 1, b.char_start + 1)
     assert [c.ordinal for c in found] == [1, 2]
     assert found[0] == a
+
+
+def test_a_book_stored_without_vectors_answers_keyword_searches_at_once(library: Any) -> None:
+    stored = _whale()
+    library.add(stored.book, stored.text, stored.chunks)
+    assert library.vector_coverage(stored.book.id) == (0, len(stored.chunks))
+    assert library.chunks_without_vectors(stored.book.id) == sorted(
+        stored.chunks, key=lambda c: c.char_start
+    )
+    results = library.search(stored.book.id, "whale", EMBEDDER.embed(["whale"])[0])
+    assert results and all(r.vector_rank is None for r in results)
+    assert "whale" in results[0].chunk.text
+
+
+def test_vectors_added_later_join_the_search_batch_by_batch(library: Any) -> None:
+    stored = _whale()
+    library.add(stored.book, stored.text, stored.chunks)
+    first = stored.chunks[:3]
+    library.add_vectors(stored.book.id, [c.id for c in first], stored.vectors[:3])
+    assert library.vector_coverage(stored.book.id) == (3, len(stored.chunks))
+    query = EMBEDDER.embed(["opening words harbour"])[0]
+    ranked = library.search(stored.book.id, "xyzzy", query, k=50)
+    assert {r.chunk.id for r in ranked} == {c.id for c in first}, "only embedded chunks by vector"
+    library.add_vectors(stored.book.id, [c.id for c in stored.chunks[3:]], stored.vectors[3:])
+    assert library.vector_coverage(stored.book.id) == (len(stored.chunks),) * 2
+    assert library.chunks_without_vectors(stored.book.id) == []
+    ranked = library.search(stored.book.id, "xyzzy", query, k=50)
+    assert len(ranked) == len(stored.chunks)
+
+
+def test_vectors_for_a_deleted_book_are_refused(library: Any) -> None:
+    stored = _whale()
+    library.add(stored.book, stored.text, stored.chunks)
+    library.delete(stored.book.id)
+    with pytest.raises(BookError) as info:
+        library.add_vectors(stored.book.id, [stored.chunks[0].id], stored.vectors[:1])
+    assert info.value.code == BookErrorCode.NOT_FOUND

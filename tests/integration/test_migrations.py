@@ -118,3 +118,26 @@ def test_a_file_that_is_not_a_database_gives_a_storage_error_naming_it(tmp_path)
     path.write_bytes(b"this is not an SQLite database" * 100)
     with pytest.raises(StorageError, match=r"folio\.db"):
         Database(path).migrate()
+
+
+def test_version_3_moves_existing_vectors_into_their_own_table(tmp_path: Path) -> None:
+    db = Database(tmp_path / "folio.db")
+    db.migrate(target=2)
+    conn = db.connect()
+    conn.execute(
+        "INSERT INTO books (id, title, format, source_name, content_hash, page_count, char_count,"
+        " created_at) VALUES ('b1', 'T', 'txt', 't.txt', 'h', 1, 9, '2026-01-01')"
+    )
+    vector = bytes(range(16))
+    conn.execute(
+        "INSERT INTO chunks (id, book_id, ordinal, text, char_start, char_end, page_start,"
+        " page_end, embedding) VALUES ('c1', 'b1', 0, 'the whale', 0, 9, 1, 1, ?)",
+        (vector,),
+    )
+    db.migrate(target=3)
+    columns = {r["name"] for r in conn.execute("PRAGMA table_info(chunks)")}
+    assert "embedding" not in columns
+    row = conn.execute("SELECT c.id, v.embedding FROM chunk_vectors v JOIN chunks c USING (seq)")
+    assert [tuple(r) for r in row] == [("c1", vector)]
+    hits = conn.execute("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH 'whale'").fetchall()
+    assert len(hits) == 1, "the full-text index survives the column drop"

@@ -42,8 +42,17 @@ class FakeParse:
 
 
 class FailingEmbedder(HashingEmbedder):
+    """Embeds ``good_batches`` batches, then crashes."""
+
+    def __init__(self, dimensions: int, *, good_batches: int = 0) -> None:
+        super().__init__(dimensions)
+        self._good = good_batches
+
     def embed(self, texts: Sequence[str]) -> Vectors:
-        raise RuntimeError("model crashed")
+        if self._good <= 0:
+            raise RuntimeError("model crashed")
+        self._good -= 1
+        return super().embed(texts)
 
 
 class RecordingProgress:
@@ -104,8 +113,11 @@ def test_ingest_stores_the_book_its_text_chunks_and_vectors(
     chunks = library.chunks["book-1"]
     assert result.chunk_count == len(chunks) > 2
     assert all(TEXT[c.char_start : c.char_end] == c.text for c in chunks)
-    assert library.vectors["book-1"].shape == (len(chunks), 64)
+    assert set(library.vectors["book-1"]) == {c.id for c in chunks}
+    assert all(v.shape == (64,) for v in library.vectors["book-1"].values())
+    assert library.vector_coverage("book-1") == (len(chunks), len(chunks))
     assert set(result.timings) == {"parse", "chunk", "embed", "store"}
+    assert 0 <= result.searchable_after <= sum(result.timings.values())
     assert all(t >= 0 for t in result.timings.values())
 
 
@@ -139,11 +151,37 @@ def test_the_same_file_twice_is_a_duplicate_naming_the_existing_book(
     assert len(library.books) == 1
 
 
-def test_nothing_is_stored_when_embedding_fails(library: InMemoryLibrary, book_file: Path) -> None:
-    ingest = make_ingest(library, embedder=FailingEmbedder(64))
+def test_a_failure_while_embedding_keeps_a_whole_book_searchable_by_keywords(
+    library: InMemoryLibrary, book_file: Path
+) -> None:
+    ingest = make_ingest(library, embedder=FailingEmbedder(64, good_batches=1), batch_size=2)
     with pytest.raises(RuntimeError):
         ingest.execute(book_file)
-    assert library.books == {} and library.chunks == {} and library.texts == {}
+    chunks = library.chunks["book-1"]
+    assert library.get_text("book-1") == TEXT and len(chunks) > 2
+    assert library.vector_coverage("book-1") == (2, len(chunks))
+    hits = library.search("book-1", "Chapter", None, k=3)
+    assert hits, "the stored chunks answer keyword searches before their vectors exist"
+
+
+def test_importing_the_same_file_again_completes_an_interrupted_embedding(
+    library: InMemoryLibrary, book_file: Path
+) -> None:
+    with pytest.raises(RuntimeError):
+        make_ingest(library, embedder=FailingEmbedder(64, good_batches=1), batch_size=2).execute(
+            book_file
+        )
+    missing = len(library.chunks_without_vectors("book-1"))
+    assert 0 < missing < len(library.chunks["book-1"])
+    parse = FakeParse()
+    result = make_ingest(library, parse).execute(book_file)
+    assert result.resumed and result.chunk_count == missing
+    assert parse.calls == 0, "the stored text is reused, not parsed again"
+    assert library.chunks_without_vectors("book-1") == []
+    assert len(library.books) == 1
+    with pytest.raises(IngestError) as caught:
+        make_ingest(library).execute(book_file)
+    assert caught.value.code == IngestErrorCode.DUPLICATE
 
 
 def test_nothing_is_stored_when_parsing_fails(library: InMemoryLibrary, tmp_path: Path) -> None:
@@ -180,13 +218,13 @@ def test_progress_reports_each_stage_and_every_embedded_batch(
     progress = RecordingProgress()
     result = make_ingest(library, batch_size=5).execute(book_file, progress=progress)
     stages = [(name, total) for kind, name, total in progress.events if kind == "stage"]
-    assert [name for name, _ in stages] == ["parse", "chunk", "embed", "store"]
-    embed_at = progress.events.index(("stage", "embed", result.chunk_count))
+    assert [name for name, _ in stages] == ["parse", "chunk", "store", "embed"]
     store_at = progress.events.index(("stage", "store", 1))
-    advances = [n or 0 for kind, _, n in progress.events[embed_at:store_at] if kind == "advance"]
+    embed_at = progress.events.index(("stage", "embed", result.chunk_count))
+    assert progress.events[store_at + 1] == ("advance", "", 1)  # stored before embedding
+    advances = [n or 0 for kind, _, n in progress.events[embed_at:] if kind == "advance"]
     assert sum(advances) == result.chunk_count
     assert len(advances) == -(-result.chunk_count // 5)
-    assert progress.events[-1] == ("advance", "", 1)  # the store step
 
 
 def test_a_token_counter_caps_the_chunks(library: InMemoryLibrary, book_file: Path) -> None:

@@ -1,8 +1,13 @@
-"""The ingest use case: a file becomes a book in the library (parse, chunk, embed, store).
+"""The ingest use case: a file becomes a book in the library (parse, chunk, store, embed).
 
-Invariant: nothing is stored unless every step succeeded: the book, its text, chunks and vectors are
-handed to ``BookRepository.add`` once, at the end, and that call is atomic. A file whose bytes are
-already in the library is refused with ``IngestError(DUPLICATE)`` before any parsing.
+Invariants:
+- the book, its text and chunks are stored in one atomic ``BookRepository.add`` once parsing and
+  chunking succeeded, or not at all; from then on the book is searchable by keywords;
+- vectors follow batch by batch (``add_vectors``, each batch atomic), so search improves while the
+  reader starts; an interrupted import leaves a whole book whose missing vectors the next import of
+  the same file fills in (nothing is parsed twice, nothing is lost);
+- a file whose bytes are already in the library, fully embedded, is refused with
+  ``IngestError(DUPLICATE)`` before any parsing.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from folio.domain.errors import IngestError, IngestErrorCode
 from folio.domain.ports import BookRepository, Embedder, Vectors
 
 ParseFunction = Callable[[Path], tuple[ParsedBook, BookFormat]]
-STAGES = ("parse", "chunk", "embed", "store")
+STAGES = ("parse", "chunk", "store", "embed")
 EMBED_BATCH = 64
 
 
@@ -54,6 +59,12 @@ class IngestResult:
     book: Book
     chunk_count: int
     timings: dict[str, float] = field(default_factory=dict)  # seconds per stage, keys = STAGES
+    resumed: bool = False  # the book was stored by an earlier, interrupted import
+
+    @property
+    def searchable_after(self) -> float:
+        """Seconds from the start until the book answered keyword searches."""
+        return sum(self.timings.get(stage, 0.0) for stage in ("parse", "chunk", "store"))
 
 
 def file_hash(path: Path) -> str:
@@ -115,12 +126,16 @@ class IngestBook:
         author: str | None = None,
         progress: IngestProgress | None = None,
     ) -> IngestResult:
-        """Parse, chunk, embed and store ``path``. Raises ``IngestError`` (NOT_FOUND, UNSUPPORTED,
-        CORRUPT, EMPTY, DUPLICATE with ``details["book_id"]``); stores nothing on any failure."""
+        """Parse, chunk, store and embed ``path``. Raises ``IngestError`` (NOT_FOUND, UNSUPPORTED,
+        CORRUPT, EMPTY, DUPLICATE with ``details["book_id"]``); stores nothing when parsing or
+        chunking fails. A failure while embedding leaves the stored book searchable by keywords;
+        importing the same file again completes its vectors."""
         report = progress or _NoProgress()
         timings: dict[str, float] = {}
         content_hash = file_hash(path)
-        self._refuse_duplicate(path, content_hash)
+        existing = self._books.find_by_hash(content_hash)
+        if existing is not None:
+            return self._resume(path, existing, report)
         with _timed(timings, "parse"):
             report.stage("parse", None)
             parsed, fmt = self._parse(path)
@@ -134,22 +149,28 @@ class IngestBook:
             raise IngestError(
                 f"{path.name} contains no readable text", code=IngestErrorCode.EMPTY, path=str(path)
             )
-        with _timed(timings, "embed"):
-            vectors = self._embed(chunks, report)
         with _timed(timings, "store"):
             report.stage("store", 1)
-            self._books.add(book, parsed.text, chunks, vectors)
+            self._books.add(book, parsed.text, chunks)
             report.advance(1)
+        with _timed(timings, "embed"):
+            self._embed(book.id, chunks, report)
         return IngestResult(book=book, chunk_count=len(chunks), timings=timings)
 
-    def _refuse_duplicate(self, path: Path, content_hash: str) -> None:
-        existing = self._books.find_by_hash(content_hash)
-        if existing is not None:
+    def _resume(self, path: Path, existing: Book, report: IngestProgress) -> IngestResult:
+        """The file is in the library already: finish its vectors if an import was interrupted,
+        else refuse it as a duplicate."""
+        pending = self._books.chunks_without_vectors(existing.id)
+        if not pending:
             raise IngestError(
                 f"{path.name} is already in the library as {existing.title!r} ({existing.id[:8]})",
                 code=IngestErrorCode.DUPLICATE,
                 book_id=existing.id,
             )
+        timings: dict[str, float] = {}
+        with _timed(timings, "embed"):
+            self._embed(existing.id, pending, report)
+        return IngestResult(book=existing, chunk_count=len(pending), timings=timings, resumed=True)
 
     def _book(
         self,
@@ -175,14 +196,17 @@ class IngestBook:
             created_at=self._clock(),
         )
 
-    def _embed(self, chunks: list[Chunk], report: IngestProgress) -> Vectors:
+    def _embed(self, book_id: str, chunks: list[Chunk], report: IngestProgress) -> None:
+        """Embed and store the vectors of ``chunks`` batch by batch (each batch is searchable as
+        soon as it is stored)."""
         report.stage("embed", len(chunks))
-        parts: list[Vectors] = []
         for i in range(0, len(chunks), self._batch_size):
-            batch = [c.text for c in chunks[i : i + self._batch_size]]
-            parts.append(np.asarray(self._embedder.embed(batch), dtype=np.float32))
+            batch = chunks[i : i + self._batch_size]
+            vectors: Vectors = np.asarray(
+                self._embedder.embed([c.text for c in batch]), dtype=np.float32
+            )
+            self._books.add_vectors(book_id, [c.id for c in batch], vectors)
             report.advance(len(batch))
-        return np.concatenate(parts, axis=0)
 
 
 def _first_text(*candidates: str | None) -> str | None:

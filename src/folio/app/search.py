@@ -44,6 +44,11 @@ class SearchBook:
                 hits.append(self._hit(book, chunk, result, query))
         return hits
 
+    def vector_coverage(self, book: Book) -> tuple[int, int]:
+        """(passages with a vector, all passages): below 100% while an import is still embedding;
+        the rest are found by keywords only."""
+        return self._index.vector_coverage(book.id)
+
     def _hit(self, book: Book, chunk: Chunk, result: RankedChunk, query: str) -> SearchHit:
         first, last = page_labels(book, chunk)
         return SearchHit(

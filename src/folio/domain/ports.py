@@ -53,8 +53,20 @@ class Embedder(Protocol):
 
 
 class BookRepository(Protocol):
-    def add(self, book: Book, text: str, chunks: Sequence[Chunk], vectors: Vectors) -> None:
-        """Store a book, its text, chunks and vectors in one transaction: all or nothing."""
+    def add(
+        self, book: Book, text: str, chunks: Sequence[Chunk], vectors: Vectors | None = None
+    ) -> None:
+        """Store a book, its text and chunks (and their vectors when given) in one transaction:
+        all or nothing. Without vectors the book is searchable by keywords at once."""
+        ...
+
+    def add_vectors(self, book_id: str, chunk_ids: Sequence[str], vectors: Vectors) -> None:
+        """Store (or replace) the vectors of some of a stored book's chunks, row i for chunk id
+        i, in one transaction. Raises ``BookError(NOT_FOUND)`` when the book is gone."""
+        ...
+
+    def chunks_without_vectors(self, book_id: str) -> list[Chunk]:
+        """The book's chunks that have no vector yet, in text order."""
         ...
 
     def get(self, book_id: str) -> Book:
@@ -91,6 +103,11 @@ class ChunkIndex(Protocol):
 
     def chunks_between(self, book_id: str, char_start: int, char_end: int) -> list[Chunk]:
         """Chunks overlapping ``[char_start, char_end)``, in order."""
+        ...
+
+    def vector_coverage(self, book_id: str) -> tuple[int, int]:
+        """(chunks with a vector, all chunks) of the book: equal once embedding has finished.
+        Chunks without a vector are found by keywords only."""
         ...
 
 

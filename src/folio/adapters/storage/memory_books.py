@@ -33,24 +33,44 @@ class InMemoryLibrary:
         self.books: dict[str, Book] = {}
         self.texts: dict[str, str] = {}
         self.chunks: dict[str, builtins.list[Chunk]] = {}
-        self.vectors: dict[str, Vectors] = {}
+        self.vectors: dict[str, dict[str, npt.NDArray[np.float32]]] = {}  # book -> chunk id -> row
         self._candidates = candidates
 
     # --- BookRepository ----------------------------------------------------------------------
-    def add(self, book: Book, text: str, chunks: Sequence[Chunk], vectors: Vectors) -> None:
+    def add(
+        self, book: Book, text: str, chunks: Sequence[Chunk], vectors: Vectors | None = None
+    ) -> None:
         if book.id in self.books or self.find_by_hash(book.content_hash):
             raise IngestError(
                 f"{book.source_name} is already in the library",
                 code=IngestErrorCode.DUPLICATE,
                 book_id=book.id,
             )
-        if len(chunks) != len(vectors):
+        if vectors is not None and len(chunks) != len(vectors):
             raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors")
         self.books[book.id] = book
         self.texts[book.id] = text
         self.chunks[book.id] = sorted(chunks, key=lambda c: c.char_start)
-        order = sorted(range(len(chunks)), key=lambda i: chunks[i].char_start)
-        self.vectors[book.id] = np.asarray(vectors, dtype=np.float32)[order]
+        self.vectors[book.id] = {}
+        if vectors is not None:
+            self.add_vectors(book.id, [c.id for c in chunks], vectors)
+
+    def add_vectors(self, book_id: str, chunk_ids: Sequence[str], vectors: Vectors) -> None:
+        if len(chunk_ids) != len(vectors):
+            raise ValueError(f"{len(chunk_ids)} chunk ids but {len(vectors)} vectors")
+        self.get(book_id)
+        known = {c.id for c in self.chunks[book_id]}
+        rows = np.asarray(vectors, dtype=np.float32)
+        for i, chunk_id in enumerate(chunk_ids):
+            if chunk_id in known:
+                self.vectors[book_id][chunk_id] = rows[i]
+
+    def chunks_without_vectors(self, book_id: str) -> builtins.list[Chunk]:
+        have = self.vectors.get(book_id, {})
+        return [c for c in self.chunks.get(book_id, []) if c.id not in have]
+
+    def vector_coverage(self, book_id: str) -> tuple[int, int]:
+        return len(self.vectors.get(book_id, {})), len(self.chunks.get(book_id, []))
 
     def get(self, book_id: str) -> Book:
         try:
@@ -96,10 +116,13 @@ class InMemoryLibrary:
         visible = [i for i, c in enumerate(chunks) if c.cut_at(max_char_offset) is not None]
         lexical = self._lexical(chunks, visible, query)
         sims: dict[int, float] = {}
-        if query_vector is not None and visible:
-            scores = self.vectors[book_id][visible] @ np.asarray(query_vector, dtype=np.float32)
+        have = self.vectors.get(book_id, {})
+        embedded = [i for i in visible if chunks[i].id in have]
+        if query_vector is not None and embedded:
+            matrix = np.stack([have[chunks[i].id] for i in embedded])
+            scores = matrix @ np.asarray(query_vector, dtype=np.float32)
             order = np.argsort(-scores, kind="stable")[: self._candidates]
-            sims = {visible[j]: float(scores[j]) for j in order}
+            sims = {embedded[j]: float(scores[j]) for j in order}
         lex_rank = {i: r for r, i in enumerate(lexical, start=1)}
         vec_rank = {i: r for r, i in enumerate(sims, start=1)}
         fused = reciprocal_rank_fusion(lex_rank, vec_rank)

@@ -1,14 +1,16 @@
 """The library in SQLite: ``BookRepository`` and ``ChunkIndex`` (hybrid BM25 + vector search).
 
 Invariants:
-- ``add`` stores a book, its text, chunks, vectors and FTS rows in one transaction: all or nothing.
+- ``add`` stores a book, its text, chunks, FTS rows (and the vectors when given) in one transaction:
+  all or nothing. Vectors may come later, batch by batch (``add_vectors``); until then a chunk is
+  found by the lexical index only.
 - Deleting a book removes its text, chunks and FTS rows (and, by foreign-key cascade, anything later
   migrations attach to ``books``, such as conversations).
 - ``search`` never returns text at or past ``max_char_offset``: both candidate lists and the final
   fetch of the returned rows filter ``char_start < max_char_offset`` in SQL, and a chunk straddling
   the limit is cut there (``Chunk.cut_at``).
-- A book's vector matrix is cached per process (chunks never change after ``add``); the cache entry
-  is checked against the book's chunk count and highest ``seq`` (never reused) on every search.
+- A book's vector matrix is cached per process (vectors never change once stored); the cache entry
+  is checked against the book's vector count and highest ``seq`` (never reused) on every search.
 """
 
 from __future__ import annotations
@@ -90,22 +92,49 @@ class SqliteLibrary:
             self._local.conn = None
 
     # --- BookRepository --------------------------------------------------------------------------
-    def add(self, book: Book, text: str, chunks: Sequence[Chunk], vectors: Vectors) -> None:
-        if len(chunks) != len(vectors):
+    def add(
+        self, book: Book, text: str, chunks: Sequence[Chunk], vectors: Vectors | None = None
+    ) -> None:
+        if vectors is not None and len(chunks) != len(vectors):
             raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors")
-        matrix = np.ascontiguousarray(vectors, dtype="<f4")
         try:
             with transaction(self.conn) as conn:
                 conn.execute(_INSERT_BOOK, _book_row(book))
                 conn.execute(
                     "INSERT INTO book_texts (book_id, text) VALUES (?, ?)", (book.id, text)
                 )
-                conn.executemany(
-                    _INSERT_CHUNK,
-                    (_chunk_row(c, matrix[i]) for i, c in enumerate(chunks)),
-                )
+                conn.executemany(_INSERT_CHUNK, (_chunk_row(c) for c in chunks))
+                if vectors is not None:
+                    _insert_vectors(conn, [c.id for c in chunks], vectors)
         except sqlite3.IntegrityError as e:
             raise _ingest_error(book, e) from e
+
+    def add_vectors(self, book_id: str, chunk_ids: Sequence[str], vectors: Vectors) -> None:
+        if len(chunk_ids) != len(vectors):
+            raise ValueError(f"{len(chunk_ids)} chunk ids but {len(vectors)} vectors")
+        with transaction(self.conn) as conn:
+            if conn.execute("SELECT 1 FROM books WHERE id = ?", (book_id,)).fetchone() is None:
+                raise BookError(
+                    f"No book {book_id!r}", code=BookErrorCode.NOT_FOUND, book_id=book_id
+                )
+            _insert_vectors(conn, chunk_ids, vectors, book_id=book_id)
+
+    def chunks_without_vectors(self, book_id: str) -> builtins.list[Chunk]:
+        rows = self.conn.execute(
+            f"SELECT {_CHUNK_COLUMNS} FROM chunks WHERE book_id = ? AND NOT EXISTS"
+            " (SELECT 1 FROM chunk_vectors AS v WHERE v.seq = chunks.seq)"
+            " ORDER BY char_start, seq",
+            (book_id,),
+        )
+        return [_chunk(r) for r in rows]
+
+    def vector_coverage(self, book_id: str) -> tuple[int, int]:
+        total, embedded = self.conn.execute(
+            "SELECT count(*), count(v.seq) FROM chunks AS c"
+            " LEFT JOIN chunk_vectors AS v ON v.seq = c.seq WHERE c.book_id = ?",
+            (book_id,),
+        ).fetchone()
+        return int(embedded), int(total)
 
     def get(self, book_id: str) -> Book:
         row = self.conn.execute("SELECT * FROM books WHERE id = ?", (book_id,)).fetchone()
@@ -244,7 +273,9 @@ class SqliteLibrary:
 
     def _book_vectors(self, book_id: str) -> _BookVectors | None:
         count, max_seq = self.conn.execute(
-            "SELECT count(*), max(seq) FROM chunks WHERE book_id = ?", (book_id,)
+            "SELECT count(*), max(v.seq) FROM chunk_vectors AS v JOIN chunks AS c ON c.seq = v.seq"
+            " WHERE c.book_id = ?",
+            (book_id,),
         ).fetchone()
         if not count:
             return None
@@ -259,8 +290,9 @@ class SqliteLibrary:
 
     def _load_vectors(self, book_id: str) -> _BookVectors:
         rows = self.conn.execute(
-            "SELECT seq, char_start, embedding FROM chunks WHERE book_id = ?"
-            " ORDER BY char_start, seq",
+            "SELECT c.seq, c.char_start, v.embedding FROM chunks AS c"
+            " JOIN chunk_vectors AS v ON v.seq = c.seq WHERE c.book_id = ?"
+            " ORDER BY c.char_start, c.seq",
             (book_id,),
         ).fetchall()
         matrix = np.stack([np.frombuffer(r["embedding"], dtype="<f4") for r in rows])
@@ -294,9 +326,28 @@ VALUES (:id, :title, :author, :format, :source_name, :content_hash, :page_count,
 
 _INSERT_CHUNK = """
 INSERT INTO chunks (id, book_id, ordinal, text, char_start, char_end, page_start, page_end,
-    chapter, chapter_index, embedding)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    chapter, chapter_index)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
+
+_INSERT_VECTOR = """
+INSERT OR REPLACE INTO chunk_vectors (seq, embedding)
+SELECT seq, ? FROM chunks WHERE id = ? AND book_id = coalesce(?, book_id)
+"""
+
+
+def _insert_vectors(
+    conn: sqlite3.Connection,
+    chunk_ids: Sequence[str],
+    vectors: Vectors,
+    *,
+    book_id: str | None = None,
+) -> None:
+    matrix = np.ascontiguousarray(vectors, dtype="<f4")
+    conn.executemany(
+        _INSERT_VECTOR,
+        ((matrix[i].tobytes(), chunk_id, book_id) for i, chunk_id in enumerate(chunk_ids)),
+    )
 
 
 def _book_row(book: Book) -> dict[str, Any]:
@@ -338,7 +389,7 @@ def _book(row: sqlite3.Row) -> Book:
     )
 
 
-def _chunk_row(chunk: Chunk, vector: npt.NDArray[np.float32]) -> tuple[Any, ...]:
+def _chunk_row(chunk: Chunk) -> tuple[Any, ...]:
     return (
         chunk.id,
         chunk.book_id,
@@ -350,7 +401,6 @@ def _chunk_row(chunk: Chunk, vector: npt.NDArray[np.float32]) -> tuple[Any, ...]
         chunk.page_end,
         chunk.chapter,
         chunk.chapter_index,
-        vector.tobytes(),
     )
 
 

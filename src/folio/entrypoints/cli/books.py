@@ -57,6 +57,18 @@ def ingest_progress(*, enabled: bool = True) -> Progress:
     )
 
 
+def embedding_note(container: Any, book: Any) -> None:
+    """Say so on stderr when the book's vectors are still being filled in (an import running in
+    another process, or an interrupted one): search then works on keywords for the rest."""
+    embedded, total = container.searcher.vector_coverage(book)
+    if embedded < total:
+        err_console.print(
+            f"[dim]Note: {embedded * 100 // total}% of {escape(book.title)} is indexed for meaning"
+            " so far; the rest is searched by keywords only until its import finishes (run"
+            " `folio add` on the file again if that import was interrupted).[/]"
+        )
+
+
 def prepare_embedder(container: Any) -> None:
     """Run the embedding model's one-time preparation with a word about it, rather than have the
     first import or search pause silently."""
@@ -116,7 +128,7 @@ def add_cmd(
             results.append(
                 {
                     "file": str(path),
-                    "status": "added",
+                    "status": "completed" if result.resumed else "added",
                     "book": book_summary(book),
                     "chunks": result.chunk_count,
                 }
@@ -136,6 +148,12 @@ def _print_add_results(results: list[dict[str, Any]], as_json: bool) -> None:
             console.print(
                 f"[green]Added[/] {escape(b['title'])} [dim]({b['id'][:8]})[/]: "
                 f"{b['pages']} pages, {b['chapters']} chapters, {r['chunks']} passages"
+            )
+        elif r["status"] == "completed":
+            b = r["book"]
+            console.print(
+                f"[green]Completed[/] {escape(b['title'])} [dim]({b['id'][:8]})[/]: an interrupted"
+                f" import finished indexing {r['chunks']} passages"
             )
         elif r["status"] == "duplicate":
             console.print(f"[yellow]Already in the library[/]: {escape(r['error'])}")
@@ -278,6 +296,7 @@ def search_cmd(lazy: Any, book: str, query: str, k: int, as_json: bool) -> None:
     container = lazy.get()
     found = container.library.resolve(book)
     hits = container.searcher.search(found, query, k=k)
+    embedding_note(container, found)
     if as_json:
         click.echo(json.dumps([hit_dict(h) for h in hits], indent=2))
         return

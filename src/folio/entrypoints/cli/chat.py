@@ -12,6 +12,7 @@ import click
 from rich.table import Table
 
 from folio.domain.errors import FolioError
+from folio.entrypoints.cli.books import embedding_note
 from folio.entrypoints.cli.chat_view import TurnView, turn_json
 from folio.entrypoints.cli.errors import debug_enabled, handle_errors
 from folio.entrypoints.cli.output import console, escape
@@ -108,6 +109,7 @@ def chat_cmd(
         raise click.UsageError("--json needs --message")
     container = lazy.get()
     found = container.library.resolve(book)
+    embedding_note(container, found)
     chat = container.chat(provider=provider, model=model)
     interactive = message is None and sys.stdin.isatty()
     conversation_id, created = _pick_conversation(

@@ -193,7 +193,19 @@ def test_a_version_1_database_with_books_upgrades_and_keeps_them_for_conversatio
 ) -> None:
     old = Database(tmp_path / "old.db")
     assert old.migrate(target=1) == [1]
-    add_tiny_book(old)
+    conn = old.connect()  # a book as version 1 stored it (vector in the chunk row)
+    conn.execute(
+        "INSERT INTO books (id, title, author, format, source_name, content_hash, page_count,"
+        " char_count, created_at) VALUES ('book-1', 'Moby-Dick', 'Melville', 'txt', 'moby.txt',"
+        " 'h1', 1, ?, '2026-01-01T00:00:00+00:00')",
+        (len(TEXT),),
+    )
+    conn.execute(
+        "INSERT INTO chunks (id, book_id, ordinal, text, char_start, char_end, page_start,"
+        " page_end, embedding) VALUES ('book-1-c0', 'book-1', 0, ?, 0, ?, 1, 1, ?)",
+        (TEXT, len(TEXT), np.full(8, 1 / np.sqrt(8), dtype="<f4").tobytes()),
+    )
+    conn.close()
     assert 2 in old.migrate()
 
     convs = Conversations(SqliteConversationStore(old).unit_of_work, SqliteLibrary(old))

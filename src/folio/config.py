@@ -56,8 +56,8 @@ class Settings:
     openai_api_key: str | None = None
     openai_base_url: str | None = None
     ollama_host: str | None = None
-    # The packaged model, int8 (default) or float32 ("all-MiniLM-L6-v2"), or an ST model path.
-    embedding_model: str = "all-MiniLM-L6-v2-int8"
+    # The packaged model, float32 or int8 ("all-MiniLM-L6-v2-int8"), or an ST model path.
+    embedding_model: str = "all-MiniLM-L6-v2"
     conversation_store: str = "sqlite"
     history_messages: int = 20
     context_token_budget: int = 8000

@@ -39,13 +39,6 @@ def test_the_int8_names_give_the_quantised_onnx_embedder(name: str, tmp_path: Pa
     assert embedder.dimensions == 384
 
 
-def test_the_default_model_is_the_int8_one() -> None:
-    from folio.adapters.embeddings import DEFAULT_MODEL
-    from folio.config import Settings
-
-    assert DEFAULT_MODEL == Settings().embedding_model == "all-MiniLM-L6-v2-int8"
-
-
 def test_building_the_default_embedder_loads_no_model(tmp_path: Path) -> None:
     embedder = make_embedder("all-MiniLM-L6-v2", cache_dir=tmp_path / "models")
     _ = (embedder.name, embedder.dimensions)

@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import bisect
 import re
-from typing import NamedTuple
 
 from folio.domain.books import Book, Chunk, SearchHit
 from folio.domain.ports import ChunkIndex, Embedder
 from folio.domain.search import RankedChunk, query_terms
 
 SNIPPET_WORDS = 40
-_TOKEN = re.compile(r"\S+")
 
 
 class SearchBook:
@@ -81,52 +79,57 @@ def _label(book: Book, ordinal: int) -> str:
     return str(ordinal)
 
 
-class _Token(NamedTuple):
-    start: int
-    end: int
-    matches: bool
-
-
 def best_window(text: str, query: str, *, words: int = SNIPPET_WORDS) -> str:
-    """The ``words``-word window of ``text`` holding the most query words (the earliest on ties),
-    on one line, with "…" where the window cuts the text."""
-    tokens = _tokens(text, set(query_terms(query)))
-    if not tokens:
-        return ""
+    """The ``words``-word window of ``text`` holding the most words that match the query (the
+    earliest on ties, then shifted so its matches sit in the middle), on one line, with "…" where
+    the window cuts the text.
+
+    Works from the few matches, not from every word: the text is split once (in C) and each match
+    is placed by counting the words before it, so no per-word objects are built."""
+    tokens = text.split()
     if len(tokens) <= words:
-        return " ".join(text[tokens[0].start : tokens[-1].end].split())
+        return " ".join(tokens)
+    hits = _matching_words(text, set(query_terms(query)))
+    start = _centred(hits, _best_start(hits, words, len(tokens)), words, len(tokens))
+    prefix = "…" if start > 0 else ""
+    suffix = "…" if start + words < len(tokens) else ""
+    return f"{prefix}{' '.join(tokens[start : start + words])}{suffix}"
+
+
+def _matching_words(text: str, terms: set[str]) -> list[int]:
+    """Indexes (in ``text.split()``) of the words holding a match, ascending, each once."""
+    pattern = _terms_pattern(terms)
+    if pattern is None:
+        return []
+    found: list[int] = []
+    for m in pattern.finditer(text):
+        at = m.start()
+        # words before the match; a match inside a word ('"whale') belongs to that word
+        index = len(text[:at].split()) - (1 if at and not text[at - 1].isspace() else 0)
+        if not found or found[-1] != index:
+            found.append(index)
+    return found
+
+
+def _best_start(hits: list[int], words: int, total: int) -> int:
+    """The earliest window start holding the most hits. A window's count only rises when its end
+    reaches a hit, so the best start is 0 or ``hit - words + 1`` for some hit."""
+    last = total - words
     best_start, best_score = 0, -1
-    score = sum(t.matches for t in tokens[:words])
-    for start in range(len(tokens) - words + 1):
-        if start:
-            score += tokens[start + words - 1].matches - tokens[start - 1].matches
+    for start in sorted({0, *(min(max(0, h - words + 1), last) for h in hits)}):
+        score = bisect.bisect_left(hits, start + words) - bisect.bisect_left(hits, start)
         if score > best_score:
             best_start, best_score = start, score
-    best_start = _centred(tokens, best_start, words)
-    window = tokens[best_start : best_start + words]
-    snippet = " ".join(text[window[0].start : window[-1].end].split())
-    prefix = "…" if best_start > 0 else ""
-    suffix = "…" if best_start + words < len(tokens) else ""
-    return f"{prefix}{snippet}{suffix}"
+    return best_start
 
 
-def _centred(tokens: list[_Token], start: int, words: int) -> int:
+def _centred(hits: list[int], start: int, words: int, total: int) -> int:
     """Shift a window so that the matches it holds sit in its middle, not at an edge."""
-    hits = [i for i in range(start, start + words) if tokens[i].matches]
-    if not hits:
+    inside = hits[bisect.bisect_left(hits, start) : bisect.bisect_left(hits, start + words)]
+    if not inside:
         return start
-    slack = words - 1 - (hits[-1] - hits[0])
-    return max(0, min(hits[0] - slack // 2, len(tokens) - words))
-
-
-def _tokens(text: str, terms: set[str]) -> list[_Token]:
-    pattern = _terms_pattern(terms)
-    hits = [m.start() for m in pattern.finditer(text)] if pattern else []
-    tokens = []
-    for m in _TOKEN.finditer(text):
-        i = bisect.bisect_left(hits, m.start())
-        tokens.append(_Token(m.start(), m.end(), i < len(hits) and hits[i] < m.end()))
-    return tokens
+    slack = words - 1 - (inside[-1] - inside[0])
+    return max(0, min(inside[0] - slack // 2, total - words))
 
 
 def _terms_pattern(terms: set[str]) -> re.Pattern[str] | None:

@@ -29,7 +29,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.contract.library_data import StoredBook, book_from_file  # noqa: E402
+from tests.unit.test_snippets import reference_window  # noqa: E402
 
+import folio.app.search as search_module  # noqa: E402
 from folio.adapters.embeddings import DEFAULT_MODEL, HashingEmbedder, make_embedder  # noqa: E402
 from folio.adapters.storage.sqlite_db import Database  # noqa: E402
 from folio.adapters.storage.sqlite_library import SqliteLibrary  # noqa: E402
@@ -200,10 +202,7 @@ def _report(
     cold = _time(lambda: library.search(book.id, "whale", embedder.embed(["whale"])[0]))
     for q in queries[:5]:
         searcher.search(book, q)
-    total = [
-        _time(lambda q=q, p=p: searcher.search(book.with_position(p), q))
-        for q, p in zip(queries, positions, strict=True)
-    ]
+    total, before = _before_after(searcher, book, queries, positions)
     embed = [_time(lambda q=q: embedder.embed([q])) for q in queries]
     vectors = [embedder.embed([q])[0] for q in queries]
     index = [
@@ -212,15 +211,40 @@ def _report(
     ]
     print(f"\n{label}: {len(queries)} queries (half with a random reading position)")
     print(f"  SearchBook.search (embed + index + snippet): {_stats(total)}")
+    print(f"    same, before (per-word snippet scan):     {_stats(before)}")
     print(f"    query embedding only:                     {_stats(embed)}")
     print(f"    ChunkIndex.search only:                   {_stats(index)}")
     print(f"  first search in a process (loads the book's vectors): {cold:.1f} ms")
     return {
         **_numbers("total", total),
+        **_numbers("before", before),
         **_numbers("embed", embed),
         **_numbers("index", index),
         "cold_ms": cold,
     }
+
+
+def _before_after(
+    searcher: SearchBook, book: Book, queries: list[str], positions: list[ReadingPosition]
+) -> tuple[list[float], list[float]]:
+    """Each query timed with today's snippets and with the per-word scan they replaced
+    (``before``), interleaved and best of 3 per query, so machine load hits both alike."""
+    lean = search_module.best_window
+    after_ms: list[float] = []
+    before_ms: list[float] = []
+    try:
+        for q, p in zip(queries, positions, strict=True):
+            placed = book.with_position(p)
+            runs: dict[bool, list[float]] = {True: [], False: []}
+            for _ in range(3):
+                for old in (False, True):
+                    search_module.best_window = reference_window if old else lean
+                    runs[old].append(_time(lambda q=q, b=placed: searcher.search(b, q)))
+            after_ms.append(min(runs[False]))
+            before_ms.append(min(runs[True]))
+    finally:
+        search_module.best_window = lean
+    return after_ms, before_ms
 
 
 def _numbers(prefix: str, ms: list[float]) -> dict[str, float]:

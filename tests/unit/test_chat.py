@@ -168,9 +168,9 @@ def test_a_title_the_reader_chose_is_kept():
     assert world.conversation().title == "My notes on Victor"
 
 
-def test_a_follow_up_is_sent_the_previous_turn_with_its_tool_call_and_result(world):
+def test_a_follow_up_is_sent_the_previous_turn_with_its_tool_call_and_the_cited_passages(world):
     _, search, _ = _first_turn(world)
-    stored_result = world.messages()[2].content
+    stored = json.loads(world.messages()[2].content)["data"]
     provider = ScriptedChatProvider(["He worked day and night collecting bones (Chapter 2, p. 4)."])
 
     # A new use case instance: history comes from storage, not from memory of the last call.
@@ -186,7 +186,10 @@ def test_a_follow_up_is_sent_the_previous_turn_with_its_tool_call_and_result(wor
         PromptRole.USER,
     ]
     assert sent[2].tool_invocations == (search,)
-    assert sent[3].tool_use_id == search.tool_use_id and sent[3].content == stored_result
+    sent_data = json.loads(sent[3].content)["data"]
+    assert sent[3].tool_use_id == search.tool_use_id and sent_data["query"] == stored["query"]
+    cited = [r for r in stored["results"] if f"p. {r['pages']})" in ANSWER_1]
+    assert cited and [r["pages"] for r in sent_data["results"]] == [r["pages"] for r in cited]
     assert sent[4].content == ANSWER_1 and sent[5].content == "what happened to him?"
     assert result.turn_number == 2
     assert [t.turn_number for t in world.turns()] == [1, 2]
@@ -456,7 +459,7 @@ def test_the_llm_guardrail_call_is_counted_once(world):
 
 
 def test_citations_follow_the_order_in_which_the_answer_quotes_the_passages():
-    from folio.app.citations import select_citations
+    from folio.agent.citations import select_citations
 
     passages = [
         {

@@ -1,5 +1,5 @@
-"""The full-history context window: whole turns, last turn intact, older tool results shortened,
-under a token budget."""
+"""The context window: whole turns, each earlier turn reduced to its question, answer and the
+passages the answer used; the window's start moves in blocks so the prompt prefix stays stable."""
 
 from __future__ import annotations
 
@@ -19,9 +19,9 @@ def _result(query: str) -> str:
         {
             "chunk_id": f"c{i}",
             "chapter": "Chapter 2",
-            "pages": "4",
-            "page_start": "4",
-            "page_end": "4",
+            "pages": str(4 + i),
+            "page_start": str(4 + i),
+            "page_end": str(4 + i),
             "char_start": 0,
             "char_end": 10,
             "score": 0.1,
@@ -34,7 +34,7 @@ def _result(query: str) -> str:
     )
 
 
-def _turn(n: int, *, search: bool = True) -> list[ChatMessage]:
+def _turn(n: int, *, search: bool = True, answer: str | None = None) -> list[ChatMessage]:
     def msg(seq: int, role: MessageRole, content: str, **kw) -> ChatMessage:
         return ChatMessage(f"m{n}-{seq}", "conv", n, seq, role, content, NOW, **kw)
 
@@ -51,7 +51,8 @@ def _turn(n: int, *, search: bool = True) -> list[ChatMessage]:
                 tool_name="search_book",
             )
         )
-    out.append(msg(len(out), MessageRole.ASSISTANT, f"answer {n}"))
+    text = f"answer {n} (Chapter 2, p. 5)" if answer is None else answer
+    out.append(msg(len(out), MessageRole.ASSISTANT, text))
     return out
 
 
@@ -59,22 +60,84 @@ def _history(turns: int) -> list[ChatMessage]:
     return [m for n in range(1, turns + 1) for m in _turn(n)]
 
 
+def _questions(window) -> list[str]:
+    return [m.content for m in window if m.role is PromptRole.USER]
+
+
+def test_an_earlier_turn_keeps_only_the_passages_its_answer_cited_shortened():
+    window = FullHistoryStrategy().build_context(_turn(1))
+
+    assert [m.role for m in window] == [
+        PromptRole.USER,
+        PromptRole.ASSISTANT,
+        PromptRole.TOOL_RESULT,
+        PromptRole.ASSISTANT,
+    ]
+    assert window[1].tool_invocations[0].arguments == {"query": "query 1"}
+    assert window[2].tool_use_id == "call-1"
+    data = json.loads(window[2].content)["data"]
+    assert data["query"] == "query 1"
+    assert [r["pages"] for r in data["results"]] == ["5"], "only the cited page's passage"
+    assert len(data["results"][0]["text"]) <= 401 and data["results"][0]["text"].endswith("…")
+    assert set(data["results"][0]) == {"chapter", "pages", "text"}
+
+
+def test_a_passage_the_answer_quotes_is_kept_without_a_page_cite():
+    quote = '"collecting bones from charnel houses"'
+    window = FullHistoryStrategy().build_context(_turn(1, answer=f"He was {quote}."))
+    results = json.loads(window[2].content)["data"]["results"]
+    assert [r["pages"] for r in results] == ["4", "5", "6"], "every passage holding the quote"
+
+
+def test_a_search_whose_results_the_answer_did_not_use_is_left_out_with_its_call():
+    window = FullHistoryStrategy().build_context(_turn(1, answer="Hello! Ask me about the book."))
+
+    assert [(m.role, m.content) for m in window] == [
+        (PromptRole.USER, "question 1"),
+        (PromptRole.ASSISTANT, "Hello! Ask me about the book."),
+    ]
+
+
 def test_the_window_holds_the_last_whole_turns_within_the_message_cap():
-    window = FullHistoryStrategy(max_messages=4, token_budget=100_000).build_context(_history(6))
+    window = FullHistoryStrategy(max_messages=4, token_budget=100_000, block_turns=1).build_context(
+        _history(6)
+    )
 
     # the cap counts questions and answers: two turns (four messages of the conversation), each
     # with its tool call and result, so eight prompt messages; a third turn would exceed four
     assert len(window) == 8
     assert window[0].role is PromptRole.USER and window[0].content == "question 5"
-    assert window[-1].content == "answer 6"
+    assert window[-1].content.startswith("answer 6")
 
 
 def test_tool_calls_and_results_do_not_count_against_the_message_cap():
-    window = FullHistoryStrategy(max_messages=10, token_budget=100_000).build_context(_history(6))
+    window = FullHistoryStrategy(
+        max_messages=10, token_budget=100_000, block_turns=1
+    ).build_context(_history(6))
 
-    assert [m.content for m in window if m.role is PromptRole.USER] == [
-        f"question {n}" for n in range(2, 7)
-    ]
+    assert _questions(window) == [f"question {n}" for n in range(2, 7)]
+
+
+def test_old_turns_leave_the_window_in_blocks_so_its_start_moves_only_every_few_turns():
+    strategy = FullHistoryStrategy(max_messages=20, token_budget=100_000, block_turns=5)
+    firsts = []
+    for n in range(1, 31):
+        window = strategy.build_context(_history(n))
+        firsts.append(int(_questions(window)[0].split()[1]))
+        assert len(_questions(window)) <= 10
+    assert sorted(set(firsts)) == [1, 6, 11, 16, 21], "starts at block boundaries only"
+    assert firsts == sorted(firsts)
+
+
+def test_the_prompt_prefix_is_byte_stable_from_turn_to_turn_within_a_block():
+    strategy = FullHistoryStrategy(max_messages=20, token_budget=100_000, block_turns=5)
+    stable = 0
+    for n in range(1, 25):
+        before, after = strategy.build_context(_history(n)), strategy.build_context(_history(n + 1))
+        if _questions(before)[0] == _questions(after)[0]:
+            assert after[: len(before)] == before, f"turn {n + 1} rewrote earlier turns"
+            stable += 1
+    assert stable >= 18
 
 
 def test_the_window_never_starts_with_a_tool_result_cut_from_its_call():
@@ -87,47 +150,24 @@ def test_the_window_never_starts_with_a_tool_result_cut_from_its_call():
         assert all(m.tool_use_id in call_ids for m in window if m.role is PromptRole.TOOL_RESULT)
 
 
-def test_stored_messages_become_prompt_messages_with_their_tool_data():
-    window = FullHistoryStrategy().build_context(_turn(1))
-
-    assert [m.role for m in window] == [
-        PromptRole.USER,
-        PromptRole.ASSISTANT,
-        PromptRole.TOOL_RESULT,
-        PromptRole.ASSISTANT,
-    ]
-    assert window[1].tool_invocations[0].arguments == {"query": "query 1"}
-    assert window[2].tool_use_id == "call-1"
-
-
-def test_the_last_turn_is_kept_whole_and_older_tool_results_are_shortened():
-    window = FullHistoryStrategy(token_budget=100_000).build_context(_history(2))
-
-    old, last = window[2], window[6]
-    assert last.content == _result("query 2")
-    short = json.loads(old.content)["data"]
-    assert short["query"] == "query 1" and short["shortened"] is True
-    assert all(len(r["text"]) <= 301 and r["text"].endswith("…") for r in short["results"])
-    assert [r["pages"] for r in short["results"]] == ["4", "4", "4"]
-
-
-def test_the_oldest_turns_are_dropped_first_to_meet_the_token_budget():
-    strategy = FullHistoryStrategy(max_messages=100, token_budget=2000)
+def test_the_oldest_turns_are_dropped_in_blocks_to_meet_the_token_budget():
+    strategy = FullHistoryStrategy(max_messages=100, token_budget=600, block_turns=3)
 
     window = strategy.build_context(_history(8))
 
-    assert estimate_tokens(window) <= 2000
-    assert window[-1].content == "answer 8"
-    questions = [m.content for m in window if m.role is PromptRole.USER]
+    assert estimate_tokens(window) <= 600
+    assert window[-1].content.startswith("answer 8")
+    questions = _questions(window)
     assert questions == [f"question {n}" for n in range(9 - len(questions), 9)]
-    assert len(questions) < 8
+    assert len(questions) < 8 and int(questions[0].split()[1]) % 3 == 1
 
 
-def test_a_last_turn_over_the_budget_is_kept_with_its_results_shortened():
+def test_a_last_turn_over_the_budget_is_kept_with_shorter_passages():
+    full = FullHistoryStrategy(token_budget=100_000).build_context(_history(3))
     window = FullHistoryStrategy(token_budget=50).build_context(_history(3))
 
-    assert [m.content for m in window if m.role is PromptRole.USER] == ["question 3"]
-    assert json.loads(window[2].content)["data"]["shortened"] is True
+    assert _questions(window) == ["question 3"]
+    assert estimate_tokens(window) < estimate_tokens(full[-4:])
 
 
 def test_an_unparseable_tool_result_is_clipped():

@@ -1,19 +1,25 @@
 """Conversation context: which stored messages go into the prompt, and how they are rendered.
 
-Invariant: the window is made of whole turns, so a tool call is never separated from its result and
-the window never starts in the middle of a turn. Older turns' tool results are shortened (the query
-and the start of each passage stay, so the model knows what it already looked up); the most recent
-turn is kept whole so follow-ups ("what happened to him?") can use its passages.
+Invariants:
+- the window is made of whole turns, so a tool call is never separated from its result and the
+  window never starts in the middle of a turn;
+- an earlier turn keeps its question, its answer, and only the passages its answer used (quoted or
+  cited by page), shortened; a tool call whose results the answer did not use is left out with its
+  result. The follow-up's own new searches bring fresh passages;
+- a turn is rendered the same way wherever it sits in the window, and the window's first turn moves
+  in blocks of ``block_turns``, never one turn at a time: the prompt's prefix (system, tools, the
+  conversation so far) stays byte-identical from call to call and from turn to turn, so providers
+  can serve it from their prompt cache.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import replace
 from itertools import groupby
 from typing import Any
 
+from folio.agent.citations import passages_of, select_citations
 from folio.domain.conversations import ChatMessage, MessageRole
 from folio.domain.llm import PromptMessage, PromptRole
 
@@ -51,88 +57,132 @@ def estimate_tokens(messages: Sequence[PromptMessage]) -> int:
 def shorten_tool_result(content: str, *, passage_chars: int = 300) -> str:
     """A tool result reduced to what a later turn needs: the query, where each passage is, and the
     first ``passage_chars`` characters of its text."""
-    try:
-        envelope = json.loads(content)
-    except ValueError:
-        return _clip(content, passage_chars * 2)
-    data = envelope.get("data") if isinstance(envelope, dict) else None
-    if not isinstance(data, dict):
+    envelope, data = _parse(content)
+    if data is None:
         return content if len(content) <= passage_chars * 2 else _clip(content, passage_chars * 2)
-    short = dict(data)
+    short: dict[str, Any] = {k: data[k] for k in ("query", "chapter", "pages") if k in data}
     if isinstance(data.get("results"), list):
         short["results"] = [_short_passage(r, passage_chars) for r in data["results"]]
     if isinstance(data.get("text"), str):
         short["text"] = _clip(data["text"], passage_chars * 2)
-    short["shortened"] = True
     return json.dumps({**envelope, "data": short}, ensure_ascii=False)
+
+
+def _parse(content: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """A tool result's JSON envelope and its ``data`` object (None when there is none)."""
+    try:
+        envelope = json.loads(content)
+    except ValueError:
+        return {}, None
+    if not isinstance(envelope, dict) or not isinstance(envelope.get("data"), dict):
+        return {}, None
+    return envelope, envelope["data"]
 
 
 def _short_passage(result: Any, passage_chars: int) -> Any:
     if not isinstance(result, dict):
         return result
-    keep = {k: result[k] for k in ("chunk_id", "chapter", "pages") if k in result}
+    keep = {k: result[k] for k in ("chapter", "pages") if k in result}
     keep["text"] = _clip(str(result.get("text", "")), passage_chars)
     return keep
 
 
 def _clip(text: str, limit: int) -> str:
+    text = " ".join(text.split())
     return text if len(text) <= limit else text[:limit].rstrip() + "…"
 
 
 class FullHistoryStrategy:
     """Implements ``ConversationContextStrategy``: the most recent whole turns, at most
-    ``max_messages`` messages and about ``token_budget`` tokens (oldest turns dropped first).
+    ``max_messages`` messages and about ``token_budget`` tokens, each earlier turn reduced to its
+    question, answer and the passages the answer used.
 
-    ``max_messages`` counts the conversation as the reader sees it (questions and answers); the
-    tool calls and results of a kept turn come with it and are paid for by the token budget, so a
-    turn that searched costs no more of the message cap than one that did not."""
+    ``max_messages`` counts the conversation as the reader sees it (questions and answers). When
+    the conversation outgrows it (or the budget), the oldest turns are dropped ``block_turns`` at a
+    time, so the window's start, and with it the cached prompt prefix, changes only every few
+    turns."""
 
     def __init__(
         self,
         *,
         max_messages: int = 20,
         token_budget: int = 8000,
-        keep_full_turns: int = 1,
-        passage_chars: int = 160,
+        passage_chars: int = 400,
+        block_turns: int = 5,
     ) -> None:
         self.max_messages = max_messages
         self.token_budget = token_budget
-        self.keep_full_turns = keep_full_turns
         self.passage_chars = passage_chars
+        self.block_turns = max(1, block_turns)
 
     def build_context(self, history: Sequence[ChatMessage]) -> list[PromptMessage]:
         turns = [list(group) for _, group in groupby(history, key=lambda m: m.turn_number)]
-        turns = self._last_turns(turns)
-        rendered = [
-            self._render(turn, full=i >= len(turns) - self.keep_full_turns)
-            for i, turn in enumerate(turns)
-        ]
-        while len(rendered) > 1 and estimate_tokens(_flat(rendered)) > self.token_budget:
-            rendered.pop(0)
-        if rendered and estimate_tokens(_flat(rendered)) > self.token_budget:
-            rendered = [self._render(turns[-1], full=False)]
-        return _flat(rendered)
+        rendered = [self._render(turn) for turn in turns]
+        start = self._first_kept(turns, rendered)
+        window = rendered[start:]
+        if window and estimate_tokens(_flat(window)) > self.token_budget:
+            window = [self._render(turns[-1], passage_chars=self.passage_chars // 4)]
+        return _flat(window)
 
-    def _last_turns(self, turns: list[list[ChatMessage]]) -> list[list[ChatMessage]]:
-        kept: list[list[ChatMessage]] = []
-        count = 0
-        for turn in reversed(turns):
-            visible = sum(1 for m in turn if _conversational(m))
-            if kept and count + visible > self.max_messages:
-                break
-            kept.insert(0, turn)
-            count += visible
-        return kept
+    def _first_kept(
+        self, turns: list[list[ChatMessage]], rendered: list[list[PromptMessage]]
+    ) -> int:
+        """The first turn of the window: a multiple of ``block_turns`` (so it moves in blocks),
+        the earliest one that fits both caps; the last turn is always kept."""
+        visible = [sum(1 for m in turn if _conversational(m)) for turn in turns]
+        tokens = [estimate_tokens(r) for r in rendered]
+        last = max(0, len(turns) - 1)
+        start = 0
+        while start < last and (
+            sum(visible[start:]) > self.max_messages or sum(tokens[start:]) > self.token_budget
+        ):
+            start = min(start + self.block_turns, last)
+        return start
 
-    def _render(self, turn: list[ChatMessage], *, full: bool) -> list[PromptMessage]:
-        out = []
+    def _render(
+        self, turn: list[ChatMessage], *, passage_chars: int | None = None
+    ) -> list[PromptMessage]:
+        """The turn as later turns see it: question, the tool calls whose passages the answer
+        used (with only those passages, shortened), and the answer."""
+        chars = self.passage_chars if passage_chars is None else passage_chars
+        answer = next(
+            (m.content for m in reversed(turn) if m.role is MessageRole.ASSISTANT and m.content),
+            "",
+        )
+        results = {m.tool_use_id: m for m in turn if m.role is MessageRole.TOOL_RESULT}
+        out: list[PromptMessage] = []
         for message in turn:
-            prompt = to_prompt_message(message)
-            if not full and prompt.role is PromptRole.TOOL_RESULT:
-                short = shorten_tool_result(prompt.content, passage_chars=self.passage_chars)
-                prompt = replace(prompt, content=short)
-            out.append(prompt)
+            if message.role is MessageRole.TOOL_RESULT:
+                continue
+            if message.role is MessageRole.ASSISTANT and message.tool_invocations:
+                kept = [
+                    (call, used)
+                    for call in message.tool_invocations
+                    if (used := _used_result(results.get(call.tool_use_id), answer, chars))
+                ]
+                if kept:
+                    out.append(PromptMessage.assistant(message.content, tuple(c for c, _ in kept)))
+                    out.extend(PromptMessage.tool_result(c.tool_use_id, u) for c, u in kept)
+                continue
+            out.append(to_prompt_message(message))
         return out
+
+
+def _used_result(result: ChatMessage | None, answer: str, passage_chars: int) -> str | None:
+    """The tool result reduced to the passages ``answer`` used, or None when it used none."""
+    if result is None or result.is_error or not answer:
+        return None
+    envelope, data = _parse(result.content)
+    if data is None:
+        return None
+    passages = passages_of(result.tool_name or "", data)
+    used = {s.chunk_id for s in select_citations(answer, passages, top=0)}
+    if not used:
+        return None
+    kept = [_short_passage(p, passage_chars) for p in passages if p.get("chunk_id") in used]
+    short: dict[str, Any] = {k: data[k] for k in ("query",) if k in data}
+    short["results"] = kept
+    return json.dumps({**envelope, "data": short}, ensure_ascii=False)
 
 
 def _conversational(message: ChatMessage) -> bool:

@@ -20,12 +20,12 @@ from datetime import UTC, datetime
 from types import MappingProxyType
 from typing import Any
 
+from folio.agent.citations import select_citations, sources_of
 from folio.agent.context import estimate_tokens
 from folio.agent.guardrail import Guardrail, GuardrailVerdict
 from folio.agent.prompt_builder import conversation_system_prompt
 from folio.agent.strategies import AlwaysRetrieveStrategy, ToolUseRetrievalStrategy, exchanges
 from folio.agent.tools import ToolContext, ToolRegistry, ToolServices
-from folio.app.citations import select_citations, sources_of
 from folio.domain.books import Book
 from folio.domain.conversations import (
     ChatMessage,

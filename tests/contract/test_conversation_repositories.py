@@ -213,7 +213,8 @@ def test_turns_keep_their_metadata(store: Store) -> None:
     meta = turn("c1", 1, queries=("whale",), retrieval_attempts=1, sources=(source,),
                 reasoning_steps=("searched",), guardrail_score=0.5, provider="offline",
                 model="extractive", input_tokens=10, output_tokens=20, llm_calls=2,
-                latency_ms=12.5, strategy="tool_use", extra={"k": [1, 2]})  # fmt: skip
+                latency_ms=12.5, strategy="tool_use", extra={"k": [1, 2]},
+                cache_read_tokens=6, cache_write_tokens=3)  # fmt: skip
     with store.uow() as uow:
         uow.turns.save(meta)
         uow.turns.save(turn("c1", 2))

@@ -258,7 +258,22 @@ class AnthropicAPI(FakeChatAPI):
         return {"type": "error", "error": {"type": kind, "message": failure.message}}
 
     def system_prompt(self, index: int) -> str:
-        return str(self.bodies[index]["system"])
+        (block,) = self.bodies[index]["system"]
+        return str(block["text"])
+
+    def conversation(self, index: int) -> list[dict[str, Any]]:
+        """The messages of request ``index`` with the prompt-cache breakpoint taken out (the last
+        message's content is a block list only to carry it; ``cache_breakpoints`` checks it)."""
+        return [_without_cache_mark(m) for m in self.bodies[index]["messages"]]
+
+    def cache_breakpoints(self, index: int) -> list[str]:
+        """Where request ``index`` marks ``cache_control``: "system" and/or "message N"."""
+        body = self.bodies[index]
+        marks = ["system"] if any("cache_control" in b for b in body.get("system", [])) else []
+        for i, m in enumerate(body["messages"]):
+            if isinstance(m["content"], list) and any("cache_control" in b for b in m["content"]):
+                marks.append(f"message {i}")
+        return marks
 
     def tool_names(self, index: int) -> list[str]:
         return [t["name"] for t in self.bodies[index].get("tools", [])]
@@ -279,6 +294,16 @@ class AnthropicAPI(FakeChatAPI):
                 for u, r in zip(uses, results, strict=True)
             ]
         return out
+
+
+def _without_cache_mark(message: dict[str, Any]) -> dict[str, Any]:
+    content = message["content"]
+    if not isinstance(content, list):
+        return message
+    blocks = [{k: v for k, v in b.items() if k != "cache_control"} for b in content]
+    if len(blocks) == 1 and blocks[0].get("type") == "text" and set(blocks[0]) == {"type", "text"}:
+        return {**message, "content": blocks[0]["text"]}
+    return {**message, "content": blocks}
 
 
 class OpenAIAPI(FakeChatAPI):

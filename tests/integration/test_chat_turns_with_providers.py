@@ -258,8 +258,12 @@ def test_a_turn_pairs_the_tool_call_with_its_result_and_is_stored_whole(
 
 def _anthropic_shapes(api: FakeChatAPI) -> None:
     body = api.bodies[1]
-    assert isinstance(body["system"], str)
+    (system,) = body["system"]
+    assert system["type"] == "text" and system["cache_control"] == {"type": "ephemeral"}
     assert all(m["role"] in ("user", "assistant") for m in body["messages"])
+    # prompt caching: tools + system, and the end of the conversation so far
+    assert api.cache_breakpoints(0) == ["system", "message 0"]
+    assert api.cache_breakpoints(1) == ["system", "message 2"]
     assert all(set(t) == {"name", "description", "input_schema"} for t in body["tools"])
     user, assistant, results = body["messages"]
     assert user == {"role": "user", "content": QUESTION}
@@ -276,6 +280,7 @@ def _anthropic_shapes(api: FakeChatAPI) -> None:
     }
     (block,) = results["content"]
     assert results["role"] == "user"
+    assert block.pop("cache_control") == {"type": "ephemeral"}
     assert (block["type"], block["tool_use_id"], block["is_error"]) == (
         "tool_result",
         "toolu_01Fake0001",
@@ -360,7 +365,7 @@ def test_the_compatible_server_gets_no_real_key_and_the_official_api_gets_the_ke
 
 
 # --- 2. a follow-up turn carries the first turn -------------------------------------------------
-def test_a_follow_up_sends_the_whole_first_turn_in_vendor_format_with_ids_paired(
+def test_a_follow_up_sends_the_first_turn_with_the_passages_its_answer_cited_ids_paired(
     vendor: Vendor, library: Library
 ) -> None:
     api, provider = vendor.start(
@@ -376,14 +381,30 @@ def test_a_follow_up_sends_the_whole_first_turn_in_vendor_format_with_ids_paired
 
     assert len(api.bodies) == 4
     first_turn = api.conversation(1)  # question, tool call, tool result
-    assert api.conversation(2) == [
-        *first_turn,
+    follow = api.conversation(2)
+    assert len(follow) == len(first_turn) + 2
+    assert follow[:-3] == first_turn[:-1], "the question and the tool call as they were sent"
+    assert follow[-2:] == [
         {"role": "assistant", "content": answer_one(library)},
         {"role": "user", "content": FOLLOW_UP},
     ]
-    assert api.tool_exchanges(2) == api.tool_exchanges(1)
+    (full,) = api.tool_exchanges(1)
+    (kept,) = api.tool_exchanges(2)
+    assert (kept.call_key, kept.name, kept.arguments, kept.result_key) == (
+        full.call_key,
+        full.name,
+        full.arguments,
+        full.result_key,
+    )
+    # the earlier turn keeps only the passages its answer cited, shortened
+    cited = kept.result["data"]["results"]
+    assert kept.result["data"]["query"] == QUERY
+    assert 0 < len(cited) < len(full.result["data"]["results"])
+    assert all(f"p. {library.page}" in answer_one(library) for _ in cited)
+    full_pages = {(p["chapter"], p["pages"]) for p in full.result["data"]["results"]}
+    assert {(p["chapter"], p["pages"]) for p in cited} <= full_pages
     old, new = api.tool_exchanges(3)
-    assert old == api.tool_exchanges(1)[0]
+    assert old == kept, "the turn's second call repeats the history byte for byte"
     assert new.call_key == new.result_key
     assert new.arguments == {"query": FOLLOW_QUERY}
     assert new.result["data"]["query"] == FOLLOW_QUERY

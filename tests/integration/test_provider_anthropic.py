@@ -52,13 +52,20 @@ class FakeAPI:
         return json.loads(self.requests[index].content)
 
 
+CACHE = {"type": "ephemeral"}
+
+
 def provider(api: FakeAPI, **kwargs: Any) -> AnthropicProvider:
     kwargs.setdefault("max_retries", 0)
     client = httpx2.Client(transport=httpx2.MockTransport(api))
     return AnthropicProvider(api_key="sk-ant-test", http_client=client, **kwargs)
 
 
-def message(content: list[dict[str, Any]], stop_reason: str = "end_turn") -> httpx2.Response:
+def message(
+    content: list[dict[str, Any]],
+    stop_reason: str = "end_turn",
+    usage: dict[str, int] | None = None,
+) -> httpx2.Response:
     return httpx2.Response(
         200,
         json={
@@ -69,7 +76,7 @@ def message(content: list[dict[str, Any]], stop_reason: str = "end_turn") -> htt
             "content": content,
             "stop_reason": stop_reason,
             "stop_sequence": None,
-            "usage": {"input_tokens": 120, "output_tokens": 30},
+            "usage": usage or {"input_tokens": 120, "output_tokens": 30},
         },
     )
 
@@ -100,8 +107,14 @@ def test_request_puts_the_system_prompt_top_level_and_tools_in_anthropic_shape()
     assert api.body() == {
         "model": "claude-sonnet-4-6",
         "max_tokens": 1024,
-        "system": "You are folio.",
-        "messages": [{"role": "user", "content": "Who is Emma?"}],
+        # cache breakpoints: tools + system, and the end of the conversation so far
+        "system": [{"type": "text", "text": "You are folio.", "cache_control": CACHE}],
+        "messages": [
+            {
+                "role": "user",
+                "content": [{"type": "text", "text": "Who is Emma?", "cache_control": CACHE}],
+            }
+        ],
         "tools": [
             {
                 "name": "search_book",
@@ -118,7 +131,9 @@ def test_plain_chat_sends_no_tools_and_no_system_when_there_is_none() -> None:
     assert api.body() == {
         "model": "claude-haiku-4-5",
         "max_tokens": 200,
-        "messages": [{"role": "user", "content": "Hi"}],
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "Hi", "cache_control": CACHE}]}
+        ],
     }
 
 
@@ -165,6 +180,7 @@ def test_tool_calls_and_consecutive_results_become_tool_use_and_one_tool_result_
                     "tool_use_id": "toolu_2",
                     "content": '{"error": "boom"}',
                     "is_error": True,
+                    "cache_control": CACHE,  # the end of the conversation so far
                 },
             ],
         },
@@ -183,7 +199,26 @@ def test_assistant_tool_call_without_text_sends_no_empty_text_block() -> None:
     turns = api.body()["messages"]
     assert [b["type"] for b in turns[1]["content"]] == ["tool_use"]
     assert turns[2]["content"][0]["type"] == "tool_result"
-    assert turns[3] == {"role": "user", "content": "and then?"}
+    assert turns[3] == {
+        "role": "user",
+        "content": [{"type": "text", "text": "and then?", "cache_control": CACHE}],
+    }
+    assert all("cache_control" not in str(t) for t in turns[:3]), "one breakpoint, at the end"
+
+
+def test_usage_adds_cache_reads_and_writes_to_the_input_tokens() -> None:
+    usage_fields = {
+        "input_tokens": 30,
+        "output_tokens": 7,
+        "cache_creation_input_tokens": 200,
+        "cache_read_input_tokens": 1500,
+    }
+    api = FakeAPI(message([{"type": "text", "text": "ok"}], usage=usage_fields))
+    response = provider(api).chat([PromptMessage.user("q")])
+    usage = response.usage
+    assert (usage.input_tokens, usage.output_tokens) == (1730, 7)
+    assert (usage.cache_read_tokens, usage.cache_write_tokens) == (1500, 200)
+    assert usage.uncached_input_tokens == 30
 
 
 # --- responses ------------------------------------------------------------------------------------

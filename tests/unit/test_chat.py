@@ -489,3 +489,27 @@ def test_citations_follow_the_order_in_which_the_answer_quotes_the_passages():
     cited = select_citations(answer, passages)
 
     assert [c.chunk_id for c in cited] == ["b", "a"]
+
+
+# --- prompt caching ------------------------------------------------------------------------------
+def test_each_call_reads_the_prefix_the_previous_call_sent_and_the_turn_stores_cache_tokens(world):
+    search = tool_call("search_book", {"query": "Victor Frankenstein studies Ingolstadt"})
+    follow = tool_call("search_book", {"query": "Professor Waldman chemistry lecture"})
+    provider = ScriptedChatProvider(
+        [search, ANSWER_1, follow, "Waldman praised modern chemistry (Chapter 2, p. 3)."],
+        prompt_cache=True,
+    )
+    chat = world.chat(provider)
+    first = chat.execute("c1", "Who did Victor study with?")
+    second = chat.execute("c1", "What did he teach?")
+
+    assert len(provider.calls) == 4
+    assert first.cache_read_tokens > 0, "the turn's second call reads its first call's prefix"
+    assert second.cache_read_tokens > first.cache_read_tokens, "the history is read, not resent"
+    assert second.cache_write_tokens < second.input_tokens
+    turns = world.turns()
+    assert [(t.cache_read_tokens, t.cache_write_tokens) for t in turns] == [
+        (first.cache_read_tokens, first.cache_write_tokens),
+        (second.cache_read_tokens, second.cache_write_tokens),
+    ]
+    assert all(t.cache_read_tokens + t.cache_write_tokens <= t.input_tokens for t in turns)

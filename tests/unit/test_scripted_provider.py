@@ -92,3 +92,22 @@ def test_chat_responses_are_returned_as_given_and_steps_can_be_added():
     assert provider.chat(MESSAGES) is response
     assert provider.remaining == 1
     assert provider.chat(MESSAGES).text == "later"
+
+
+def test_the_prompt_cache_reads_a_prefix_sent_before_up_to_a_breakpoint() -> None:
+    from folio.domain.llm import PromptMessage
+
+    provider = ScriptedChatProvider(["a", "b", "c"], prompt_cache=True)
+    system, question = PromptMessage.system("You are folio. " * 50), PromptMessage.user("Who?")
+    first = provider.chat([system, question]).usage
+    assert (first.cache_read_tokens, first.cache_write_tokens) == (0, first.input_tokens)
+
+    second = provider.chat(
+        [system, question, PromptMessage.assistant("a"), PromptMessage.user("Why?")]
+    )
+    read = second.usage.cache_read_tokens
+    assert 0 < read < second.usage.input_tokens
+    assert read + second.usage.cache_write_tokens == second.usage.input_tokens
+
+    other = provider.chat([PromptMessage.system("Another book."), question]).usage
+    assert other.cache_read_tokens == 0, "a different system prompt shares no prefix"

@@ -99,7 +99,9 @@ class TurnResult:
     latency_ms: float = 0.0
     guardrail_score: float | None = None
     strategy: str = ""
-    blocked: bool = False  # the guardrail answered instead of the model
+    blocked: bool = False
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0  # the guardrail answered instead of the model
 
 
 # --- tool runner -------------------------------------------------------------------------------
@@ -310,6 +312,8 @@ class ChatWithBook:
                     latency_ms=round(latency_ms, 2),
                     strategy=outcome.strategy,
                     extra=_extra(outcome, runner, messages_tokens=estimate_tokens(prompts)),
+                    cache_read_tokens=usage.cache_read_tokens,
+                    cache_write_tokens=usage.cache_write_tokens,
                 )
             )
             uow.conversations.save(_touched(conversation, text, now))
@@ -330,6 +334,8 @@ class ChatWithBook:
             guardrail_score=verdict.score if verdict else None,
             strategy=outcome.strategy,
             blocked=outcome.strategy == "guardrail",
+            cache_read_tokens=usage.cache_read_tokens,
+            cache_write_tokens=usage.cache_write_tokens,
         )
 
 

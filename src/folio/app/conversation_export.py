@@ -87,6 +87,8 @@ class TurnOut(_Strict):
     latency_ms: float = Field(default=0.0, ge=0)
     strategy: str = ""
     extra: dict[str, Any] = Field(default_factory=dict)
+    cache_read_tokens: int = Field(default=0, ge=0)
+    cache_write_tokens: int = Field(default=0, ge=0)
 
 
 class BookRef(_Strict):
@@ -192,7 +194,8 @@ def _turn_out(t: Turn) -> TurnOut:
         reasoning_steps=list(t.reasoning_steps), guardrail_score=t.guardrail_score,
         provider=t.provider, model=t.model, input_tokens=t.input_tokens,
         output_tokens=t.output_tokens, llm_calls=t.llm_calls, latency_ms=t.latency_ms,
-        strategy=t.strategy, extra=dict(t.extra),
+        strategy=t.strategy, extra=dict(t.extra), cache_read_tokens=t.cache_read_tokens,
+        cache_write_tokens=t.cache_write_tokens,
     )  # fmt: skip
 
 
@@ -223,7 +226,8 @@ def from_export(
             reasoning_steps=tuple(t.reasoning_steps), guardrail_score=t.guardrail_score,
             provider=t.provider, model=t.model, input_tokens=t.input_tokens,
             output_tokens=t.output_tokens, llm_calls=t.llm_calls, latency_ms=t.latency_ms,
-            strategy=t.strategy, extra=dict(t.extra),
+            strategy=t.strategy, extra=dict(t.extra), cache_read_tokens=t.cache_read_tokens,
+            cache_write_tokens=t.cache_write_tokens,
         )
         for t in e.turns
     ]  # fmt: skip

@@ -88,12 +88,14 @@ class Turn:
     guardrail_score: float | None = None
     provider: str = ""
     model: str = ""
-    input_tokens: int = 0
+    input_tokens: int = 0  # all input tokens sent, cached or not
     output_tokens: int = 0
     llm_calls: int = 0
     latency_ms: float = 0.0
     strategy: str = ""
     extra: Mapping[str, Any] = field(default_factory=dict)
+    cache_read_tokens: int = 0  # of input_tokens: served from the provider's prompt cache
+    cache_write_tokens: int = 0  # of input_tokens: written to the prompt cache
 
 
 @dataclass(frozen=True, slots=True)

@@ -76,13 +76,26 @@ class ToolDefinition:
 
 @dataclass(frozen=True, slots=True)
 class TokenUsage:
+    """Tokens of one or more calls. ``input_tokens`` counts every input token sent; of those,
+    ``cache_read_tokens`` were served from the provider's prompt cache and ``cache_write_tokens``
+    were written to it (both 0 where the provider does not report caching)."""
+
     input_tokens: int = 0
     output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
 
     def __add__(self, other: TokenUsage) -> TokenUsage:
         return TokenUsage(
-            self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_read_tokens + other.cache_read_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
         )
+
+    @property
+    def uncached_input_tokens(self) -> int:
+        return max(0, self.input_tokens - self.cache_read_tokens - self.cache_write_tokens)
 
 
 @dataclass(frozen=True, slots=True)

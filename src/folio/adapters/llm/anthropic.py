@@ -118,10 +118,12 @@ class AnthropicProvider:
         params: dict[str, Any] = {
             "model": self._model,
             "max_tokens": self._max_tokens,
-            "messages": to_anthropic_messages(rest),
+            "messages": mark_cache_breakpoint(to_anthropic_messages(rest)),
         }
         if system:
-            params["system"] = system
+            # tools come before the system prompt in the cached prefix: one breakpoint here
+            # caches both (https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching)
+            params["system"] = [{"type": "text", "text": system, "cache_control": _EPHEMERAL}]
         if tools:
             params["tools"] = [to_anthropic_tool(t) for t in tools]
         return params
@@ -174,6 +176,25 @@ class AnthropicProvider:
 
 
 # --- wire format: requests ----------------------------------------------------------------------
+_EPHEMERAL = {"type": "ephemeral"}
+
+
+def mark_cache_breakpoint(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Mark the end of the conversation so far as a prompt-cache breakpoint: the next call of the
+    turn (after a tool result) and the next turn (whose history starts with this one) read that
+    prefix from the cache at a tenth of the price; the API looks back from each breakpoint for the
+    longest prefix it has cached. ``messages`` is changed in place and returned."""
+    if not messages:
+        return messages
+    last = messages[-1]
+    if isinstance(last["content"], str):
+        if not last["content"]:
+            return messages  # the API rejects empty text blocks; nothing worth caching ends here
+        last["content"] = [{"type": "text", "text": last["content"]}]
+    last["content"][-1]["cache_control"] = _EPHEMERAL
+    return messages
+
+
 def to_anthropic_tool(tool: ToolDefinition) -> dict[str, Any]:
     return {
         "name": tool.name,
@@ -232,7 +253,7 @@ def from_anthropic_message(message: Any) -> ChatResponse:
             texts.append(block.text)
         elif block.type == "tool_use":
             invocations.append(invocation(block.name, block.id, block.input))
-    usage = TokenUsage(message.usage.input_tokens or 0, message.usage.output_tokens or 0)
+    usage = anthropic_usage(message.usage)
     return ChatResponse(
         text=text_or_none(texts),
         tool_invocations=tuple(invocations),
@@ -240,6 +261,16 @@ def from_anthropic_message(message: Any) -> ChatResponse:
         model=message.model,
         stop_reason=message.stop_reason,
     )
+
+
+def anthropic_usage(usage: Any, *, output_tokens: int | None = None) -> TokenUsage:
+    """Anthropic counts uncached input (``input_tokens``, after the last cache breakpoint), cache
+    writes and cache reads separately; folio's ``input_tokens`` is their sum."""
+    fresh = getattr(usage, "input_tokens", 0) or 0
+    written = getattr(usage, "cache_creation_input_tokens", 0) or 0
+    read = getattr(usage, "cache_read_input_tokens", 0) or 0
+    out = output_tokens if output_tokens is not None else getattr(usage, "output_tokens", 0) or 0
+    return TokenUsage(fresh + written + read, out, read, written)
 
 
 class _StreamAssembler:
@@ -250,7 +281,7 @@ class _StreamAssembler:
         self._texts: dict[int, list[str]] = {}
         self._tools: dict[int, PartialToolCall] = {}
         self._order: list[int] = []
-        self._input_tokens = 0
+        self._usage = TokenUsage()
         self._output_tokens = 0
         self._model: str | None = None
         self._stop_reason: str | None = None
@@ -260,7 +291,7 @@ class _StreamAssembler:
         kind = event.type
         if kind == "message_start":
             self._model = event.message.model
-            self._input_tokens = event.message.usage.input_tokens or 0
+            self._usage = anthropic_usage(event.message.usage)
             self._output_tokens = event.message.usage.output_tokens or 0
         elif kind == "content_block_start":
             self._start_block(event.index, event.content_block)
@@ -270,7 +301,7 @@ class _StreamAssembler:
             self._stop_reason = event.delta.stop_reason
             self._output_tokens = event.usage.output_tokens or self._output_tokens
             if getattr(event.usage, "input_tokens", None):
-                self._input_tokens = event.usage.input_tokens
+                self._usage = anthropic_usage(event.usage)
         return ""
 
     def _start_block(self, index: int, block: Any) -> None:
@@ -296,7 +327,12 @@ class _StreamAssembler:
             tool_invocations=tuple(
                 self._tools[i].finish() for i in self._order if i in self._tools
             ),
-            usage=TokenUsage(self._input_tokens, self._output_tokens),
+            usage=TokenUsage(
+                self._usage.input_tokens,
+                self._output_tokens,
+                self._usage.cache_read_tokens,
+                self._usage.cache_write_tokens,
+            ),
             model=self._model,
             stop_reason=self._stop_reason,
         )

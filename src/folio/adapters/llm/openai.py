@@ -233,12 +233,19 @@ def from_openai_completion(completion: Any) -> ChatResponse:
     return ChatResponse(
         text=message.content if message.content or not calls else None,
         tool_invocations=calls,
-        usage=TokenUsage(usage.prompt_tokens or 0, usage.completion_tokens or 0)
-        if usage
-        else TokenUsage(),
+        usage=openai_usage(usage) if usage else TokenUsage(),
         model=completion.model,
         stop_reason=choice.finish_reason,
     )
+
+
+def openai_usage(usage: Any) -> TokenUsage:
+    """``prompt_tokens`` counts every input token; the automatically cached prefix is reported in
+    ``prompt_tokens_details.cached_tokens`` (https://platform.openai.com/docs/guides/prompt-caching);
+    OpenAI bills no cache writes."""
+    details = getattr(usage, "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", 0) or 0 if details is not None else 0
+    return TokenUsage(usage.prompt_tokens or 0, usage.completion_tokens or 0, cached, 0)
 
 
 class _StreamAssembler:
@@ -256,9 +263,7 @@ class _StreamAssembler:
     def feed(self, chunk: Any) -> str:
         self._model = chunk.model or self._model
         if chunk.usage:
-            self._usage = TokenUsage(
-                chunk.usage.prompt_tokens or 0, chunk.usage.completion_tokens or 0
-            )
+            self._usage = openai_usage(chunk.usage)
         added: list[str] = []
         for choice in chunk.choices or ():
             delta = choice.delta

@@ -9,12 +9,16 @@ Each model call consumes the next step of the script, in order, whichever method
 - a callable ``(messages, tools) -> any of the above``: computed from the request.
 
 Every call is recorded (method, messages, tools) for assertions. Token usage is estimated as
-characters / 4 so that cost figures are meaningful. When the script is exhausted the provider
-raises ``ScriptExhaustedError`` naming the call that had no step.
+characters / 4 so that cost figures are meaningful. With ``prompt_cache=True`` the provider also
+plays a prompt cache the way Anthropic's works with folio's two breakpoints (after tools + system,
+and at the end of each request): an input prefix sent before, up to a breakpoint, is reported as
+``cache_read_tokens``, the rest of the request as ``cache_write_tokens``. When the script is
+exhausted the provider raises ``ScriptExhaustedError`` naming the call that had no step.
 """
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -25,6 +29,7 @@ from folio.domain.errors import LLMError, LLMErrorCode
 from folio.domain.llm import (
     ChatResponse,
     PromptMessage,
+    PromptRole,
     StreamEvent,
     TokenUsage,
     ToolDefinition,
@@ -81,11 +86,13 @@ class ScriptedChatProvider:
         *,
         supports_tools: bool = True,
         model: str = "scripted-1",
+        prompt_cache: bool = False,
     ) -> None:
         self._script = list(script)
         self._position = 0
         self._supports_tools = supports_tools
         self._model = model
+        self._cache: set[str] | None = set() if prompt_cache else None
         self.calls: list[RecordedCall] = []
 
     # --- ChatProvider ----------------------------------------------------------------------------
@@ -163,20 +170,41 @@ class ScriptedChatProvider:
             raise step
         if callable(step) and not isinstance(step, ChatResponse):
             return self._to_response(step(messages, tools), messages, tools)
-        usage = TokenUsage(_prompt_tokens(messages, tools), 0)
         if isinstance(step, ChatResponse):
             return step
         if isinstance(step, str):
             return ChatResponse(
-                step, (), TokenUsage(usage.input_tokens, estimate_tokens(step)), self._model
+                step, (), self._usage(messages, tools, estimate_tokens(step)), self._model
             )
         calls = (step,) if isinstance(step, ToolInvocation) else tuple(step)
         if not calls or not all(isinstance(c, ToolInvocation) for c in calls):
             raise TypeError(f"Not a script step: {step!r}")
         out = sum(estimate_tokens(f"{c.tool_name}{c.arguments}") for c in calls)
         return ChatResponse(
-            None, calls, TokenUsage(usage.input_tokens, out), self._model, stop_reason="tool_use"
+            None, calls, self._usage(messages, tools, out), self._model, stop_reason="tool_use"
         )
+
+    def _usage(
+        self,
+        messages: Sequence[PromptMessage],
+        tools: Sequence[ToolDefinition] | None,
+        output_tokens: int,
+    ) -> TokenUsage:
+        total = _prompt_tokens(messages, tools)
+        if self._cache is None:
+            return TokenUsage(total, output_tokens)
+        read, breakpoints = 0, []
+        digest = hashlib.sha256(repr(sorted((t.name, t.description) for t in tools or ())).encode())
+        for i, message in enumerate(messages):
+            digest.update(repr(message).encode())
+            prefix = digest.hexdigest()
+            tokens = _prompt_tokens(messages[: i + 1], tools)
+            if prefix in self._cache:
+                read = tokens
+            if message.role is PromptRole.SYSTEM or i == len(messages) - 1:
+                breakpoints.append(prefix)
+        self._cache.update(breakpoints)
+        return TokenUsage(total, output_tokens, read, total - read)
 
 
 def _prompt_tokens(

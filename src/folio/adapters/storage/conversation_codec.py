@@ -128,6 +128,8 @@ def turn_to_dict(t: Turn) -> dict[str, Any]:
         "latency_ms": t.latency_ms,
         "strategy": t.strategy,
         "extra": dict(t.extra),
+        "cache_read_tokens": t.cache_read_tokens,
+        "cache_write_tokens": t.cache_write_tokens,
     }
 
 
@@ -150,4 +152,6 @@ def turn_from_dict(d: Mapping[str, Any], conversation_id: str) -> Turn:
         latency_ms=float(d.get("latency_ms", 0.0)),
         strategy=d.get("strategy", ""),
         extra=dict(d.get("extra") or {}),
+        cache_read_tokens=int(d.get("cache_read_tokens", 0)),
+        cache_write_tokens=int(d.get("cache_write_tokens", 0)),
     )

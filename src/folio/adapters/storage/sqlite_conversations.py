@@ -274,7 +274,7 @@ class _Turns:
     _COLUMNS = (
         "conversation_id, turn_number, created_at, queries, retrieval_attempts, sources, "
         "reasoning_steps, guardrail_score, provider, model, input_tokens, output_tokens, "
-        "llm_calls, latency_ms, strategy, extra"
+        "llm_calls, latency_ms, strategy, extra, cache_read_tokens, cache_write_tokens"
     )
 
     def __init__(self, conn: sqlite3.Connection) -> None:
@@ -284,7 +284,7 @@ class _Turns:
         with _translated(f"Turn {turn.turn_number}", turn.conversation_id):
             self._c.execute(
                 f"INSERT INTO turns ({self._COLUMNS}) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 _turn_params(turn),
             )
 
@@ -303,7 +303,7 @@ def _turn_params(t: Turn) -> tuple[Any, ...]:
         json.dumps([source_to_dict(s) for s in t.sources], ensure_ascii=False),
         json.dumps(list(t.reasoning_steps), ensure_ascii=False), t.guardrail_score, t.provider,
         t.model, t.input_tokens, t.output_tokens, t.llm_calls, t.latency_ms, t.strategy,
-        json.dumps(dict(t.extra), ensure_ascii=False),
+        json.dumps(dict(t.extra), ensure_ascii=False), t.cache_read_tokens, t.cache_write_tokens,
     )  # fmt: skip
 
 
@@ -325,4 +325,6 @@ def _turn(row: sqlite3.Row) -> Turn:
         latency_ms=row["latency_ms"],
         strategy=row["strategy"],
         extra=json.loads(row["extra"]),
+        cache_read_tokens=row["cache_read_tokens"],
+        cache_write_tokens=row["cache_write_tokens"],
     )

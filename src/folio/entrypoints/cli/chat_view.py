@@ -110,4 +110,6 @@ def turn_json(result: Any) -> dict[str, Any]:
         "model": result.model,
         "input_tokens": result.input_tokens,
         "output_tokens": result.output_tokens,
+        "cache_read_tokens": result.cache_read_tokens,
+        "cache_write_tokens": result.cache_write_tokens,
     }

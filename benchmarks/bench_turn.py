@@ -7,9 +7,14 @@
    so embedding is excluded. Median and p95 over one turn in each of N conversations, on the
    SQLite stores (the default backend), with the guardrail off and in retrieval mode (which adds
    one search of the raw question).
-2. Tokens sent per turn over a 20-turn conversation (search + answer every turn), estimated as
-   characters / 4 by the scripted provider: the window (20 messages, older tool results
-   shortened) keeps it flat after the first turns.
+2. Input tokens of a 20-turn conversation (a search and a cited answer every turn), before and
+   after the token diet and prompt caching, in one run: "before" is the window folio used until
+   then (``LegacyWindow`` below: the last turn's full search results and nine earlier turns with
+   every passage shortened, sliding by one turn each turn) with no cache breakpoints; "after" is
+   today's window (earlier turns keep only the passages their answer cited; the window moves in
+   blocks) with Anthropic cache breakpoints. Raw tokens (chars / 4) and effective tokens at the
+   vendors' documented cache prices (``turn_costs.py`` cites the pages).
+   Targets: effective input tokens per conversation <= 1/4 of before; raw <= 1/2 of before.
 
     .venv/bin/python benchmarks/bench_turn.py [--conversations 40] [--stores sqlite,memory]
 """
@@ -17,11 +22,13 @@
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -40,14 +47,19 @@ from folio.adapters.storage.memory_conversations import InMemoryConversationStor
 from folio.adapters.storage.sqlite_conversations import SqliteConversationStore  # noqa: E402
 from folio.adapters.storage.sqlite_db import Database  # noqa: E402
 from folio.adapters.storage.sqlite_library import SqliteLibrary  # noqa: E402
-from folio.agent.context import FullHistoryStrategy  # noqa: E402
+from folio.agent.context import (  # noqa: E402
+    FullHistoryStrategy,
+    estimate_tokens,
+    shorten_tool_result,
+    to_prompt_message,
+)
 from folio.agent.guardrail import Guardrail  # noqa: E402
 from folio.agent.tools import ToolContext, ToolServices, default_registry  # noqa: E402
 from folio.app.chat import ChatWithBook  # noqa: E402
 from folio.app.search import SearchBook  # noqa: E402
 from folio.domain.books import Book  # noqa: E402
 from folio.domain.conversations import ChatMessage, Conversation, MessageRole  # noqa: E402
-from folio.domain.llm import PromptMessage, ToolDefinition  # noqa: E402
+from folio.domain.llm import PromptMessage, PromptRole, ToolDefinition  # noqa: E402
 from folio.domain.ports import Vectors  # noqa: E402
 
 FRANKENSTEIN = ROOT / "src" / "folio" / "data" / "frankenstein.txt"
@@ -108,15 +120,18 @@ class TimedProvider(ScriptedChatProvider):
 
 
 def answering_script() -> Callable[[Sequence[PromptMessage], Sequence[ToolDefinition] | None], Any]:
-    """Search the question, then answer from the first passage, citing it."""
+    """Search the question, then answer from the first two passages found, citing them as a model
+    does ("(Chapter 5, p. 41)")."""
 
     def step(messages: Sequence[PromptMessage], tools: Sequence[ToolDefinition] | None) -> Any:
         last = messages[-1]
         if last.role.value == "user" and tools is not None:
             return tool_call("search_book", {"query": last.content, "k": 5})
+        results = json.loads(last.content).get("data", {}).get("results", [])
+        cites = "; ".join(f"{r['chapter']}, p. {r['pages']}" for r in results[:2])
         return (
             "From the passages: the story tells it plainly, and the narrator dwells on it at "
-            "length, with feeling and detail (Letter 4, p. 12). " * 3
+            f"length, with feeling and detail ({cites}). " * 3
         )
 
     return step
@@ -212,7 +227,116 @@ def bench_engine(
     return timings
 
 
-def bench_tokens() -> list[tuple[int, int, int]]:
+class LegacyWindow:
+    """The context window before the token diet (kept here as the "before" of this benchmark):
+    the last ``max_messages`` questions and answers, sliding by one turn, the last turn's tool
+    results whole and older ones shortened to 160 characters per passage."""
+
+    def __init__(self, *, max_messages: int = 20, token_budget: int = 8000) -> None:
+        self.max_messages, self.token_budget = max_messages, token_budget
+
+    def build_context(self, history: Sequence[ChatMessage]) -> list[PromptMessage]:
+        turns: list[list[ChatMessage]] = []
+        for m in history:
+            if not turns or turns[-1][0].turn_number != m.turn_number:
+                turns.append([])
+            turns[-1].append(m)
+        kept: list[list[ChatMessage]] = []
+        count = 0
+        for turn in reversed(turns):
+            visible = sum(
+                1
+                for m in turn
+                if m.role is MessageRole.USER
+                or (m.role is MessageRole.ASSISTANT and not m.tool_invocations)
+            )
+            if kept and count + visible > self.max_messages:
+                break
+            kept.insert(0, turn)
+            count += visible
+        rendered = [self._render(t, full=i == len(kept) - 1) for i, t in enumerate(kept)]
+        while len(rendered) > 1 and estimate_tokens(_flat(rendered)) > self.token_budget:
+            rendered.pop(0)
+        return _flat(rendered)
+
+    @staticmethod
+    def _render(turn: list[ChatMessage], *, full: bool) -> list[PromptMessage]:
+        out = []
+        for message in turn:
+            prompt = to_prompt_message(message)
+            if not full and prompt.role is PromptRole.TOOL_RESULT:
+                prompt = PromptMessage.tool_result(
+                    prompt.tool_use_id or "", shorten_tool_result(prompt.content, passage_chars=160)
+                )
+            out.append(prompt)
+        return out
+
+
+def _flat(turns: list[list[PromptMessage]]) -> list[PromptMessage]:
+    return [m for turn in turns for m in turn]
+
+
+LEGACY_COMMIT = "4ea0658"  # the system prompt and tool schemas before the token diet, from git
+
+
+@contextmanager
+def legacy_prompts() -> Iterator[None]:
+    """The system prompt and tool schemas as they were before the token diet."""
+    import folio.agent.prompt_builder as prompts
+    from folio.agent.tools import book
+
+    saved_loader = prompts.load_template
+    saved = {cls: (cls.description, cls.parameters) for cls in _tool_classes(book)}
+    legacy = _legacy_tool_schemas()
+    system = _git_show(f"src/folio/agent/prompts/{prompts.SYSTEM_PROMPT}")
+    prompts.load_template = lambda name: (  # type: ignore[assignment]
+        system if name == prompts.SYSTEM_PROMPT else saved_loader(name)
+    )
+    for cls in saved:
+        if cls.name in legacy:
+            cls.description, cls.parameters = legacy[cls.name]
+    try:
+        yield
+    finally:
+        prompts.load_template = saved_loader
+        for cls, (description, parameters) in saved.items():
+            cls.description, cls.parameters = description, parameters
+
+
+def _tool_classes(module: Any) -> list[Any]:
+    from folio.agent.tools.base import BaseTool
+
+    return [
+        v
+        for v in vars(module).values()
+        if isinstance(v, type) and issubclass(v, BaseTool) and v is not BaseTool
+    ]
+
+
+def _legacy_tool_schemas() -> dict[str, tuple[str, Any]]:
+    """name -> (description, parameters) of the book tools at ``LEGACY_COMMIT``."""
+    import types
+
+    module = types.ModuleType("legacy_book_tools")
+    source = _git_show("src/folio/agent/tools/book.py")
+    exec(compile(source, "legacy_book_tools", "exec"), module.__dict__)
+    return {cls.name: (cls.description, cls.parameters) for cls in _tool_classes(module)}
+
+
+def _git_show(path: str) -> str:
+    import subprocess
+
+    return subprocess.run(
+        ["git", "show", f"{LEGACY_COMMIT}:{path}"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    ).stdout
+
+
+def bench_tokens(context: Any) -> list[list[Any]]:
+    """The requests of each turn of a 20-turn conversation under ``context``."""
     embedder = HashingEmbedder()
     library, store = InMemoryLibrary(), InMemoryConversationStore()
     book = load_book(library, embedder)
@@ -227,13 +351,78 @@ def bench_tokens() -> list[tuple[int, int, int]]:
         library,
         provider,
         default_registry(),
-        FullHistoryStrategy(),
+        context,
     )
-    rows = []
+    per_turn = []
     for question in QUESTIONS:
-        result = chat.execute("c", question)
-        rows.append((result.turn_number, result.input_tokens, result.llm_calls))
-    return rows
+        before = len(provider.calls)
+        chat.execute("c", question)
+        per_turn.append(provider.calls[before:])
+    return per_turn
+
+
+def token_report() -> dict[str, Any]:
+    """Before/after per turn and summed: raw tokens, effective tokens at Anthropic's and
+    OpenAI's cache prices."""
+    from turn_costs import (
+        ANTHROPIC_READ,
+        ANTHROPIC_WRITE,
+        OPENAI_READ,
+        Cost,
+        anthropic_costs,
+        openai_costs,
+    )
+
+    with legacy_prompts():
+        before = bench_tokens(LegacyWindow())
+    runs = {"before": before, "after": bench_tokens(FullHistoryStrategy())}
+    rows: dict[str, list[dict[str, float]]] = {}
+    for name, turns in runs.items():
+        calls = [c for turn in turns for c in turn]
+        anthropic = anthropic_costs(calls, breakpoints=name == "after")
+        openai = openai_costs(calls)
+        rows[name] = []
+        i = 0
+        for turn in turns:
+            a, o = Cost(), Cost()
+            for _ in turn:
+                a += anthropic[i]
+                o += openai[i]
+                i += 1
+            rows[name].append(
+                {
+                    "raw": a.raw,
+                    "anthropic": a.effective(
+                        write_price=ANTHROPIC_WRITE, read_price=ANTHROPIC_READ
+                    ),
+                    "openai": o.effective(write_price=0.0, read_price=OPENAI_READ),
+                    "calls": len(turn),
+                }
+            )
+    print(
+        "\nInput tokens per turn, 20-turn conversation (chars/4), before -> after:"
+        "\n  turn  raw before  raw after  eff. Anthropic before -> after"
+        "   eff. OpenAI before -> after"
+    )
+    for n, (b, a) in enumerate(zip(rows["before"], rows["after"], strict=True), start=1):
+        print(
+            f"  {n:4}  {b['raw']:10.0f}  {a['raw']:9.0f}"
+            f"  {b['anthropic']:14.0f} -> {a['anthropic']:7.0f}"
+            f"  {b['openai']:18.0f} -> {a['openai']:7.0f}"
+        )
+    totals = {
+        name: {k: sum(r[k] for r in rs) for k in ("raw", "anthropic", "openai")}
+        for name, rs in rows.items()
+    }
+    b, a = totals["before"], totals["after"]
+    print(
+        f"  total raw {b['raw']:.0f} -> {a['raw']:.0f} ({a['raw'] / b['raw']:.2f}x, target <= 0.50)"
+        f"\n  total effective, Anthropic prices: {b['anthropic']:.0f} -> {a['anthropic']:.0f}"
+        f" ({a['anthropic'] / b['anthropic']:.2f}x of before, target <= 0.25)"
+        f"\n  total effective, OpenAI prices (automatic caching both times): {b['openai']:.0f}"
+        f" -> {a['openai']:.0f} ({a['openai'] / b['openai']:.2f}x)"
+    )
+    return {"per_turn": rows, "totals": totals}
 
 
 def measure(*, conversations: int = 40, stores: Sequence[str] = ("sqlite",)) -> dict[str, Any]:
@@ -250,13 +439,8 @@ def measure(*, conversations: int = 40, stores: Sequence[str] = ("sqlite",)) -> 
                     f"  {store_kind:6} guardrail={mode:9}  median {statistics.median(t):6.2f}  "
                     f"p95 {percentile(t, 95):6.2f}  (n={len(t)})"
                 )
-    print("\nTokens sent per turn (input tokens, all LLM calls of the turn, chars/4):")
-    rows = bench_tokens()
-    for turn, tokens, calls in rows:
-        print(f"  turn {turn:2}  {tokens:6} tokens in {calls} calls")
-    totals = [tokens for _, tokens, _ in rows]
-    print(f"  mean {statistics.mean(totals):.0f}, max {max(totals)}, turn 20 {totals[-1]}")
-    return {"engine_ms": engine, "tokens": rows}
+    tokens = token_report()
+    return {"engine_ms": engine, "tokens": tokens}
 
 
 TARGET_MS = 20.0
@@ -282,21 +466,28 @@ def metrics(*, quick: bool) -> list[Any]:
             ),
             Metric("turn", f"engine per turn ({key}): p95", percentile(t, 95), "ms"),
         ]
-    tokens = [n for _, n, _ in numbers["tokens"]]
+    totals = numbers["tokens"]["totals"]
+    before, after = totals["before"], totals["after"]
+    raw_ratio = after["raw"] / before["raw"]
+    eff_ratio = after["anthropic"] / before["anthropic"]
     rows += [
         Metric(
             "turn",
-            "input tokens per turn, 20 turns: mean",
-            statistics.mean(tokens),
+            "raw input tokens, 20-turn conversation",
+            after["raw"],
             "tok",
-            note="scripted provider, chars/4",
+            target="<= 0.5x before",
+            ok=raw_ratio <= 0.5,
+            note=f"before {before['raw']:.0f} ({raw_ratio:.2f}x); chars/4",
         ),
         Metric(
             "turn",
-            "input tokens at turn 20",
-            tokens[-1],
+            "effective input tokens (Anthropic cache prices)",
+            round(after["anthropic"]),
             "tok",
-            note=f"turn 5: {tokens[4]}, max {max(tokens)}",
+            target="<= 0.25x before",
+            ok=eff_ratio <= 0.25,
+            note=f"before {before['anthropic']:.0f} ({eff_ratio:.2f}x)",
         ),
     ]
     return rows

@@ -78,7 +78,7 @@ def test_an_earlier_turn_keeps_only_the_passages_its_answer_cited_shortened():
     data = json.loads(window[2].content)["data"]
     assert data["query"] == "query 1"
     assert [r["pages"] for r in data["results"]] == ["5"], "only the cited page's passage"
-    assert len(data["results"][0]["text"]) <= 401 and data["results"][0]["text"].endswith("…")
+    assert len(data["results"][0]["text"]) <= 121 and data["results"][0]["text"].endswith("…")
     assert set(data["results"][0]) == {"chapter", "pages", "text"}
 
 
@@ -176,3 +176,16 @@ def test_an_unparseable_tool_result_is_clipped():
 
 def test_an_empty_history_gives_an_empty_window():
     assert FullHistoryStrategy().build_context([]) == []
+
+
+def test_a_page_cite_keeps_the_first_passage_on_that_page_not_every_chunk_sharing_it():
+    from folio.agent.citations import used_passages
+
+    on_page = [
+        {"chunk_id": f"c{i}", "page_start": "9", "page_end": "9", "text": f"text {i}"}
+        for i in range(3)
+    ]
+    other = {"chunk_id": "c9", "page_start": "12", "page_end": "13", "text": "the white whale"}
+    used = used_passages('It says "the white whale" (p. 9).', [*on_page, other])
+    assert [p["chunk_id"] for p in used] == ["c0", "c9"]
+    assert used_passages("No citation here.", [*on_page, other]) == []

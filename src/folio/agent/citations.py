@@ -51,6 +51,24 @@ def select_citations(
     return tuple(source for _, source in sorted(chosen, key=lambda pair: pair[0]))
 
 
+def used_passages(answer: str, passages: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The passages ``answer`` used, in the order returned: each one it quotes, and for each page
+    it cites, the first passage on that page (a page cite names one passage, not every chunk that
+    shares the page)."""
+    candidates = _unique(passages)
+    quotes = [_normalise(q) for q in _QUOTED.findall(answer)]
+    used = {
+        i
+        for i, p in enumerate(candidates)
+        if any(q in _normalise(str(p.get("text", ""))) for q in quotes)
+    }
+    for page in _cited_pages(answer):
+        first = next((i for i, p in enumerate(candidates) if _cites(p, {page})), None)
+        if first is not None:
+            used.add(first)
+    return [candidates[i] for i in sorted(used)]
+
+
 def _unique(passages: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     seen: set[tuple[Any, Any, Any]] = set()
     out = []

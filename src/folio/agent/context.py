@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from itertools import groupby
 from typing import Any
 
-from folio.agent.citations import passages_of, select_citations
+from folio.agent.citations import passages_of, used_passages
 from folio.domain.conversations import ChatMessage, MessageRole
 from folio.domain.llm import PromptMessage, PromptRole
 
@@ -107,7 +107,7 @@ class FullHistoryStrategy:
         *,
         max_messages: int = 20,
         token_budget: int = 8000,
-        passage_chars: int = 400,
+        passage_chars: int = 120,
         block_turns: int = 5,
     ) -> None:
         self.max_messages = max_messages
@@ -175,11 +175,10 @@ def _used_result(result: ChatMessage | None, answer: str, passage_chars: int) ->
     envelope, data = _parse(result.content)
     if data is None:
         return None
-    passages = passages_of(result.tool_name or "", data)
-    used = {s.chunk_id for s in select_citations(answer, passages, top=0)}
+    used = used_passages(answer, passages_of(result.tool_name or "", data))
     if not used:
         return None
-    kept = [_short_passage(p, passage_chars) for p in passages if p.get("chunk_id") in used]
+    kept = [_short_passage(p, passage_chars) for p in used]
     short: dict[str, Any] = {k: data[k] for k in ("query",) if k in data}
     short["results"] = kept
     return json.dumps({**envelope, "data": short}, ensure_ascii=False)

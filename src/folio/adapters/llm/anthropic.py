@@ -180,18 +180,21 @@ _EPHEMERAL = {"type": "ephemeral"}
 
 
 def mark_cache_breakpoint(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Mark the end of the conversation so far as a prompt-cache breakpoint: the next call of the
-    turn (after a tool result) and the next turn (whose history starts with this one) read that
-    prefix from the cache at a tenth of the price; the API looks back from each breakpoint for the
-    longest prefix it has cached. ``messages`` is changed in place and returned."""
-    if not messages:
-        return messages
-    last = messages[-1]
-    if isinstance(last["content"], str):
-        if not last["content"]:
-            return messages  # the API rejects empty text blocks; nothing worth caching ends here
-        last["content"] = [{"type": "text", "text": last["content"]}]
-    last["content"][-1]["cache_control"] = _EPHEMERAL
+    """Mark the reader's latest question (the end of the conversation so far) as a prompt-cache
+    breakpoint: the turn's later calls (after tool results) and the next turn, whose history
+    starts with this prefix, read it from the cache at a tenth of the price (the API looks back
+    from each breakpoint for the longest prefix it has cached). The turn's own tool traffic is
+    not written to the cache: later turns see it reduced to the passages the answer used, so
+    paying the cache-write premium on it would buy nothing. ``messages`` is changed in place."""
+    question = next(
+        (m for m in reversed(messages) if m["role"] == "user" and isinstance(m["content"], str)),
+        None,
+    )
+    if question is None or not question["content"]:
+        return messages  # the API rejects empty text blocks; nothing worth caching ends here
+    question["content"] = [
+        {"type": "text", "text": question["content"], "cache_control": _EPHEMERAL}
+    ]
     return messages
 
 

@@ -11,9 +11,9 @@ Each model call consumes the next step of the script, in order, whichever method
 Every call is recorded (method, messages, tools) for assertions. Token usage is estimated as
 characters / 4 so that cost figures are meaningful. With ``prompt_cache=True`` the provider also
 plays a prompt cache the way Anthropic's works with folio's two breakpoints (after tools + system,
-and at the end of each request): an input prefix sent before, up to a breakpoint, is reported as
-``cache_read_tokens``, the rest of the request as ``cache_write_tokens``. When the script is
-exhausted the provider raises ``ScriptExhaustedError`` naming the call that had no step.
+and at the reader's latest question): an input prefix sent before up to a breakpoint is reported
+as ``cache_read_tokens``, the part up to the new breakpoint as ``cache_write_tokens``. When the
+script is exhausted the provider raises ``ScriptExhaustedError`` naming the call that had no step.
 """
 
 from __future__ import annotations
@@ -193,7 +193,8 @@ class ScriptedChatProvider:
         total = _prompt_tokens(messages, tools)
         if self._cache is None:
             return TokenUsage(total, output_tokens)
-        read, breakpoints = 0, []
+        read, written = 0, 0
+        question = max((i for i, m in enumerate(messages) if m.role is PromptRole.USER), default=-1)
         digest = hashlib.sha256(repr(sorted((t.name, t.description) for t in tools or ())).encode())
         for i, message in enumerate(messages):
             digest.update(repr(message).encode())
@@ -201,10 +202,10 @@ class ScriptedChatProvider:
             tokens = _prompt_tokens(messages[: i + 1], tools)
             if prefix in self._cache:
                 read = tokens
-            if message.role is PromptRole.SYSTEM or i == len(messages) - 1:
-                breakpoints.append(prefix)
-        self._cache.update(breakpoints)
-        return TokenUsage(total, output_tokens, read, total - read)
+            if message.role is PromptRole.SYSTEM or i == question:
+                self._cache.add(prefix)
+                written = tokens
+        return TokenUsage(total, output_tokens, read, max(0, written - read))
 
 
 def _prompt_tokens(

@@ -35,11 +35,8 @@ def _chapter(book: Book, offset: int) -> str | None:
 class SearchBookTool(BaseTool):
     name = "search_book"
     description = (
-        "Search the part of the book the reader has read for passages relevant to a query. "
-        "Use it when the answer is not already in the conversation. Write a self-contained query: "
-        "replace pronouns and references with the names they stand for (e.g. 'Victor's reaction "
-        "to the creature's first appearance', not 'his reaction'). Returns passages with chapter "
-        "and pages to cite."
+        "Search what the reader has read for passages about a query, when the conversation does "
+        "not already hold the answer. Returns passages with chapter and pages to cite."
     )
     parameters: Mapping[str, Any] = {
         "type": "object",
@@ -47,13 +44,13 @@ class SearchBookTool(BaseTool):
             "query": {
                 "type": "string",
                 "pattern": r"\S",
-                "description": "A self-contained search query (names, not pronouns).",
+                "description": "Self-contained: names, not pronouns ('Victor's fear', not 'his').",
             },
             "k": {
                 "type": "integer",
                 "minimum": 1,
                 "maximum": MAX_K,
-                "description": "How many passages to return (default 5).",
+                "description": "Passages to return (default 5).",
             },
         },
         "required": ["query"],
@@ -107,22 +104,15 @@ def _passage(ctx: ToolContext, hit: SearchHit) -> dict[str, Any] | None:
 class ReadPassageTool(BaseTool):
     name = "read_passage"
     description = (
-        "Read the book's text: either around a passage returned by search_book (chunk_id), or a "
-        f"page range (page_start, page_end; at most {MAX_PAGES} pages). Only pages the reader has "
-        "reached can be read."
+        "Read the text around a search_book passage (chunk_id) or a page range (at most "
+        f"{MAX_PAGES} pages) the reader has reached."
     )
     parameters: Mapping[str, Any] = {
         "type": "object",
         "properties": {
-            "chunk_id": {"type": "string", "description": "A chunk_id from search_book."},
-            "page_start": {
-                "type": ["string", "integer"],
-                "description": "First page, as printed (e.g. '12').",
-            },
-            "page_end": {
-                "type": ["string", "integer"],
-                "description": "Last page (default: page_start).",
-            },
+            "chunk_id": {"type": "string"},
+            "page_start": {"type": ["string", "integer"], "description": "As printed, e.g. '12'."},
+            "page_end": {"type": ["string", "integer"], "description": "Default: page_start."},
         },
         "additionalProperties": False,
     }
@@ -217,10 +207,7 @@ def _text_result(
 
 class ListChaptersTool(BaseTool):
     name = "list_chapters"
-    description = (
-        "List the chapters the reader has reached (title and first page), to orient yourself or "
-        "to answer questions about the book's structure."
-    )
+    description = "List the chapters the reader has reached, with their first page."
     parameters: Mapping[str, Any] = {
         "type": "object",
         "properties": {},

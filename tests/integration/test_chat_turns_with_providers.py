@@ -261,11 +261,12 @@ def _anthropic_shapes(api: FakeChatAPI) -> None:
     (system,) = body["system"]
     assert system["type"] == "text" and system["cache_control"] == {"type": "ephemeral"}
     assert all(m["role"] in ("user", "assistant") for m in body["messages"])
-    # prompt caching: tools + system, and the end of the conversation so far
+    # prompt caching: tools + system, and the reader's question (the end of the conversation so
+    # far); the turn's own tool traffic is not written to the cache
     assert api.cache_breakpoints(0) == ["system", "message 0"]
-    assert api.cache_breakpoints(1) == ["system", "message 2"]
+    assert api.cache_breakpoints(1) == ["system", "message 0"]
     assert all(set(t) == {"name", "description", "input_schema"} for t in body["tools"])
-    user, assistant, results = body["messages"]
+    user, assistant, results = api.conversation(1)
     assert user == {"role": "user", "content": QUESTION}
     assert assistant == {
         "role": "assistant",
@@ -280,7 +281,6 @@ def _anthropic_shapes(api: FakeChatAPI) -> None:
     }
     (block,) = results["content"]
     assert results["role"] == "user"
-    assert block.pop("cache_control") == {"type": "ephemeral"}
     assert (block["type"], block["tool_use_id"], block["is_error"]) == (
         "tool_result",
         "toolu_01Fake0001",

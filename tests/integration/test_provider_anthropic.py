@@ -152,7 +152,11 @@ def test_tool_calls_and_consecutive_results_become_tool_use_and_one_tool_result_
     api = FakeAPI(message([{"type": "text", "text": "She is..."}]))
     provider(api).chat_with_tools(history, [SEARCH])
     assert api.body()["messages"] == [
-        {"role": "user", "content": "Who is Emma?"},
+        # the reader's question ends the conversation so far: the cache breakpoint
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": "Who is Emma?", "cache_control": CACHE}],
+        },
         {
             "role": "assistant",
             "content": [
@@ -180,7 +184,6 @@ def test_tool_calls_and_consecutive_results_become_tool_use_and_one_tool_result_
                     "tool_use_id": "toolu_2",
                     "content": '{"error": "boom"}',
                     "is_error": True,
-                    "cache_control": CACHE,  # the end of the conversation so far
                 },
             ],
         },
@@ -203,7 +206,7 @@ def test_assistant_tool_call_without_text_sends_no_empty_text_block() -> None:
         "role": "user",
         "content": [{"type": "text", "text": "and then?", "cache_control": CACHE}],
     }
-    assert all("cache_control" not in str(t) for t in turns[:3]), "one breakpoint, at the end"
+    assert all("cache_control" not in str(t) for t in turns[:3]), "one breakpoint: the question"
 
 
 def test_usage_adds_cache_reads_and_writes_to_the_input_tokens() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -337,7 +338,9 @@ def test_events_report_tool_calls_and_stream_the_answer(world):
 
 # --- guardrail -----------------------------------------------------------------------------------
 def test_an_out_of_scope_question_gets_a_redirect_without_a_model_call(world):
-    guardrail = Guardrail("retrieval", searcher=WithoutSimilarity(world.story))
+    lexical_only = WithoutSimilarity(world.story)  # the turn's searcher serves the guardrail
+    world.story = replace(world.story, searcher=lexical_only)
+    guardrail = Guardrail("retrieval", searcher=lexical_only)
     provider = ScriptedChatProvider([])  # any call would exhaust the script
 
     result = world.chat(provider, guardrail=guardrail).execute(
@@ -353,13 +356,45 @@ def test_an_out_of_scope_question_gets_a_redirect_without_a_model_call(world):
 
 
 def test_an_in_scope_question_passes_the_guardrail_and_its_score_is_stored(world):
-    guardrail = Guardrail("retrieval", searcher=WithoutSimilarity(world.story))
+    lexical_only = WithoutSimilarity(world.story)  # the turn's searcher serves the guardrail
+    world.story = replace(world.story, searcher=lexical_only)
+    guardrail = Guardrail("retrieval", searcher=lexical_only)
     provider = ScriptedChatProvider(["Victor's friend, who loved poetry (Chapter 1, p. 2)."])
 
     result = world.chat(provider, guardrail=guardrail).execute("c1", "Who is Henry Clerval?")
 
     assert not result.blocked and result.guardrail_score == 1.0
     assert world.turns()[0].guardrail_score == 1.0
+
+
+class CountingSearcher:
+    def __init__(self, inner) -> None:
+        self.inner, self.queries = inner, []
+
+    def search(self, book, query, *, k=5):
+        self.queries.append((query, k))
+        return self.inner.search(book, query, k=k)
+
+
+def test_the_guardrail_and_the_agent_share_one_search_of_the_question():
+    world = World()
+    counting = CountingSearcher(world.story.searcher)
+    world.story = replace(world.story, searcher=counting)
+    question = "Who is Henry Clerval?"
+    provider = ScriptedChatProvider(
+        [tool_call("search_book", {"query": question}), "Victor's friend (Chapter 1, p. 2)."]
+    )
+    guardrail = Guardrail("retrieval", searcher=counting)
+
+    result = world.chat(provider, guardrail=guardrail).execute("c1", question)
+
+    assert not result.blocked and result.searches == (question,)
+    assert counting.queries == [(question, 5)], "one search reached the index for both"
+    assert json.loads(world.messages()[2].content)["data"]["results"]
+
+    provider.extend([tool_call("search_book", {"query": question}), "Again (Chapter 1, p. 2)."])
+    world.chat(provider, guardrail=guardrail).execute("c1", question)
+    assert len(counting.queries) == 2, "a new turn remembers no earlier search"
 
 
 # --- failures leave no trace ---------------------------------------------------------------------

@@ -76,7 +76,11 @@ class Guardrail:
         question: str,
         history: Sequence[Exchange],
         provider: ChatProvider | None = None,
+        *,
+        searcher: BookSearcher | None = None,
     ) -> GuardrailVerdict:
+        """``searcher`` overrides the guardrail's own for this check (a turn passes the searcher
+        its agent will use, so the question is searched once for both)."""
         if self.mode is GuardrailMode.NONE:
             return GuardrailVerdict(True, None, "guardrail off")
         if self._is_small_talk(question):
@@ -89,7 +93,7 @@ class Guardrail:
             if provider is None:
                 raise ConfigError("The llm guardrail needs a chat provider")
             return self._llm_verdict(book, question, provider)
-        return self._retrieval_verdict(book, question)
+        return self._retrieval_verdict(book, question, searcher or self._searcher)
 
     def redirect(self, book: Book) -> str:
         """The reply to an out-of-scope message."""
@@ -105,9 +109,11 @@ class Guardrail:
         reason = f"{how} score {score:.2f} {'>=' if allowed else '<'} {self.threshold:.2f}"
         return GuardrailVerdict(allowed, round(score, 4), reason, llm_calls, usage or TokenUsage())
 
-    def _retrieval_verdict(self, book: Book, question: str) -> GuardrailVerdict:
-        assert self._searcher is not None
-        hits = self._searcher.search(book, question, k=self._k)
+    def _retrieval_verdict(
+        self, book: Book, question: str, searcher: BookSearcher | None
+    ) -> GuardrailVerdict:
+        assert searcher is not None
+        hits = searcher.search(book, question, k=self._k)
         lexical = lexical_overlap(question, hits)
         similarities = [h.similarity for h in hits if h.similarity is not None]
         if not similarities:

@@ -26,7 +26,7 @@ from folio.agent.guardrail import Guardrail, GuardrailVerdict
 from folio.agent.prompt_builder import conversation_system_prompt
 from folio.agent.strategies import AlwaysRetrieveStrategy, ToolUseRetrievalStrategy, exchanges
 from folio.agent.tools import ToolContext, ToolRegistry, ToolServices
-from folio.domain.books import Book
+from folio.domain.books import Book, SearchHit
 from folio.domain.conversations import (
     ChatMessage,
     Conversation,
@@ -143,6 +143,30 @@ class _ToolRunner:
             self.on_event(event)
 
 
+# --- searches of one turn ----------------------------------------------------------------------
+class TurnSearches:
+    """The ``BookSearcher`` of one turn: a search asked again in the same turn (the guardrail's
+    check of the question, then the agent's search for it) runs once. Every search fetches at
+    least ``min_k`` passages, so a later, larger ``k`` of the same query is served too (a search's
+    first k results do not depend on k). Lives for one turn only: nothing goes stale."""
+
+    def __init__(self, inner: BookSearcher, *, min_k: int = 5) -> None:
+        self._inner = inner
+        self._min_k = min_k
+        self._done: dict[tuple[str, int | None, str], tuple[list[SearchHit], int]] = {}
+        self.searches = 0  # searches that reached the index
+
+    def search(self, book: Book, query: str, *, k: int = 5) -> list[SearchHit]:
+        key = (book.id, book.position.char_offset, " ".join(query.split()))
+        hits, fetched = self._done.get(key, ([], 0))
+        if fetched < k:
+            fetched = max(k, self._min_k)
+            hits = self._inner.search(book, query, k=fetched)
+            self._done[key] = (hits, fetched)
+            self.searches += 1
+        return hits[:k]
+
+
 # --- the use case ------------------------------------------------------------------------------
 def _utcnow() -> datetime:
     return datetime.now(UTC)
@@ -202,8 +226,10 @@ class ChatWithBook:
             *window,
             PromptMessage.user(text),
         ]
-        verdict = self._check(book, text, window)
-        runner = self._runner(book, conversation, on_event)
+        turn_searcher = TurnSearches(self._services.searcher, min_k=self._services.search_k)
+        services = replace(self._services, searcher=turn_searcher)
+        verdict = self._check(book, text, window, services.searcher)
+        runner = self._runner(book, conversation, services, on_event)
         if verdict is not None and not verdict.allowed:
             outcome = self._redirect(book, verdict, on_event)
         else:
@@ -218,17 +244,23 @@ class ChatWithBook:
             return conversation, uow.messages.get_by_conversation(conversation_id)
 
     def _check(
-        self, book: Book, text: str, window: Sequence[PromptMessage]
+        self, book: Book, text: str, window: Sequence[PromptMessage], searcher: BookSearcher
     ) -> GuardrailVerdict | None:
         if self._guardrail is None:
             return None
-        return self._guardrail.check(book, text, exchanges(window), self._provider)
+        return self._guardrail.check(
+            book, text, exchanges(window), self._provider, searcher=searcher
+        )
 
     def _runner(
-        self, book: Book, conversation: Conversation, on_event: EventSink | None
+        self,
+        book: Book,
+        conversation: Conversation,
+        services: ToolServices,
+        on_event: EventSink | None,
     ) -> _ToolRunner:
         context = ToolContext(book=book, conversation=conversation, user=self._user)
-        return _ToolRunner(self._tools, context, self._services, on_event)
+        return _ToolRunner(self._tools, context, services, on_event)
 
     def _redirect(
         self, book: Book, verdict: GuardrailVerdict, on_event: EventSink | None

@@ -51,11 +51,22 @@ def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("models")
 
 
+PREPARE_STEPS: list[str] = []
+
+
 @pytest.fixture(scope="module")
 def embedder(cache_dir: Path) -> OnnxEmbedder:
     embedder = OnnxEmbedder(packaged_model_dir(), cache_dir, batch_size=4)
-    embedder.prepare()
+    embedder.prepare(on_step=PREPARE_STEPS.append)
     return embedder
+
+
+def test_the_one_time_preparation_reports_its_steps(embedder: OnnxEmbedder) -> None:
+    assert PREPARE_STEPS[0] == "loading the packaged weights"
+    assert "exporting to ONNX and checking it against torch" in PREPARE_STEPS
+    steps: list[str] = []
+    embedder.prepare(on_step=steps.append)
+    assert steps == [], "a prepared model has nothing left to do"
 
 
 @pytest.fixture(scope="module")
@@ -190,7 +201,9 @@ def test_the_int8_model_is_quantised_from_the_export_and_stays_close_to_float32(
     assert int8.name == "all-MiniLM-L6-v2-int8" != embedder.name
     assert not int8.is_prepared
 
-    path = int8.prepare()
+    steps: list[str] = []
+    path = int8.prepare(on_step=steps.append)
+    assert steps == ["quantising the model to int8"], "the float32 export is reused"
 
     assert path != embedder.onnx_path and path.parent == embedder.onnx_path.parent
     assert path.stat().st_size < embedder.onnx_path.stat().st_size / 2, "weights are int8"

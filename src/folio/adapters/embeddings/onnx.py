@@ -107,15 +107,20 @@ class OnnxEmbedder:
         takes 10-20 s; a CLI may want to say so, or call ``prepare()`` behind a spinner)."""
         return self.onnx_path.is_file()
 
-    def prepare(self) -> Path:
+    def prepare(self, on_step: Callable[[str], None] | None = None) -> Path:
         """Export the ONNX file now if it does not exist yet (e.g. from ``make demo`` or a
-        ``folio models prepare`` command) so the first search is fast. Returns its path."""
+        ``folio models prepare`` command) so the first search is fast. Returns its path.
+
+        ``on_step`` hears each step as it starts (loading the weights, exporting, checking,
+        quantising), so a caller can show what the 10-20 s are spent on."""
+        step = on_step or (lambda _: None)
         path = self.onnx_path
         if not path.is_file():
             float_path = self._float_path
             if not float_path.is_file():
-                _export_locked(self._model_dir, float_path, _export)
+                _export_locked(self._model_dir, float_path, lambda s, t: _export(s, t, step))
             if self._int8:
+                step("quantising the model to int8")
                 _export_locked(float_path, path, _quantize)
         return path
 
@@ -249,8 +254,9 @@ def _export_locked(source: Path, target: Path, make: Callable[[Path, Path], None
         raise ConfigError(f"Cannot write the embedding model to {target.parent}: {e}") from e
 
 
-def _export(model_dir: Path, target: Path) -> None:
+def _export(model_dir: Path, target: Path, step: Callable[[str], None]) -> None:
     """Export the transformer to ONNX (dynamic batch/sequence axes); check it against torch."""
+    step("loading the packaged weights")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     import torch
@@ -280,6 +286,7 @@ def _export(model_dir: Path, target: Path) -> None:
     feeds, expected = run_torch(_PROBES)
     failures: list[str] = []
     for exporter in (_export_torchscript, _export_dynamo):
+        step("exporting to ONNX and checking it against torch")
         try:
             with torch.no_grad(), warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # exporter deprecation and tracer notices

@@ -8,7 +8,14 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import click
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.table import Table
 
 from folio.domain.errors import FolioError, IngestError, IngestErrorCode
@@ -75,8 +82,21 @@ def prepare_embedder(container: Any) -> None:
     embedder = container.embedder
     if getattr(embedder, "is_prepared", True):
         return
-    with err_console.status("Preparing the embedding model (once per machine, ~15 s)…"):
-        embedder.prepare()
+    err_console.print(
+        f"Preparing the embedding model {embedder.name} for this machine: a one-time export of"
+        " the packaged weights to ONNX, usually 10-30 s."
+    )
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+        disable=not err_console.is_terminal,
+    ) as progress:
+        task = progress.add_task("starting", total=None)
+        embedder.prepare(on_step=lambda step: progress.update(task, description=step))
+    err_console.print("[dim]Model ready; later runs reuse it.[/]")
 
 
 @click.command("add")

@@ -209,3 +209,78 @@ def test_a_provider_failing_mid_turn_exits_4_and_stores_nothing(folio: RunFolio)
     fresh = folio("chat", "Frankenstein", "-p", "ollama", "-m", FRIEND, env=refused)
     assert fresh.returncode == 4
     assert [(c["conversation_id"], c["turns"]) for c in conversations(folio)] == [(cid, 0)]
+
+
+class _BrokenCompletions:
+    """An OpenAI-compatible server on a loopback port whose every answer is broken one way."""
+
+    def __init__(self, body: bytes, content_type: str) -> None:
+        import http.server
+        import threading
+
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("content-length", 0)))
+                self.send_response(200)
+                self.send_header("content-type", outer.content_type)
+                self.send_header("content-length", str(len(outer.body)))
+                self.end_headers()
+                self.wfile.write(outer.body)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.body, self.content_type = body, content_type
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def _chunk(text: str, finish: str | None = None) -> str:
+    import json
+
+    choice = {"index": 0, "delta": {"content": text}, "finish_reason": finish}
+    body = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+    return "data: " + json.dumps({**body, "choices": [choice]}) + "\n\n"
+
+
+BROKEN_SERVERS = {
+    "cut stream": (_chunk("Clerval is").encode(), "text/event-stream"),
+    "stream of invalid JSON": (
+        (_chunk("Clerval is") + "data: {oops\n\ndata: [DONE]\n\n").encode(),
+        "text/event-stream",
+    ),
+    "stream without choices": (
+        b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[]}'
+        b"\n\ndata: [DONE]\n\n",
+        "text/event-stream",
+    ),
+    "invalid JSON body": (b"{oops", "application/json"),
+}
+
+
+@pytest.mark.parametrize("case", list(BROKEN_SERVERS))
+def test_a_broken_model_server_fails_the_turn_with_exit_4_and_stores_nothing(
+    folio: RunFolio, case: str
+) -> None:
+    server = _BrokenCompletions(*BROKEN_SERVERS[case])
+    try:
+        env = {"OPENAI_BASE_URL": server.url, "OPENAI_API_KEY": "x", "FOLIO_LLM_RETRIES": "0"}
+        result = folio("chat", "Frankenstein", "-p", "openai", "-m", FRIEND, env=env)
+    finally:
+        server.close()
+    assert result.returncode == 4, (result.stdout, result.stderr)
+    assert "cannot read" in one_error_line(result)
+    assert "bug in folio" not in result.stderr and "Traceback" not in result.stderr
+    assert "Clerval is" not in result.stdout
+    assert all(c["turns"] == 0 for c in conversations(folio))

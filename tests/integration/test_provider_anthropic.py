@@ -382,3 +382,35 @@ def test_identity_properties() -> None:
         "claude-sonnet-4-6",
         True,
     )
+
+
+def test_a_stream_cut_before_the_model_finished_is_a_bad_response() -> None:
+    start = {
+        "type": "message_start",
+        "message": {
+            "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-6",
+            "content": [], "stop_reason": None, "stop_sequence": None,
+            "usage": {"input_tokens": 10, "output_tokens": 1},
+        },
+    }  # fmt: skip
+    block = {
+        "type": "content_block_start",
+        "index": 0,
+        "content_block": {"type": "text", "text": ""},
+    }
+    delta = {
+        "type": "content_block_delta",
+        "index": 0,
+        "delta": {"type": "text_delta", "text": "Clerval is"},
+    }
+    stream = provider(FakeAPI(sse(start, block, delta))).stream_chat([PromptMessage.user("Who?")])
+    with pytest.raises(LLMError) as caught:
+        list(stream)
+    assert caught.value.code == LLMErrorCode.BAD_RESPONSE
+
+
+def test_a_body_that_is_not_a_message_is_a_bad_response() -> None:
+    reply = httpx2.Response(200, content=b"{not json", headers={"content-type": "application/json"})
+    with pytest.raises(LLMError) as caught:
+        provider(FakeAPI(reply)).chat([PromptMessage.user("Who?")])
+    assert caught.value.code == LLMErrorCode.BAD_RESPONSE

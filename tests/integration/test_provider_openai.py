@@ -317,3 +317,58 @@ def test_no_key_and_no_base_url_is_an_auth_error() -> None:
 def test_identity_properties() -> None:
     p = provider(FakeAPI())
     assert (p.provider_name, p.model_name, p.supports_tools) == ("openai", "gpt-4o-mini", True)
+
+
+# --- a broken server: every failure is an LLMError, never a partial answer ---------------------
+def _raw_sse(text: str) -> httpx2.Response:
+    return httpx2.Response(
+        200, content=text.encode(), headers={"content-type": "text/event-stream"}
+    )
+
+
+def _text_chunk(text: str, finish: str | None = None) -> dict[str, Any]:
+    return {
+        "id": "c1",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "m",
+        "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": finish}],
+    }
+
+
+BROKEN_STREAMS = {
+    "invalid JSON mid-stream": _raw_sse(
+        f"data: {json.dumps(_text_chunk('Clerval is'))}\n\ndata: {{not json\n\ndata: [DONE]\n\n"
+    ),
+    "no choices at all": sse(
+        [{"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "m", "choices": []}]
+    ),
+    "cut before finish_reason": _raw_sse(f"data: {json.dumps(_text_chunk('Clerval is'))}\n\n"),
+    "done without finish_reason": sse([_text_chunk("Clerval is")]),
+}
+
+
+@pytest.mark.parametrize("case", list(BROKEN_STREAMS))
+def test_a_broken_stream_is_a_bad_response_not_a_partial_answer(case: str) -> None:
+    stream = provider(FakeAPI(BROKEN_STREAMS[case])).stream_chat([PromptMessage.user("Who?")])
+    with pytest.raises(LLMError) as caught:
+        list(stream)
+    assert caught.value.code == LLMErrorCode.BAD_RESPONSE, caught.value.message
+    assert "openai" in caught.value.message.lower()
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        httpx2.Response(
+            200, content=b"<html>gateway</html>", headers={"content-type": "text/html"}
+        ),
+        httpx2.Response(200, content=b"{not json", headers={"content-type": "application/json"}),
+        httpx2.Response(200, json={"id": "x", "object": "chat.completion", "choices": []}),
+    ],
+    ids=["html", "invalid json", "no choices"],
+)
+def test_an_unreadable_completion_is_a_bad_response(reply: httpx2.Response) -> None:
+    with pytest.raises(LLMError) as caught:
+        provider(FakeAPI(reply)).chat([PromptMessage.user("Who?")])
+    assert caught.value.code == LLMErrorCode.BAD_RESPONSE, caught.value.message

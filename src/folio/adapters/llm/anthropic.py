@@ -130,12 +130,10 @@ class AnthropicProvider:
 
     def _complete(self, params: dict[str, Any]) -> ChatResponse:
         try:
-            message = self._client.messages.create(**params)
+            return from_anthropic_message(self._client.messages.create(**params))
         except anthropic.AnthropicError as e:
             raise self._translate(e) from e
-        try:
-            return from_anthropic_message(message)
-        except (AttributeError, TypeError, KeyError, ValueError) as e:
+        except (AttributeError, TypeError, KeyError, ValueError) as e:  # not a message
             raise bad_response(PROVIDER, e) from e
 
     def _stream(self, params: dict[str, Any]) -> Iterator[StreamEvent]:
@@ -146,11 +144,12 @@ class AnthropicProvider:
                     text = assembler.feed(event)
                     if text:
                         yield StreamEvent.delta(text)
+            response = assembler.response()
         except anthropic.AnthropicError as e:
             raise self._translate(e) from e
         except (AttributeError, TypeError, KeyError, ValueError, IndexError) as e:
             raise bad_response(PROVIDER, e) from e
-        yield StreamEvent.done(assembler.response())
+        yield StreamEvent.done(response)
 
     def _translate(self, e: anthropic.AnthropicError) -> LLMError:
         if isinstance(e, anthropic.APITimeoutError):
@@ -323,6 +322,10 @@ class _StreamAssembler:
         return ""
 
     def response(self) -> ChatResponse:
+        """The whole reply; ``ValueError`` for a stream cut before its ``message_delta`` (no stop
+        reason), so a fragment is never taken for an answer."""
+        if self._stop_reason is None:
+            raise ValueError("the stream ended before the model finished its reply")
         texts = [t for i in self._order if i in self._texts for t in self._texts[i]]
         has_text = any(i in self._texts for i in self._order)
         return ChatResponse(

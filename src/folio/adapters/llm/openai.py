@@ -131,11 +131,10 @@ class OpenAIProvider:
     def _complete(self, params: dict[str, Any]) -> ChatResponse:
         try:
             completion = self._client.chat.completions.create(**params)
+            return from_openai_completion(completion)
         except openai.OpenAIError as e:
             raise self._translate(e) from e
-        try:
-            return from_openai_completion(completion)
-        except _READ_ERRORS as e:
+        except _READ_ERRORS as e:  # a body that is not a completion (bad JSON, no choices)
             raise bad_response(PROVIDER, e) from e
 
     def _stream(self, params: dict[str, Any]) -> Iterator[StreamEvent]:
@@ -149,11 +148,12 @@ class OpenAIProvider:
                     text = assembler.feed(chunk)
                     if text:
                         yield StreamEvent.delta(text)
+            response = assembler.response()
         except openai.OpenAIError as e:
             raise self._translate(e) from e
-        except _READ_ERRORS as e:
+        except _READ_ERRORS as e:  # bad JSON, no choices, or a stream cut before it finished
             raise bad_response(PROVIDER, e) from e
-        yield StreamEvent.done(assembler.response())
+        yield StreamEvent.done(response)
 
     def _translate(self, e: openai.OpenAIError) -> LLMError:
         if isinstance(e, openai.APITimeoutError):
@@ -286,6 +286,11 @@ class _StreamAssembler:
                 call.json_parts.append(piece.function.arguments)
 
     def response(self) -> ChatResponse:
+        """The whole reply. Raises ``ValueError`` for a stream that never finished (no
+        ``finish_reason``: cut, or a server that sent no choices), so a fragment is never taken
+        for an answer."""
+        if self._finish is None:
+            raise ValueError("the stream ended before the model finished its reply")
         return ChatResponse(
             text=text_or_none(self._texts),
             tool_invocations=tuple(self._calls[i].finish() for i in sorted(self._calls)),

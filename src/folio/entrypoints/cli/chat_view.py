@@ -87,7 +87,14 @@ class TurnView:
             self._console.print(Text(answer), soft_wrap=True)
 
     def abort(self) -> None:
+        """The turn failed or was cancelled: text already shown is marked as not an answer."""
+        shown = self._live is not None and bool(self._text.strip())
         self._stop_live()
+        if shown:
+            self._console.print(
+                Text("[the text above is incomplete: this answer failed and was not saved]"),
+                style="bold red",
+            )
 
 
 def turn_json(result: Any) -> dict[str, Any]:

@@ -235,7 +235,9 @@ class LegacyWindow:
     def __init__(self, *, max_messages: int = 20, token_budget: int = 8000) -> None:
         self.max_messages, self.token_budget = max_messages, token_budget
 
-    def build_context(self, history: Sequence[ChatMessage]) -> list[PromptMessage]:
+    def build_context(
+        self, history: Sequence[ChatMessage], *, limit: int | None = None
+    ) -> list[PromptMessage]:
         turns: list[list[ChatMessage]] = []
         for m in history:
             if not turns or turns[-1][0].turn_number != m.turn_number:

@@ -395,3 +395,19 @@ def test_a_sentence_printed_on_pdf_page_41_finds_page_41_first(
 def test_search_needs_a_book_and_a_query(run_folio: RunFolio) -> None:
     result = run_folio("search")
     assert result.returncode == 2 and "Missing argument" in result.stderr
+
+
+def test_show_hides_the_titles_of_unread_chapters_unless_asked(lib: RunFolio) -> None:
+    md = book_id(lib, "frankenstein.md")
+    position(lib, md, "--chapter", "5")  # the first five entries: Letters 1-4 and Chapter 1
+    try:
+        hidden = ok_json(lib("show", md, "--json"))["chapters"]
+        assert [c["title"] is None for c in hidden] == [False] * 5 + [True] * 23
+        assert all(c["unread"] for c in hidden[5:]) and not any(c["unread"] for c in hidden[:5])
+        text = ok(lib("show", md))
+        assert "Chapter 1" in text and "Chapter 2" not in text and "Chapter 24" not in text
+        assert "23 unread chapters" in text
+        everything = ok_json(lib("show", md, "--all-chapters", "--json"))["chapters"]
+        assert everything[27]["title"].startswith("Chapter 24") and everything[27]["unread"]
+    finally:
+        position(lib, md, "--reset")

@@ -21,6 +21,7 @@ from folio.agent.guardrail import Guardrail
 from folio.agent.strategies import NO_ANSWER
 from folio.agent.tools import BaseTool, ToolRegistry, ToolResult, book_tools, default_registry
 from folio.app.chat import AnswerDelta, ChatWithBook, ToolCallFinished, ToolCallStarted
+from folio.domain.books import ReadingPosition
 from folio.domain.conversations import Conversation, MessageRole, Turn
 from folio.domain.errors import (
     ConversationError,
@@ -548,3 +549,20 @@ def test_each_call_reads_the_prefix_the_previous_call_sent_and_the_turn_stores_c
         (second.cache_read_tokens, second.cache_write_tokens),
     ]
     assert all(t.cache_read_tokens + t.cache_write_tokens <= t.input_tokens for t in turns)
+
+
+def test_after_the_reader_moves_back_no_earlier_passage_or_answer_past_it_is_sent(world):
+    everything = world.story.at(ReadingPosition())  # the whole book, for the first turn
+    assert everything.position.is_unlimited
+    search = tool_call("search_book", {"query": "Victor William Justine Plainpalais yellow"})
+    provider = ScriptedChatProvider([search, "William died at Plainpalais (Chapter 3, p. 5)."])
+    world.chat(provider).execute("c1", "What happened next?")
+    assert any(w in world.messages()[2].content for w in SECRET_WORDS)
+
+    world.story.at(world.story.book.position_at_percent(20))  # moved back, before chapter 3
+    follow = ScriptedChatProvider(["I can't say yet."])
+    world.chat(follow).execute("c1", "Tell me more.")
+
+    sent = " ".join(m.content for m in follow.calls[0].messages)
+    assert not any(w in sent for w in SECRET_WORDS), sent
+    assert "What happened next?" in sent and "withheld" in sent

@@ -189,3 +189,22 @@ def test_a_page_cite_keeps_the_first_passage_on_that_page_not_every_chunk_sharin
     used = used_passages('It says "the white whale" (p. 9).', [*on_page, other])
     assert [p["chunk_id"] for p in used] == ["c0", "c9"]
     assert used_passages("No citation here.", [*on_page, other]) == []
+
+
+def test_a_turn_that_saw_text_past_a_position_moved_back_keeps_only_its_question():
+    from folio.agent.context import WITHHELD_ANSWER
+
+    history = _history(3)  # every passage of the fixture ends at char 10
+    assert FullHistoryStrategy().build_context(
+        history, limit=10
+    ) == FullHistoryStrategy().build_context(history), "nothing past a limit at the passages' end"
+
+    window = FullHistoryStrategy().build_context(history, limit=5)
+
+    assert [(m.role, m.content) for m in window] == [
+        pair
+        for n in (1, 2, 3)
+        for pair in ((PromptRole.USER, f"question {n}"), (PromptRole.ASSISTANT, WITHHELD_ANSWER))
+    ]
+    assert not any(m.role is PromptRole.TOOL_RESULT for m in window)
+    assert "charnel" not in str(window) and "answer 1" not in str(window)

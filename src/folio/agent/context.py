@@ -9,13 +9,17 @@ Invariants:
 - a turn is rendered the same way wherever it sits in the window, and the window's first turn moves
   in blocks of ``block_turns``, never one turn at a time: the prompt's prefix (system, tools, the
   conversation so far) stays byte-identical from call to call and from turn to turn, so providers
-  can serve it from their prompt cache.
+  can serve it from their prompt cache;
+- nothing past the reader's position reaches the model from history: a turn whose tool results
+  held text past ``limit`` (the reader has since moved the position back) keeps only its question
+  and a note in place of its answer.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from itertools import groupby
 from typing import Any
 
@@ -115,8 +119,11 @@ class FullHistoryStrategy:
         self.passage_chars = passage_chars
         self.block_turns = max(1, block_turns)
 
-    def build_context(self, history: Sequence[ChatMessage]) -> list[PromptMessage]:
+    def build_context(
+        self, history: Sequence[ChatMessage], *, limit: int | None = None
+    ) -> list[PromptMessage]:
         turns = [list(group) for _, group in groupby(history, key=lambda m: m.turn_number)]
+        turns = [_withheld(turn) if _reaches_past(turn, limit) else turn for turn in turns]
         rendered = [self._render(turn) for turn in turns]
         start = self._first_kept(turns, rendered)
         window = rendered[start:]
@@ -166,6 +173,41 @@ class FullHistoryStrategy:
                 continue
             out.append(to_prompt_message(message))
         return out
+
+
+WITHHELD_ANSWER = (
+    "[This answer is withheld: it drew on pages past where the reader is now. Do not guess at it.]"
+)
+
+
+def _reaches_past(turn: list[ChatMessage], limit: int | None) -> bool:
+    """Did any tool result of ``turn`` hold text at or past ``limit``?"""
+    if limit is None:
+        return False
+    for message in turn:
+        if message.role is not MessageRole.TOOL_RESULT:
+            continue
+        _, data = _parse(message.content)
+        if data is None:
+            continue
+        pieces = [data, *(r for r in data.get("results", ()) if isinstance(r, dict))]
+        if any(_ends_past(piece, limit) for piece in pieces):
+            return True
+    return False
+
+
+def _ends_past(piece: dict[str, Any], limit: int) -> bool:
+    end = piece.get("char_end")
+    return isinstance(end, int) and end > limit
+
+
+def _withheld(turn: list[ChatMessage]) -> list[ChatMessage]:
+    """The turn's question, and a note instead of its tool traffic and answer."""
+    question = [m for m in turn if m.role is MessageRole.USER]
+    answers = [m for m in turn if m.role is MessageRole.ASSISTANT and not m.tool_invocations]
+    if not answers:
+        return question
+    return [*question, replace(answers[-1], content=WITHHELD_ANSWER)]
 
 
 def _used_result(result: ChatMessage | None, answer: str, passage_chars: int) -> str | None:

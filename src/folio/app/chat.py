@@ -220,7 +220,7 @@ class ChatWithBook:
             )
         conversation, history = self._load(conversation_id)
         book = self._books.get(conversation.book_id)
-        window = self._context.build_context(history)
+        window = self._context.build_context(history, limit=book.position.char_offset)
         messages = [
             PromptMessage.system(conversation_system_prompt(book)),
             *window,

@@ -279,4 +279,10 @@ class RetrievalStrategy(Protocol):
 class ConversationContextStrategy(Protocol):
     """Chooses which stored messages of a conversation (oldest first) go into the prompt."""
 
-    def build_context(self, history: Sequence[ChatMessage]) -> list[PromptMessage]: ...
+    def build_context(
+        self, history: Sequence[ChatMessage], *, limit: int | None = None
+    ) -> list[PromptMessage]:
+        """``limit``: the reader's position (a character offset; None = the whole book). A turn
+        whose tool results held text past it (the reader moved the position back) goes in
+        without its passages or answer."""
+        ...

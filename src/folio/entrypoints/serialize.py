@@ -21,20 +21,26 @@ def book_summary(book: Book) -> dict[str, Any]:
     }
 
 
-def book_detail(book: Book) -> dict[str, Any]:
+def book_detail(book: Book, *, reveal_unread: bool = False) -> dict[str, Any]:
+    """The book with its chapters. A chapter past the reading position is ``unread`` and its
+    title is withheld (``None``) unless ``reveal_unread``: a descriptive title can be a spoiler."""
     data = book_summary(book)
     data["content_hash"] = book.content_hash
     data["page_count"] = book.page_count
     data["char_count"] = book.char_count
-    data["chapters"] = [
-        {
-            "index": c.index,
-            "title": c.title,
-            "char_start": c.char_start,
-            "page": book.page_at(c.char_start).label if book.pages else None,
-        }
-        for c in book.chapters
-    ]
+    limit = book.position.char_offset
+    data["chapters"] = []
+    for c in book.chapters:
+        unread = limit is not None and c.char_start >= limit
+        data["chapters"].append(
+            {
+                "index": c.index,
+                "title": None if unread and not reveal_unread else c.title,
+                "char_start": c.char_start,
+                "page": book.page_at(c.char_start).label if book.pages else None,
+                "unread": unread,
+            }
+        )
     return data
 
 

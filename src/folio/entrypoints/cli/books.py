@@ -211,16 +211,23 @@ def books_cmd(lazy: Any, as_json: bool) -> None:
 
 @click.command("show")
 @click.argument("book")
+@click.option(
+    "--all-chapters",
+    "reveal",
+    is_flag=True,
+    help="Also show the titles of chapters past your reading position (they can be spoilers).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
 @handle_errors
-def show_cmd(lazy: Any, book: str, as_json: bool) -> None:
+def show_cmd(lazy: Any, book: str, reveal: bool, as_json: bool) -> None:
     """Show a book: metadata, chapters, pages and reading position.
 
-    BOOK is an id, a unique id prefix, or a unique part of the title.
+    BOOK is an id, a unique id prefix, or a unique part of the title. Titles of chapters past the
+    reading position are hidden unless --all-chapters is given.
     """
     found = lazy.get().library.resolve(book)
-    data = book_detail(found)
+    data = book_detail(found, reveal_unread=reveal)
     if as_json:
         click.echo(json.dumps(data, indent=2))
         return
@@ -236,8 +243,15 @@ def show_cmd(lazy: Any, book: str, as_json: bool) -> None:
     )
     if found.chapters:
         table = Table("#", "chapter", "page")
+        hidden = 0
         for c in data["chapters"]:
-            table.add_row(str(c["index"]), escape(c["title"]), str(c["page"] or ""))
+            if c["title"] is None:
+                hidden += 1
+                continue
+            title = escape(c["title"]) + (" [dim](unread)[/]" if c["unread"] else "")
+            table.add_row(str(c["index"]), title, str(c["page"] or ""))
+        if hidden:
+            table.add_row("…", f"[dim]{hidden} unread chapters (--all-chapters shows them)[/]", "")
         console.print(table)
 
 

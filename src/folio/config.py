@@ -1,4 +1,6 @@
-"""Settings: defaults, then the config file, then the environment (the environment wins).
+"""Settings: defaults, then the config file, then the environment (the environment wins), then
+explicit overrides. Every value is validated (type and range) by pydantic; a bad one is a
+``ConfigError`` naming the setting, the bound and the value, never an OverflowError later.
 
 The data directory is ``FOLIO_HOME`` (default: the platform's user data folder). The config file is
 ``FOLIO_CONFIG`` or ``$FOLIO_HOME/config.toml``; keys are the field names below, e.g.::
@@ -10,19 +12,26 @@ The data directory is ``FOLIO_HOME`` (default: the platform's user data folder).
 
 from __future__ import annotations
 
+import math
 import os
-import tomllib
-from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
 from platformdirs import user_cache_dir, user_data_dir
+from pydantic import AfterValidator, Field, ValidationError
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
 
 from folio.domain.errors import ConfigError
 
 PROVIDERS = ("anthropic", "openai", "ollama", "offline", "scripted")
 CONVERSATION_STORES = ("sqlite", "json")
 GUARDRAILS = ("none", "retrieval", "llm")
+MB = 1024 * 1024
 
 # environment variable -> field name
 _ENV = {
@@ -43,35 +52,72 @@ _ENV = {
     "FOLIO_LLM_RETRIES": "llm_max_retries",
     "FOLIO_DEBUG": "debug",
     "FOLIO_MODELS_DIR": "model_cache",
+    "FOLIO_MAX_MESSAGE_CHARS": "max_message_chars",
+    "FOLIO_MAX_BOOK_MB": "max_book_mb",
+    "FOLIO_MAX_UNPACKED_MB": "max_unpacked_mb",
+    "FOLIO_MAX_IMPORT_MB": "max_import_mb",
+    "FOLIO_MAX_IMPORT_MESSAGES": "max_import_messages",
 }
 _SECRETS = {"anthropic_api_key", "openai_api_key"}
 
 
-@dataclass(frozen=True)
-class Settings:
-    home: Path = field(default_factory=lambda: Path(user_data_dir("folio", appauthor=False)))
-    provider: str | None = None  # None: the first configured key, else offline
-    model: str | None = None
+def _finite(value: float) -> float:
+    if not math.isfinite(value):
+        raise ValueError("must be a finite number")
+    return value
+
+
+Finite = Annotated[float, AfterValidator(_finite)]
+
+
+class Settings(BaseSettings):
+    """folio's settings. Build them with ``load_settings`` (environment + config file)."""
+
+    model_config = SettingsConfigDict(frozen=True, extra="forbid", validate_default=True)
+
+    home: Path = Field(default_factory=lambda: Path(user_data_dir("folio", appauthor=False)))
+    provider: Literal["anthropic", "openai", "ollama", "offline", "scripted"] | None = None
+    model: str | None = Field(default=None, max_length=200)
     anthropic_api_key: str | None = None
     openai_api_key: str | None = None
     openai_base_url: str | None = None
     ollama_host: str | None = None
     # The packaged model, float32 or int8 ("all-MiniLM-L6-v2-int8"), or an ST model path.
-    embedding_model: str = "all-MiniLM-L6-v2"
-    conversation_store: str = "sqlite"
-    history_messages: int = 20
-    context_token_budget: int = 8000
-    max_tool_rounds: int = 3
-    guardrail: str = "retrieval"
-    search_k: int = 5
-    llm_timeout: float = 60.0
-    llm_max_retries: int = 3
+    embedding_model: str = Field(default="all-MiniLM-L6-v2", min_length=1, max_length=500)
+    conversation_store: Literal["sqlite", "json"] = "sqlite"
+    history_messages: int = Field(default=20, ge=1, le=1000)
+    context_token_budget: int = Field(default=8000, ge=500, le=2_000_000)
+    max_tool_rounds: int = Field(default=3, ge=1, le=10)
+    guardrail: Literal["none", "retrieval", "llm"] = "retrieval"
+    search_k: int = Field(default=5, ge=1, le=50)
+    llm_timeout: Finite = Field(default=60.0, gt=0, le=3600)
+    llm_max_retries: int = Field(default=3, ge=0, le=10)
     debug: bool = False
     # Where the embedding model's one-time ONNX export is kept: per machine, not per library.
-    model_cache: Path = field(
+    model_cache: Path = Field(
         default_factory=lambda: Path(user_cache_dir("folio", appauthor=False)) / "models"
     )
+    # Input bounds (documented in the README): a reader's message, a book file, an EPUB's
+    # unpacked size, a conversation import file and its number of messages.
+    max_message_chars: int = Field(default=8000, ge=100, le=200_000)
+    max_book_mb: Finite = Field(default=100.0, gt=0, le=4096)
+    max_unpacked_mb: Finite = Field(default=400.0, gt=0, le=16384)
+    max_import_mb: Finite = Field(default=20.0, gt=0, le=1024)
+    max_import_messages: int = Field(default=20_000, ge=10, le=1_000_000)
     config_file: Path | None = None
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # ``load_settings`` merges the file, the environment (folio's own variable names) and the
+        # overrides in that order and passes the result in; nothing is read behind its back.
+        return (init_settings,)
 
     @property
     def database_path(self) -> Path:
@@ -85,6 +131,18 @@ class Settings:
     def models_dir(self) -> Path:
         return self.model_cache
 
+    @property
+    def max_book_bytes(self) -> int:
+        return int(self.max_book_mb * MB)
+
+    @property
+    def max_unpacked_bytes(self) -> int:
+        return int(self.max_unpacked_mb * MB)
+
+    @property
+    def max_import_bytes(self) -> int:
+        return int(self.max_import_mb * MB)
+
     def effective_provider(self) -> str:
         if self.provider:
             return self.provider
@@ -96,10 +154,14 @@ class Settings:
             return "ollama"
         return "offline"
 
+    def replaced(self, **changes: Any) -> Settings:
+        """A copy with ``changes`` applied and validated."""
+        return _validated({**self.model_dump(exclude_defaults=True), **changes})
+
     def masked(self) -> dict[str, Any]:
         """The settings as printable data, secrets masked."""
         out: dict[str, Any] = {}
-        for key, value in asdict(self).items():
+        for key, value in self.model_dump().items():
             if key in _SECRETS and value:
                 value = f"{value[:4]}…{value[-2:]}" if len(value) > 8 else "****"
             out[key] = str(value) if isinstance(value, Path) else value
@@ -111,7 +173,7 @@ class Settings:
 def load_settings(env: dict[str, str] | None = None, **overrides: Any) -> Settings:
     """Settings from defaults, the config file and the environment, then explicit ``overrides``."""
     env = dict(os.environ) if env is None else env
-    home = Path(env["FOLIO_HOME"]).expanduser() if env.get("FOLIO_HOME") else Settings().home
+    home = Path(env["FOLIO_HOME"]).expanduser() if env.get("FOLIO_HOME") else _default_home()
     config_file = Path(env.get("FOLIO_CONFIG") or home / "config.toml").expanduser()
     values: dict[str, Any] = {"home": home}
     if config_file.is_file():
@@ -124,12 +186,16 @@ def load_settings(env: dict[str, str] | None = None, **overrides: Any) -> Settin
     return _validated(values)
 
 
+def _default_home() -> Path:
+    return Path(user_data_dir("folio", appauthor=False))
+
+
 def _read_config_file(path: Path) -> dict[str, Any]:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+        data = TomlConfigSettingsSource(Settings, toml_file=path)()
+    except (OSError, UnicodeDecodeError, ValueError) as e:  # tomllib.TOMLDecodeError is one
         raise ConfigError(f"Cannot read config file {path}: {e}") from e
-    known = {f.name for f in fields(Settings)} - {"home", "config_file"}
+    known = set(Settings.model_fields) - {"home", "config_file"}
     unknown = sorted(set(data) - known)
     if unknown:
         raise ConfigError(f"Unknown setting(s) in {path}: {', '.join(unknown)}")
@@ -137,36 +203,19 @@ def _read_config_file(path: Path) -> dict[str, Any]:
 
 
 def _validated(values: dict[str, Any]) -> Settings:
-    types = {f.name: f.type for f in fields(Settings)}
-    clean: dict[str, Any] = {}
-    for name, value in values.items():
-        kind = str(types[name])
-        try:
-            if kind == "int":
-                clean[name] = int(value)
-            elif kind == "float":
-                clean[name] = float(value)
-            elif kind == "bool":
-                clean[name] = (
-                    value
-                    if isinstance(value, bool)
-                    else str(value).lower() in {"1", "true", "yes", "on"}
-                )
-            elif kind == "Path" or name in {"home", "model_cache"}:
-                clean[name] = Path(value).expanduser()
-            else:
-                clean[name] = value
-        except (TypeError, ValueError) as e:
-            raise ConfigError(f"Setting {name!r} has an invalid value {value!r}") from e
-    settings = replace(Settings(), **clean)
-    _check_choice("provider", settings.provider, PROVIDERS)
-    _check_choice("conversation_store", settings.conversation_store, CONVERSATION_STORES)
-    _check_choice("guardrail", settings.guardrail, GUARDRAILS)
-    if settings.max_tool_rounds < 1 or settings.history_messages < 1 or settings.search_k < 1:
-        raise ConfigError("max_tool_rounds, history_messages and search_k must be at least 1")
-    return settings
+    try:
+        return Settings(**values)
+    except ValidationError as e:
+        raise ConfigError(_explain(e)) from e
 
 
-def _check_choice(name: str, value: str | None, choices: tuple[str, ...]) -> None:
-    if value is not None and value not in choices:
-        raise ConfigError(f"Setting {name!r} must be one of {', '.join(choices)} (got {value!r})")
+def _explain(error: ValidationError) -> str:
+    """One line per bad setting: its name (and environment variable), the rule, the value."""
+    env_of = {name: var for var, name in _ENV.items()}
+    problems = []
+    for item in error.errors():
+        name = str(item["loc"][0]) if item["loc"] else "?"
+        where = f" ({env_of[name]})" if name in env_of else ""
+        message = str(item["msg"]).removeprefix("Value error, ")
+        problems.append(f"setting {name!r}{where} {message.lower()} (got {item['input']!r})")
+    return "Invalid " + "; ".join(problems)

@@ -411,3 +411,18 @@ def test_show_hides_the_titles_of_unread_chapters_unless_asked(lib: RunFolio) ->
         assert everything[27]["title"].startswith("Chapter 24") and everything[27]["unread"]
     finally:
         position(lib, md, "--reset")
+
+
+@pytest.mark.parametrize(
+    ("var", "value"),
+    [
+        ("FOLIO_HISTORY_MESSAGES", "inf"),
+        ("FOLIO_MAX_TOOL_ROUNDS", "1e400"),
+        ("FOLIO_SEARCH_K", "-1"),
+    ],
+)
+def test_an_out_of_range_setting_is_one_error_line_naming_it(
+    run_folio: RunFolio, var: str, value: str
+) -> None:
+    line = one_error_line(run_folio("books", env={var: value}))
+    assert var in line and value in line

@@ -156,3 +156,8 @@ def test_an_unwritable_model_cache_is_a_config_error_before_any_export(tmp_path:
 
     with pytest.raises(ConfigError, match="Cannot write the embedding model"):
         embedder.embed(["hello"])
+
+
+def test_absurd_hashing_dimensions_are_a_config_error_naming_the_bound(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="at most 4096 dimensions"):
+        make_embedder("hashing-99999999999999999999", cache_dir=tmp_path)

@@ -12,10 +12,12 @@ from pathlib import Path
 from folio.adapters.embeddings.hashing import HashingEmbedder
 from folio.adapters.embeddings.onnx import INT8_SUFFIX, MODEL_NAME, OnnxEmbedder, packaged_model_dir
 from folio.adapters.embeddings.sentence_transformers import SentenceTransformerEmbedder
+from folio.domain.errors import ConfigError
 from folio.domain.ports import Embedder
 
 DEFAULT_MODEL = MODEL_NAME
 _HASHING = re.compile(r"hashing-[1-9][0-9]*")
+MAX_HASHING_DIMENSIONS = 4096
 _PACKAGED_NAMES = frozenset({MODEL_NAME, f"sentence-transformers/{MODEL_NAME}"})
 _PACKAGED_INT8 = frozenset(name + INT8_SUFFIX for name in _PACKAGED_NAMES)
 
@@ -50,5 +52,11 @@ def make_embedder(name: str, *, cache_dir: Path) -> Embedder:
     if key == "hashing":
         return HashingEmbedder()
     if _HASHING.fullmatch(key):
-        return HashingEmbedder(int(key.removeprefix("hashing-")))
+        dimensions = int(key.removeprefix("hashing-"))
+        if dimensions > MAX_HASHING_DIMENSIONS:
+            raise ConfigError(
+                f"Embedding model {key!r}: at most {MAX_HASHING_DIMENSIONS} dimensions"
+                f" (got {dimensions})"
+            )
+        return HashingEmbedder(dimensions)
     return SentenceTransformerEmbedder(key)

@@ -153,7 +153,6 @@ def _evaluation(
     provider: str,
     gold_history: bool,
 ) -> RetrievalEvaluation:
-    from dataclasses import replace
 
     from folio.app.evaluation.retrieval import RetrievalEvaluation
     from folio.app.evaluation.sessions import ChatSession
@@ -161,7 +160,7 @@ def _evaluation(
 
     raw = path.read_bytes()
     key = hashlib.sha256(raw + settings.embedding_model.encode() + INDEX_FORMAT).hexdigest()[:16]
-    container = Container(replace(settings, home=cache / key, conversation_store="sqlite"))
+    container = Container(settings.replaced(home=cache / key, conversation_store="sqlite"))
     book = container.books.find_by_hash(hashlib.sha256(raw).hexdigest())
     if book is None:
         err_console.print(f"Importing {path.name} into {cache / key} (once)…")

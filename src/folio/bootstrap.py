@@ -115,6 +115,25 @@ class Container:
 
     def chat(self, provider: str | None = None, model: str | None = None) -> ChatWithBook:
         """The chat turn use case with the chosen (or configured) provider."""
+        return self._chat_on(self.conversation_uow, provider, model)
+
+    def stateless_chat(
+        self, book_id: str, provider: str | None = None, model: str | None = None
+    ) -> tuple[ChatWithBook, str]:
+        """A chat turn that stores nothing: the use case on a throwaway in-memory conversation
+        store holding one empty conversation about ``book_id`` (``BookError`` if there is no such
+        book). Returns the use case and that conversation's id."""
+        from folio.adapters.storage.memory_conversations import InMemoryConversationStore
+
+        store = InMemoryConversationStore()
+        from folio.app.conversations import Conversations
+
+        conversation = Conversations(store.unit_of_work, self.books).create(book_id)
+        return self._chat_on(store.unit_of_work, provider, model), conversation.id
+
+    def _chat_on(
+        self, uow: UnitOfWorkFactory, provider: str | None, model: str | None
+    ) -> ChatWithBook:
         from folio.agent.context import FullHistoryStrategy
         from folio.agent.guardrail import Guardrail
         from folio.agent.tools import default_registry
@@ -122,7 +141,7 @@ class Container:
 
         s = self.settings
         return ChatWithBook(
-            self.conversation_uow,
+            uow,
             self.books,
             self.searcher,
             self.chunk_index,
@@ -172,6 +191,12 @@ def make_provider(
         return OllamaProvider(
             host=settings.ollama_host, model=model, timeout=timeout, max_retries=retries
         )
+    if chosen == "scripted":
+        from folio.adapters.llm.scripted import load_script
+
+        if settings.script_file is None:
+            raise ConfigError("The scripted provider needs a script file: set FOLIO_SCRIPT")
+        return load_script(settings.script_file)
     if chosen == "offline":
         from folio.adapters.llm.offline import OfflineChatProvider
         from folio.agent.followup import is_small_talk

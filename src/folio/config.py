@@ -57,6 +57,9 @@ _ENV = {
     "FOLIO_MAX_UNPACKED_MB": "max_unpacked_mb",
     "FOLIO_MAX_IMPORT_MB": "max_import_mb",
     "FOLIO_MAX_IMPORT_MESSAGES": "max_import_messages",
+    "FOLIO_SCRIPT": "script_file",
+    "FOLIO_MAX_REQUEST_MB": "max_request_mb",
+    "FOLIO_MAX_CONCURRENT_TURNS": "max_concurrent_turns",
 }
 _SECRETS = {"anthropic_api_key", "openai_api_key"}
 
@@ -104,6 +107,12 @@ class Settings(BaseSettings):
     max_unpacked_mb: Finite = Field(default=400.0, gt=0, le=16384)
     max_import_mb: Finite = Field(default=20.0, gt=0, le=1024)
     max_import_messages: int = Field(default=20_000, ge=10, le=1_000_000)
+    # The scripted provider's JSON script (provider "scripted"): tests and benchmarks of a server.
+    script_file: Path | None = None
+    # HTTP API (folio serve): the largest request body (uploads too: the larger of this and
+    # max_book_mb applies to a book upload) and the turns one user may run at once.
+    max_request_mb: Finite = Field(default=25.0, gt=0, le=4096)
+    max_concurrent_turns: int = Field(default=4, ge=1, le=1000)
     config_file: Path | None = None
 
     @classmethod
@@ -138,6 +147,10 @@ class Settings(BaseSettings):
     @property
     def max_unpacked_bytes(self) -> int:
         return int(self.max_unpacked_mb * MB)
+
+    @property
+    def max_request_bytes(self) -> int:
+        return int(self.max_request_mb * MB)
 
     @property
     def max_import_bytes(self) -> int:

@@ -102,6 +102,7 @@ class TurnResult:
     blocked: bool = False
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0  # the guardrail answered instead of the model
+    reasoning_steps: tuple[str, ...] = ()
 
 
 # --- tool runner -------------------------------------------------------------------------------
@@ -368,6 +369,7 @@ class ChatWithBook:
             blocked=outcome.strategy == "guardrail",
             cache_read_tokens=usage.cache_read_tokens,
             cache_write_tokens=usage.cache_write_tokens,
+            reasoning_steps=_steps(verdict, outcome),
         )
 
 

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from folio.domain.books import Book, SearchHit
+from folio.domain.conversations import ChatMessage, Conversation, Source, Turn
+
+if TYPE_CHECKING:
+    from folio.app.chat import TurnResult
 
 
 def book_summary(book: Book) -> dict[str, Any]:
@@ -70,4 +74,91 @@ def hit_dict(hit: SearchHit) -> dict[str, Any]:
         "similarity": None if hit.similarity is None else round(hit.similarity, 4),
         "snippet": hit.snippet,
         "text": c.text,
+    }
+
+
+def source_dict(source: Source) -> dict[str, Any]:
+    return {
+        "chapter": source.chapter,
+        "page_start": source.page_start,
+        "page_end": source.page_end,
+        "quote": source.quote,
+        "location": source.location,
+    }
+
+
+def turn_result_dict(result: TurnResult) -> dict[str, Any]:
+    """A turn as clients get it (the CLI's ``--json`` fields plus the per-turn metadata)."""
+    return {
+        "conversation_id": result.conversation_id,
+        "turn_number": result.turn_number,
+        "answer": result.answer,
+        "citations": [source_dict(c) for c in result.citations],
+        "searches": list(result.searches),
+        "tool_calls": [
+            {
+                "name": t.name,
+                "arguments": dict(t.arguments),
+                "success": t.success,
+                "summary": t.summary,
+                "error_code": t.error_code,
+            }
+            for t in result.tool_calls
+        ],
+        "reasoning_steps": list(result.reasoning_steps),
+        "guardrail_score": result.guardrail_score,
+        "blocked": result.blocked,
+        "strategy": result.strategy,
+        "provider": result.provider,
+        "model": result.model,
+        "llm_calls": result.llm_calls,
+        "input_tokens": result.input_tokens,
+        "output_tokens": result.output_tokens,
+        "cache_read_tokens": result.cache_read_tokens,
+        "cache_write_tokens": result.cache_write_tokens,
+        "latency_ms": result.latency_ms,
+    }
+
+
+def conversation_dict(conversation: Conversation, **extra: Any) -> dict[str, Any]:
+    return {
+        "conversation_id": conversation.id,
+        "book_id": conversation.book_id,
+        "title": conversation.title,
+        "created_at": conversation.created_at.isoformat(),
+        "updated_at": conversation.updated_at.isoformat(),
+        **extra,
+    }
+
+
+def message_dict(message: ChatMessage) -> dict[str, Any]:
+    return {
+        "id": message.id,
+        "turn_number": message.turn_number,
+        "seq": message.seq,
+        "role": message.role.value,
+        "content": message.content,
+        "created_at": message.created_at.isoformat(),
+        "tool_name": message.tool_name,
+        "tool_calls": [
+            {"id": i.tool_use_id, "name": i.tool_name, "arguments": dict(i.arguments)}
+            for i in message.tool_invocations
+        ],
+        "is_error": message.is_error,
+    }
+
+
+def turn_meta_dict(turn: Turn) -> dict[str, Any]:
+    return {
+        "turn_number": turn.turn_number,
+        "created_at": turn.created_at.isoformat(),
+        "searches": list(turn.queries),
+        "citations": [source_dict(s) for s in turn.sources],
+        "reasoning_steps": list(turn.reasoning_steps),
+        "guardrail_score": turn.guardrail_score,
+        "provider": turn.provider,
+        "model": turn.model,
+        "input_tokens": turn.input_tokens,
+        "output_tokens": turn.output_tokens,
+        "latency_ms": turn.latency_ms,
     }

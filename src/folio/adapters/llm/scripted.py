@@ -20,12 +20,15 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import json
 import re
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from folio.domain.errors import LLMError, LLMErrorCode
+from folio.domain.errors import ConfigError, LLMError, LLMErrorCode
 from folio.domain.llm import (
     ChatResponse,
     PromptMessage,
@@ -87,8 +90,10 @@ class ScriptedChatProvider:
         supports_tools: bool = True,
         model: str = "scripted-1",
         prompt_cache: bool = False,
+        delay: float = 0.0,
     ) -> None:
         self._script = list(script)
+        self._delay = delay  # seconds before each streamed piece (slow models, disconnect tests)
         self._position = 0
         self._supports_tools = supports_tools
         self._model = model
@@ -118,13 +123,13 @@ class ScriptedChatProvider:
         return self._respond("chat_with_tools", messages, tools)
 
     def stream_chat(self, messages: Sequence[PromptMessage]) -> Iterator[StreamEvent]:
-        return _stream(self._respond("stream_chat", messages, None))
+        return _stream(self._respond("stream_chat", messages, None), self._delay)
 
     def stream_chat_with_tools(
         self, messages: Sequence[PromptMessage], tools: Sequence[ToolDefinition]
     ) -> Iterator[StreamEvent]:
         self._require_tools()
-        return _stream(self._respond("stream_chat_with_tools", messages, tools))
+        return _stream(self._respond("stream_chat_with_tools", messages, tools), self._delay)
 
     # --- script ----------------------------------------------------------------------------------
     def extend(self, steps: Iterable[ScriptStep]) -> None:
@@ -218,7 +223,58 @@ def _prompt_tokens(
     return (chars + 3) // 4
 
 
-def _stream(response: ChatResponse) -> Iterator[StreamEvent]:
+def _stream(response: ChatResponse, delay: float = 0.0) -> Iterator[StreamEvent]:
     for piece in _DELTA.findall(response.text or ""):
+        if delay:
+            time.sleep(delay)
         yield StreamEvent.delta(piece)
     yield StreamEvent.done(response)
+
+
+def load_script(path: Path) -> ScriptedChatProvider:
+    """A scripted provider from a JSON file, so that a server process (``folio serve``) can be
+    tested and benchmarked without a model. Each provider built from the file plays it from the
+    start; the HTTP API builds one per turn, so the file scripts ONE turn::
+
+        {"model": "scripted-1", "delay": 0.01, "tools": true,
+         "steps": [{"tool": "search_book", "arguments": {"query": "Clerval"}},
+                   "Clerval is Victor's friend.",
+                   {"error": "UNAVAILABLE", "message": "the model is down"}]}
+
+    A step is a text answer, a tool call (``tool``, ``arguments``), a list of tool calls, or an
+    error (an ``LLMError`` code and message). ``delay`` is slept before each streamed piece."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise ConfigError(f"Cannot read the provider script {path}: {e}") from e
+    if isinstance(data, list):
+        data = {"steps": data}
+    if not isinstance(data, dict) or not isinstance(data.get("steps"), list):
+        raise ConfigError(f"Provider script {path}: expected an object with a 'steps' list")
+    return ScriptedChatProvider(
+        [_step(s, path) for s in data["steps"]],
+        supports_tools=bool(data.get("tools", True)),
+        model=str(data.get("model", "scripted-1")),
+        delay=float(data.get("delay", 0.0)),
+    )
+
+
+def _step(raw: Any, path: Path) -> ScriptStep:
+    if isinstance(raw, str):
+        return raw
+    if isinstance(raw, list):
+        return [_call(c, path) for c in raw]
+    if isinstance(raw, dict) and "error" in raw:
+        codes = {c.value for c in LLMErrorCode}
+        code = str(raw["error"]) if str(raw["error"]) in codes else LLMErrorCode.UNAVAILABLE
+        return LLMError(str(raw.get("message", "The scripted model failed")), code=code)
+    return _call(raw, path)
+
+
+def _call(raw: Any, path: Path) -> ToolInvocation:
+    if not isinstance(raw, dict) or not isinstance(raw.get("tool"), str):
+        raise ConfigError(f"Provider script {path}: not a step: {raw!r}")
+    arguments = raw.get("arguments") or {}
+    if not isinstance(arguments, dict):
+        raise ConfigError(f"Provider script {path}: arguments must be an object: {raw!r}")
+    return tool_call(raw["tool"], arguments)

@@ -1,0 +1,81 @@
+"""Dependencies of the routes, as ``Annotated`` aliases (the full-stack FastAPI template's style):
+a route declares ``container: ContainerDep, user: UserDep`` and gets them.
+
+- ``ContainerDep``: the process's ``bootstrap.Container`` (the CLI's composition root).
+- ``UserDep``: who is calling. With no users in the library every request is the local single user
+  (``serve`` then binds loopback only); once users exist a bearer token is required.
+- ``TurnSlotsDep``: the per-user count of concurrent turns (``max_concurrent_turns``, 429 over it).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends, Request
+
+from folio.bootstrap import Container
+from folio.entrypoints.api.errors import ApiError
+
+LOCAL_USER = "local"
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """The authenticated user of a request."""
+
+    user_id: str
+    name: str
+
+
+def get_container(request: Request) -> Container:
+    container: Container = request.app.state.container
+    return container
+
+
+ContainerDep = Annotated[Container, Depends(get_container)]
+
+
+def get_caller(request: Request, container: ContainerDep) -> Caller:
+    """The local single user until users exist; then the user of the bearer token (401 without
+    a valid one)."""
+    del container  # users and tokens arrive with the users store
+    _ = request.headers.get("authorization")
+    return Caller(LOCAL_USER, LOCAL_USER)
+
+
+UserDep = Annotated[Caller, Depends(get_caller)]
+
+
+class TurnSlots:
+    """Counts the turns each user runs at once; a turn over the limit is refused (429)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._running: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def acquire(self, user_id: str) -> None:
+        with self._lock:
+            running = self._running.get(user_id, 0)
+            if running >= self.limit:
+                raise ApiError(
+                    429,
+                    "TOO_MANY_TURNS",
+                    f"At most {self.limit} turns may run at once per user "
+                    "(setting max_concurrent_turns); wait for one to finish",
+                )
+            self._running[user_id] = running + 1
+
+    def release(self, user_id: str) -> None:
+        with self._lock:
+            self._running[user_id] = max(0, self._running.get(user_id, 1) - 1)
+
+
+def get_turn_slots(request: Request) -> TurnSlots:
+    slots: TurnSlots = request.app.state.turn_slots
+    return slots
+
+
+TurnSlotsDep = Annotated[TurnSlots, Depends(get_turn_slots)]

@@ -1,0 +1,135 @@
+"""The only place where errors become HTTP responses: one JSON body for every failure,
+``{"error": {"code": ..., "message": ...}}``, and the domain error -> status mapping.
+
+Invariant: no request can produce a traceback or an HTML page; an unexpected exception is a 500
+with the same body (and is logged), never the exception's text.
+"""
+
+from __future__ import annotations
+
+import logging
+from http import HTTPStatus
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from folio.domain.errors import (
+    BookError,
+    BookErrorCode,
+    ConfigError,
+    ConversationError,
+    ConversationErrorCode,
+    FolioError,
+    IngestError,
+    IngestErrorCode,
+    LLMError,
+    LLMErrorCode,
+    StorageError,
+)
+
+log = logging.getLogger("folio.api")
+
+
+class ApiError(Exception):
+    """An error of the HTTP layer itself (auth, limits) with its status and code."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+
+
+_LLM_STATUS = {
+    LLMErrorCode.AUTH: 502,
+    LLMErrorCode.BAD_RESPONSE: 502,
+    LLMErrorCode.UNSUPPORTED_FEATURE: 502,
+    LLMErrorCode.RATE_LIMITED: 503,
+    LLMErrorCode.UNAVAILABLE: 503,
+    LLMErrorCode.TIMEOUT: 504,
+}
+_INGEST_STATUS = {
+    IngestErrorCode.UNSUPPORTED: 415,
+    IngestErrorCode.CORRUPT: 422,
+    IngestErrorCode.EMPTY: 422,
+    IngestErrorCode.DUPLICATE: 409,
+    IngestErrorCode.NOT_FOUND: 404,
+}
+
+
+def status_for(error: FolioError) -> int:
+    """The HTTP status of a domain error (the one mapping)."""
+    if isinstance(error, LLMError):
+        return _LLM_STATUS.get(LLMErrorCode(error.code), 502) if _is(error, LLMErrorCode) else 502
+    if isinstance(error, IngestError) and _is(error, IngestErrorCode):
+        return _INGEST_STATUS[IngestErrorCode(error.code)]
+    if isinstance(error, (ConfigError, StorageError)):
+        return 503
+    if error.code == "NOT_FOUND":
+        return 404
+    if isinstance(error, ConversationError) and error.code == ConversationErrorCode.CONFLICT:
+        return 409
+    if isinstance(error, BookError) and error.code == BookErrorCode.AMBIGUOUS:
+        return 409
+    return 400
+
+
+def _is(error: FolioError, codes: type[Any]) -> bool:
+    return error.code in {c.value for c in codes}
+
+
+def error_body(code: str, message: str, **details: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {"code": str(code), "message": " ".join(message.split())}
+    body.update({k: v for k, v in details.items() if v is not None})
+    return {"error": body}
+
+
+def _response(status: int, code: str, message: str, **details: Any) -> JSONResponse:
+    return JSONResponse(error_body(code, message, **details), status_code=status)
+
+
+def _status_code_name(status: int) -> str:
+    try:
+        return HTTPStatus(status).name
+    except ValueError:
+        return "ERROR"
+
+
+def install(app: FastAPI) -> None:
+    """Register the handlers that give every failure the one error body."""
+
+    @app.exception_handler(FolioError)
+    async def folio_error(_: Request, e: FolioError) -> JSONResponse:
+        return _response(status_for(e), e.code, e.message)
+
+    @app.exception_handler(ApiError)
+    async def api_error(_: Request, e: ApiError) -> JSONResponse:
+        headers = {"WWW-Authenticate": "Bearer"} if e.status == 401 else None
+        response = _response(e.status, e.code, e.message)
+        if headers:
+            response.headers.update(headers)
+        return response
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(_: Request, e: RequestValidationError) -> JSONResponse:
+        problems = []
+        for item in e.errors()[:5]:
+            where = ".".join(str(x) for x in item.get("loc", ()) if x != "body") or "request"
+            problems.append(f"{where}: {item.get('msg', 'invalid')}")
+        return _response(422, "INVALID_INPUT", "Invalid request: " + "; ".join(problems))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(_: Request, e: StarletteHTTPException) -> JSONResponse:
+        message = e.detail if isinstance(e.detail, str) else _status_code_name(e.status_code)
+        response = _response(e.status_code, _status_code_name(e.status_code), message)
+        if e.headers:
+            response.headers.update(e.headers)
+        return response
+
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, e: Exception) -> JSONResponse:
+        log.exception("Unexpected error on %s %s", request.method, request.url.path)
+        return _response(500, "INTERNAL", "Unexpected server error (this is a bug in folio)")

@@ -1,0 +1,75 @@
+"""Books: list, get, edit, delete, reading position, search."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Response
+from fastapi.concurrency import run_in_threadpool
+from pydantic import BaseModel, ConfigDict, Field
+
+from folio.entrypoints.api.deps import ContainerDep, UserDep
+from folio.entrypoints.serialize import book_detail, book_summary, hit_dict
+
+router = APIRouter(prefix="/api/v1/books", tags=["books"])
+
+
+class PositionIn(BaseModel):
+    """Exactly one of ``chapter`` (1-based), ``page`` (label or number), ``percent``, ``reset``."""
+
+    model_config = ConfigDict(extra="forbid")
+    chapter: int | None = Field(default=None, ge=1, le=100_000)
+    page: str | int | None = Field(default=None)
+    percent: float | None = Field(default=None, ge=0, le=100)
+    reset: bool = False
+
+
+@router.get("")
+def list_books(container: ContainerDep, user: UserDep) -> list[dict[str, Any]]:
+    return [book_summary(b) for b in container.library.list_books()]
+
+
+@router.get("/{book_id}")
+def get_book(
+    book_id: str, container: ContainerDep, user: UserDep, all_chapters: bool = False
+) -> dict[str, Any]:
+    """The book with its chapters; unread chapters' titles are withheld unless ``all_chapters``."""
+    return book_detail(container.books.get(book_id), reveal_unread=all_chapters)
+
+
+@router.delete("/{book_id}", status_code=204)
+def delete_book(book_id: str, container: ContainerDep, user: UserDep) -> Response:
+    container.library.remove(book_id)
+    return Response(status_code=204)
+
+
+@router.put("/{book_id}/position")
+def set_position(
+    book_id: str, body: PositionIn, container: ContainerDep, user: UserDep
+) -> dict[str, Any]:
+    book = container.library.set_position(
+        book_id,
+        page=None if body.page is None else str(body.page),
+        chapter=body.chapter,
+        percent=body.percent,
+        reset=body.reset,
+    )
+    return book_detail(book)
+
+
+@router.get("/{book_id}/search")
+async def search_book(
+    book_id: str,
+    container: ContainerDep,
+    user: UserDep,
+    q: Annotated[str, Query(min_length=1, max_length=1000)],
+    k: Annotated[int, Query(ge=1, le=50)] = 5,
+) -> dict[str, Any]:
+    """Passages of the book up to the reading position, best first."""
+
+    def run() -> dict[str, Any]:
+        book = container.books.get(book_id)
+        hits = container.searcher.search(book, q, k=k)
+        return {"book_id": book.id, "query": q, "results": [hit_dict(h) for h in hits]}
+
+    return await run_in_threadpool(run)

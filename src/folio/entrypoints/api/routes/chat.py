@@ -1,0 +1,125 @@
+"""Turns: a message to a conversation, and the seed-style ``/chat`` (stateless without a
+``session_id``). JSON, or a stream of named SSE events with ``"stream": true``.
+
+Everything that can fail before the answer is checked before the response starts: the
+conversation (404), its book (404), the message (422 empty, 413 too long), the provider's settings
+(503), the caller's concurrent turns (429).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from fastapi import APIRouter
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from folio.app.chat import ChatEvent, ChatWithBook, TurnResult
+from folio.bootstrap import Container
+from folio.entrypoints.api.deps import Caller, ContainerDep, TurnSlots, TurnSlotsDep, UserDep
+from folio.entrypoints.api.errors import ApiError
+from folio.entrypoints.api.streaming import SSE_HEADERS, stream_turn
+from folio.entrypoints.serialize import turn_result_dict
+
+router = APIRouter(prefix="/api/v1", tags=["chat"])
+
+# The model's hard ceiling; the setting ``max_message_chars`` is the bound that applies.
+_MESSAGE_CEILING = 200_000
+
+
+class MessageIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    message: str = Field(max_length=_MESSAGE_CEILING)
+    stream: bool = False
+
+
+class ChatIn(MessageIn):
+    book_id: str = Field(min_length=1, max_length=200)
+    session_id: str | None = Field(default=None, max_length=200)
+
+
+Runner = Callable[[Callable[[ChatEvent], None] | None], TurnResult]
+
+
+@router.post(
+    "/conversations/{conversation_id}/messages",
+    response_model=None,
+    responses={200: {"content": {"text/event-stream": {}}}},
+)
+async def post_message(
+    conversation_id: str,
+    body: MessageIn,
+    container: ContainerDep,
+    user: UserDep,
+    slots: TurnSlotsDep,
+) -> dict[str, Any] | StreamingResponse:
+    """Answer ``message`` in the conversation and store the turn."""
+    text = _checked(body.message, container)
+
+    def prepare() -> Runner:
+        conversation = container.conversations.get(conversation_id).conversation
+        container.books.get(conversation.book_id)
+        chat = container.chat()
+        return _runner(chat, conversation.id, text)
+
+    return await _answer(await run_in_threadpool(prepare), body.stream, user, slots)
+
+
+@router.post("/chat", response_model=None, responses={200: {"content": {"text/event-stream": {}}}})
+async def chat(
+    body: ChatIn, container: ContainerDep, user: UserDep, slots: TurnSlotsDep
+) -> dict[str, Any] | StreamingResponse:
+    """With ``session_id``: continue that conversation (404 if unknown, or about another book).
+    Without: a stateless turn about ``book_id`` that stores nothing."""
+    text = _checked(body.message, container)
+
+    def prepare() -> Runner:
+        book = container.books.get(body.book_id)
+        if body.session_id is None:
+            use_case, conversation_id = container.stateless_chat(book.id)
+            return _runner(use_case, conversation_id, text)
+        conversation = container.conversations.get(body.session_id).conversation
+        if conversation.book_id != book.id:
+            raise ApiError(
+                404, "NOT_FOUND", f"No conversation {body.session_id!r} about book {book.id!r}"
+            )
+        return _runner(container.chat(), conversation.id, text)
+
+    return await _answer(await run_in_threadpool(prepare), body.stream, user, slots)
+
+
+def _checked(message: str, container: Container) -> str:
+    text = message.strip()
+    if not text:
+        raise ApiError(422, "INVALID_INPUT", "A message cannot be empty")
+    limit = container.settings.max_message_chars
+    if len(text) > limit:
+        raise ApiError(
+            413,
+            "TOO_LARGE",
+            f"A message is at most {limit} characters (setting max_message_chars); "
+            f"this one has {len(text)}",
+        )
+    return text
+
+
+def _runner(chat: ChatWithBook, conversation_id: str, text: str) -> Runner:
+    return lambda on_event: chat.execute(conversation_id, text, on_event=on_event)
+
+
+async def _answer(
+    run: Runner, stream: bool, user: Caller, slots: TurnSlots
+) -> dict[str, Any] | StreamingResponse:
+    slots.acquire(user.user_id)
+    if not stream:
+        try:
+            return turn_result_dict(await run_in_threadpool(run, None))
+        finally:
+            slots.release(user.user_id)
+    return StreamingResponse(
+        stream_turn(run, on_finish=lambda: slots.release(user.user_id)),
+        media_type="text/event-stream",
+        headers=SSE_HEADERS,
+    )

@@ -1,0 +1,123 @@
+"""Conversations (sessions): create, list, get, rename, delete, export, import."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Query, Request, Response
+from fastapi.responses import PlainTextResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from folio.domain.conversations import MessageRole
+from folio.entrypoints.api.deps import ContainerDep, UserDep
+from folio.entrypoints.api.errors import ApiError
+from folio.entrypoints.serialize import conversation_dict, message_dict, turn_meta_dict
+
+router = APIRouter(prefix="/api/v1/conversations", tags=["conversations"])
+
+
+class ConversationIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    book_id: str = Field(min_length=1, max_length=200)
+    title: str | None = Field(default=None, max_length=500)
+
+
+class RenameIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    title: str = Field(min_length=1, max_length=500)
+
+
+@router.post("", status_code=201)
+def create_conversation(
+    body: ConversationIn, container: ContainerDep, user: UserDep
+) -> dict[str, Any]:
+    return conversation_dict(container.conversations.create(body.book_id, body.title), turns=0)
+
+
+@router.get("")
+def list_conversations(
+    container: ContainerDep,
+    user: UserDep,
+    book_id: Annotated[str | None, Query(max_length=200)] = None,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
+) -> dict[str, Any]:
+    """Newest activity first; ``limit``/``offset`` page through them."""
+    if book_id is not None:
+        container.books.get(book_id)  # 404 for an unknown book
+    summaries = container.conversations.list(book_id)
+    page = summaries[offset : offset + limit]
+    return {
+        "total": len(summaries),
+        "limit": limit,
+        "offset": offset,
+        "items": [
+            conversation_dict(s.conversation, turns=s.turn_count, book_title=s.book_title)
+            for s in page
+        ],
+    }
+
+
+@router.get("/{conversation_id}")
+def get_conversation(
+    conversation_id: str, container: ContainerDep, user: UserDep, verbose: bool = False
+) -> dict[str, Any]:
+    """The conversation with its messages and per-turn metadata; tool calls and tool results
+    only with ``verbose``."""
+    detail = container.conversations.get(conversation_id)
+    messages = [
+        message_dict(m)
+        for m in detail.messages
+        if verbose
+        or (m.role is MessageRole.USER or (m.role is MessageRole.ASSISTANT and m.content))
+    ]
+    return conversation_dict(
+        detail.conversation,
+        book_title=detail.book_title,
+        turns=len(detail.turns),
+        messages=messages,
+        turn_details=[turn_meta_dict(t) for t in detail.turns],
+    )
+
+
+@router.patch("/{conversation_id}")
+def rename_conversation(
+    conversation_id: str, body: RenameIn, container: ContainerDep, user: UserDep
+) -> dict[str, Any]:
+    return conversation_dict(container.conversations.rename(conversation_id, body.title))
+
+
+@router.delete("/{conversation_id}", status_code=204)
+def delete_conversation(conversation_id: str, container: ContainerDep, user: UserDep) -> Response:
+    container.conversations.delete(conversation_id)
+    return Response(status_code=204)
+
+
+@router.get("/{conversation_id}/export", response_model=None)
+def export_conversation(
+    conversation_id: str,
+    container: ContainerDep,
+    user: UserDep,
+    format: Literal["md", "json"] = "md",
+) -> PlainTextResponse | dict[str, Any]:
+    if format == "json":
+        return container.conversations.export_json(conversation_id)
+    text = container.conversations.export_markdown(conversation_id)
+    return PlainTextResponse(text, media_type="text/markdown; charset=utf-8")
+
+
+@router.post("/import", status_code=201)
+async def import_conversation(
+    request: Request, container: ContainerDep, user: UserDep
+) -> dict[str, Any]:
+    """A conversation exported as JSON (``export?format=json``), stored under new ids."""
+    limit = container.settings.max_import_bytes
+    raw = await request.body()
+    if len(raw) > limit:
+        raise ApiError(413, "TOO_LARGE", f"An import is at most {limit // (1024 * 1024)} MB")
+    try:
+        data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise ApiError(422, "INVALID_INPUT", f"The body is not JSON: {e}") from e
+    return conversation_dict(container.conversations.import_json(data))

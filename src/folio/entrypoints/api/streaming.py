@@ -1,0 +1,105 @@
+"""A chat turn run in a worker thread, its events streamed as Server-Sent Events.
+
+Named events (PrivateGPT/Anthropic style): ``tool_call``, ``tool_result``, ``delta``, then exactly
+one of ``done`` (the turn, as the JSON route returns it) or ``error`` (the one error body).
+
+Invariants: the route checks everything that can fail before the answer (auth, unknown
+conversation or book, bad input, limits) BEFORE the response starts, so those are statuses; once
+the stream is open a failure is an ``error`` event. A client that goes away cancels the turn: the
+next event the turn emits raises ``TurnCancelled`` in the worker, which unwinds without storing
+(the use case stores a turn only at its very end), and the model stream is closed with it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from folio.app.chat import AnswerDelta, ChatEvent, ToolCallFinished, ToolCallStarted, TurnResult
+from folio.domain.errors import FolioError
+from folio.entrypoints.api.errors import error_body, status_for
+from folio.entrypoints.serialize import turn_result_dict
+
+log = logging.getLogger("folio.api")
+
+SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+
+
+class TurnCancelled(BaseException):
+    """Raised inside a turn whose client disconnected."""
+
+
+def sse(event: str, data: Any) -> bytes:
+    """One SSE frame: ``event: NAME`` and the JSON data on one line."""
+    payload = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return f"event: {event}\ndata: {payload}\n\n".encode()
+
+
+def _frame(event: ChatEvent) -> bytes:
+    if isinstance(event, AnswerDelta):
+        return sse("delta", {"text": event.text})
+    if isinstance(event, ToolCallStarted):
+        return sse("tool_call", {"name": event.name, "arguments": dict(event.arguments)})
+    assert isinstance(event, ToolCallFinished)
+    return sse(
+        "tool_result", {"name": event.name, "success": event.success, "summary": event.summary}
+    )
+
+
+async def stream_turn(
+    run: Callable[[Callable[[ChatEvent], None]], TurnResult],
+    *,
+    on_finish: Callable[[], None] | None = None,
+) -> AsyncIterator[bytes]:
+    """Run ``run(on_event)`` in a thread and yield its events as SSE frames."""
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+    cancelled = threading.Event()
+
+    def emit(kind: str, item: Any) -> None:
+        loop.call_soon_threadsafe(queue.put_nowait, (kind, item))
+
+    def on_event(event: ChatEvent) -> None:
+        if cancelled.is_set():
+            raise TurnCancelled
+        emit("event", event)
+
+    def work() -> None:
+        try:
+            emit("done", run(on_event))
+        except TurnCancelled:
+            emit("cancelled", None)
+        except FolioError as e:
+            emit("error", e)
+        except Exception as e:
+            log.exception("Unexpected error in a streamed turn")
+            emit("crash", e)
+        finally:
+            if on_finish is not None:
+                on_finish()
+
+    worker = loop.run_in_executor(None, work)
+    try:
+        while True:
+            kind, item = await queue.get()
+            if kind == "event":
+                yield _frame(item)
+            elif kind == "done":
+                yield sse("done", turn_result_dict(item))
+                return
+            elif kind == "error":
+                body = error_body(item.code, item.message, status=status_for(item))
+                yield sse("error", body)
+                return
+            elif kind == "crash":
+                yield sse("error", error_body("INTERNAL", "Unexpected server error"))
+                return
+            else:
+                return
+    finally:
+        cancelled.set()  # a disconnected client lands here (the task is cancelled)
+        del worker

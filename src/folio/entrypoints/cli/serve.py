@@ -1,0 +1,71 @@
+"""``folio serve``: the HTTP API (and the web page) on uvicorn."""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Any
+
+import click
+
+from folio.entrypoints.cli.errors import handle_errors
+
+LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
+
+
+def is_loopback(host: str) -> bool:
+    if host in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@click.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535))
+@click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64))
+@click.option(
+    "--log-level",
+    default="info",
+    show_default=True,
+    type=click.Choice(["critical", "error", "warning", "info", "debug"]),
+)
+@click.pass_obj
+@handle_errors
+def serve_cmd(lazy: Any, host: str, port: int, workers: int, log_level: str) -> None:
+    """Serve the HTTP API (OpenAPI docs at /docs, routes under /api/v1).
+
+    Without users the server runs as the local single user and binds loopback only; with users
+    (`folio users add NAME`) every request needs a bearer token.
+
+    \b
+    folio serve --port 8000
+    curl -s localhost:8000/api/v1/books
+    """
+    import uvicorn
+
+    container = lazy.get()
+    container.database  # noqa: B018 - migrate once here, before the workers start
+    if not is_loopback(host):
+        raise click.UsageError(
+            f"Refusing to bind {host}: without users anyone who can reach it could read every "
+            "book and conversation. Bind 127.0.0.1, or create a user first (`folio users add NAME`)"
+        )
+    click.echo(
+        f"folio API on http://{_url_host(host)}:{port} (docs: /docs); Ctrl-C stops it", err=True
+    )
+    uvicorn.run(
+        "folio.entrypoints.api.app:create_app",
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        log_level=log_level,
+        timeout_graceful_shutdown=10,
+        access_log=log_level == "debug",
+    )
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host

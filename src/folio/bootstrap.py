@@ -18,11 +18,13 @@ if TYPE_CHECKING:
     from folio.app.ingest import IngestBook
     from folio.app.library import Library
     from folio.app.search import SearchBook
+    from folio.app.users import Users
     from folio.domain.ports import (
         BookRepository,
         ChatProvider,
         ChunkIndex,
         Embedder,
+        OwnershipRepository,
         UnitOfWorkFactory,
     )
 
@@ -120,19 +122,37 @@ class Container:
     def stateless_chat(
         self, book_id: str, provider: str | None = None, model: str | None = None
     ) -> tuple[ChatWithBook, str]:
-        """A chat turn that stores nothing: the use case on a throwaway in-memory conversation
-        store holding one empty conversation about ``book_id`` (``BookError`` if there is no such
-        book). Returns the use case and that conversation's id."""
-        from folio.adapters.storage.memory_conversations import InMemoryConversationStore
+        """A chat turn that stores nothing: see ``UserScope.stateless_chat``."""
+        return self.for_user(None).stateless_chat(book_id, provider, model)
 
-        store = InMemoryConversationStore()
-        from folio.app.conversations import Conversations
+    # --- users --------------------------------------------------------------------------------
+    @cached_property
+    def _users_store(self) -> Any:
+        from folio.adapters.storage.sqlite_users import SqliteUsers
 
-        conversation = Conversations(store.unit_of_work, self.books).create(book_id)
-        return self._chat_on(store.unit_of_work, provider, model), conversation.id
+        return SqliteUsers(self.database)
+
+    @property
+    def ownership(self) -> OwnershipRepository:
+        return self._users_store  # type: ignore[no-any-return]
+
+    @cached_property
+    def users(self) -> Users:
+        from folio.app.users import Users
+
+        return Users(self._users_store)
+
+    def for_user(self, user_id: str | None) -> UserScope:
+        """The use cases as ``user_id`` sees them (only their books and conversations; another
+        user's is NOT_FOUND). ``None``: unscoped, everything (the CLI)."""
+        return UserScope(self, user_id)
 
     def _chat_on(
-        self, uow: UnitOfWorkFactory, provider: str | None, model: str | None
+        self,
+        uow: UnitOfWorkFactory,
+        provider: str | None,
+        model: str | None,
+        books: BookRepository | None = None,
     ) -> ChatWithBook:
         from folio.agent.context import FullHistoryStrategy
         from folio.agent.guardrail import Guardrail
@@ -142,7 +162,7 @@ class Container:
         s = self.settings
         return ChatWithBook(
             uow,
-            self.books,
+            books or self.books,
             self.searcher,
             self.chunk_index,
             self.chat_provider(provider, model),
@@ -158,6 +178,65 @@ class Container:
     def _delete_conversations_of_book(self, book_id: str) -> None:
         if self.settings.conversation_store == "json":
             self.conversations.delete_for_book(book_id)
+
+
+class UserScope:
+    """One user's use cases, built on repositories limited to what the user owns."""
+
+    def __init__(self, container: Container, user_id: str | None) -> None:
+        self.container = container
+        self.user_id = user_id
+
+    @cached_property
+    def books(self) -> BookRepository:
+        if self.user_id is None:
+            return self.container.books
+        from folio.app.ownership import OwnedBooks
+
+        return OwnedBooks(self.container.books, self.container.ownership, self.user_id)
+
+    @cached_property
+    def conversation_uow(self) -> UnitOfWorkFactory:
+        if self.user_id is None:
+            return self.container.conversation_uow
+        from folio.app.ownership import owned_unit_of_work
+
+        return owned_unit_of_work(
+            self.container.conversation_uow, self.container.ownership, self.user_id
+        )
+
+    @cached_property
+    def library(self) -> Library:
+        from folio.app.library import Library
+
+        return Library(self.books, on_remove=self.container._delete_conversations_of_book)
+
+    @cached_property
+    def conversations(self) -> Conversations:
+        from folio.app.conversations import Conversations
+
+        return Conversations(self.conversation_uow, self.books)
+
+    @property
+    def searcher(self) -> SearchBook:
+        return self.container.searcher
+
+    def chat(self, provider: str | None = None, model: str | None = None) -> ChatWithBook:
+        return self.container._chat_on(self.conversation_uow, provider, model, self.books)
+
+    def stateless_chat(
+        self, book_id: str, provider: str | None = None, model: str | None = None
+    ) -> tuple[ChatWithBook, str]:
+        """A chat turn that stores nothing: the use case on a throwaway in-memory conversation
+        store holding one empty conversation about ``book_id`` (``BookError`` if the user has no
+        such book). Returns the use case and that conversation's id."""
+        from folio.adapters.storage.memory_conversations import InMemoryConversationStore
+        from folio.app.conversations import Conversations
+
+        store = InMemoryConversationStore()
+        conversation = Conversations(store.unit_of_work, self.books).create(book_id)
+        chat = self.container._chat_on(store.unit_of_work, provider, model, self.books)
+        return chat, conversation.id
 
 
 def make_provider(

@@ -17,7 +17,7 @@ import pytest
 from httpx_sse import connect_sse
 
 from tests.e2e.api_server import DEFAULT_SCRIPT, FolioServer
-from tests.e2e.conftest import folio_env, ok_json, run_folio_in
+from tests.e2e.conftest import folio_env, ok, ok_json, run_folio_in
 
 V1 = "/api/v1"
 SLOW_SCRIPT = {"delay": 0.05, "steps": [" ".join(["word"] * 400)]}
@@ -346,3 +346,55 @@ def test_serve_refuses_a_public_address_without_users(tmp_path: Path) -> None:
     )  # fmt: skip
     assert r.returncode != 0
     assert "Refusing to bind 0.0.0.0" in r.stderr
+
+
+# --- users ------------------------------------------------------------------------------------
+def test_users_tokens_and_isolation(library: Path, tmp_path: Path) -> None:
+    import shutil
+
+    home = tmp_path / "home"
+    shutil.copytree(library, home)
+    with FolioServer(home) as server, httpx.Client(base_url=server.url, timeout=60) as c:
+        book = c.get(f"{V1}/books").json()[0]["id"]
+        local_conversation = new_conversation(c, book)  # no users yet: the local user
+
+        alice = ok_json(run_folio_in(home, "users", "add", "alice", "--json"))
+        bob = ok_json(run_folio_in(home, "users", "add", "bob", "--json"))
+        assert alice["token"].startswith("folio_") and alice["token"] not in (
+            home / "folio.db"
+        ).read_bytes().decode("latin-1")  # stored only as a hash
+        listed = ok_json(run_folio_in(home, "users", "list", "--json"))
+        assert [u["name"] for u in listed] == ["alice", "bob"]
+
+        r = c.get(f"{V1}/books")
+        assert_error(r, 401, "UNAUTHORIZED")
+        assert r.headers["www-authenticate"] == "Bearer"
+        assert_error(c.get(f"{V1}/books", headers={"Authorization": "Bearer nope"}), 401)
+        as_alice = {"Authorization": f"Bearer {alice['token']}"}
+        as_bob = {"Authorization": f"Bearer {bob['token']}"}
+        assert c.get(f"{V1}/me", headers=as_alice).json()["user_id"] == alice["id"]
+
+        # the local user's book and conversation do not exist for alice
+        assert c.get(f"{V1}/books", headers=as_alice).json() == []
+        assert_error(c.get(f"{V1}/books/{book}", headers=as_alice), 404)
+        assert_error(c.get(f"{V1}/conversations/{local_conversation}", headers=as_alice), 404)
+        assert_error(
+            c.post(
+                f"{V1}/conversations/{local_conversation}/messages",
+                json={"message": "hi"},
+                headers=as_alice,
+            ),
+            404,
+        )
+        assert_error(c.delete(f"{V1}/books/{book}", headers=as_alice), 404)
+        assert_error(c.post(f"{V1}/conversations", json={"book_id": book}, headers=as_alice), 404)
+        assert c.get(f"{V1}/conversations", headers=as_alice).json()["total"] == 0
+        assert c.get(f"{V1}/conversations", headers=as_bob).json()["total"] == 0
+
+        new = ok(run_folio_in(home, "users", "rotate", "alice")).strip()
+        assert_error(c.get(f"{V1}/books", headers=as_alice), 401)
+        assert c.get(f"{V1}/books", headers={"Authorization": f"Bearer {new}"}).status_code == 200
+        ok(run_folio_in(home, "users", "rm", "bob"))
+        assert_error(c.get(f"{V1}/books", headers=as_bob), 401)
+    # the local user's data is intact for the CLI
+    assert ok_json(run_folio_in(home, "conversations", "--json"))

@@ -27,6 +27,7 @@ from folio.domain.llm import (
     ToolInvocation,
 )
 from folio.domain.search import RankedChunk
+from folio.domain.users import ResourceKind, User
 
 Vectors = npt.NDArray[np.float32]  # shape (n, dimensions), rows L2-normalised
 
@@ -286,3 +287,38 @@ class ConversationContextStrategy(Protocol):
         whose tool results held text past it (the reader moved the position back) goes in
         without its passages or answer."""
         ...
+
+
+# --- users and ownership -------------------------------------------------------------------------
+class UserRepository(Protocol):
+    def add(self, user: User, token_hash: str) -> None:
+        """Raises ``UserError(DUPLICATE)`` when the name is taken."""
+        ...
+
+    def list(self) -> list[User]: ...
+
+    def get_by_name(self, name: str) -> User:
+        """Raises ``UserError(NOT_FOUND)``."""
+        ...
+
+    def get_by_token_hash(self, token_hash: str) -> User | None: ...
+
+    def set_token_hash(self, user_id: str, token_hash: str) -> None: ...
+
+    def delete(self, user_id: str) -> None: ...
+
+    def count(self) -> int: ...
+
+
+class OwnershipRepository(Protocol):
+    """Who owns each book and conversation; a resource without a record is the local user's."""
+
+    def set_owner(self, kind: ResourceKind, resource_id: str, user_id: str) -> None: ...
+
+    def owner_of(self, kind: ResourceKind, resource_id: str) -> str: ...
+
+    def owners(self, kind: ResourceKind, resource_ids: Sequence[str]) -> dict[str, str]:
+        """The owner of each of ``resource_ids`` (the local user for those without a record)."""
+        ...
+
+    def forget(self, kind: ResourceKind, resource_id: str) -> None: ...

@@ -2,6 +2,8 @@
 a route declares ``container: ContainerDep, user: UserDep`` and gets them.
 
 - ``ContainerDep``: the process's ``bootstrap.Container`` (the CLI's composition root).
+- ``ScopeDep``: the caller's use cases (``library``, ``conversations``, ``books``, ``chat()``...),
+  built on repositories that hold only the caller's books and conversations.
 - ``UserDep``: who is calling. With no users in the library every request is the local single user
   (``serve`` then binds loopback only); once users exist a bearer token is required.
 - ``TurnSlotsDep``: the per-user count of concurrent turns (``max_concurrent_turns``, 429 over it).
@@ -15,10 +17,8 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from folio.bootstrap import Container
+from folio.bootstrap import Container, UserScope
 from folio.entrypoints.api.errors import ApiError
-
-LOCAL_USER = "local"
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,12 +40,22 @@ ContainerDep = Annotated[Container, Depends(get_container)]
 def get_caller(request: Request, container: ContainerDep) -> Caller:
     """The local single user until users exist; then the user of the bearer token (401 without
     a valid one)."""
-    del container  # users and tokens arrive with the users store
-    _ = request.headers.get("authorization")
-    return Caller(LOCAL_USER, LOCAL_USER)
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    bearer = token.strip() if scheme.lower() == "bearer" else None
+    user_id = container.users.authenticate(bearer)
+    return Caller(user_id, user_id)
 
 
 UserDep = Annotated[Caller, Depends(get_caller)]
+
+
+def get_scope(caller: UserDep, container: ContainerDep) -> UserScope:
+    return container.for_user(caller.user_id)
+
+
+# The caller's use cases: only their books and conversations exist for them.
+ScopeDep = Annotated[UserScope, Depends(get_scope)]
 
 
 class TurnSlots:

@@ -29,6 +29,7 @@ from folio.domain.errors import (
     LLMErrorCode,
     StorageError,
 )
+from folio.domain.users import UserError, UserErrorCode
 
 log = logging.getLogger("folio.api")
 
@@ -66,6 +67,10 @@ def status_for(error: FolioError) -> int:
         return _LLM_STATUS.get(LLMErrorCode(error.code), 502) if _is(error, LLMErrorCode) else 502
     if isinstance(error, IngestError) and _is(error, IngestErrorCode):
         return _INGEST_STATUS[IngestErrorCode(error.code)]
+    if isinstance(error, UserError) and error.code == UserErrorCode.UNAUTHORIZED:
+        return 401
+    if isinstance(error, UserError) and error.code == UserErrorCode.DUPLICATE:
+        return 409
     if isinstance(error, (ConfigError, StorageError)):
         return 503
     if error.code == "NOT_FOUND":
@@ -103,7 +108,11 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(FolioError)
     async def folio_error(_: Request, e: FolioError) -> JSONResponse:
-        return _response(status_for(e), e.code, e.message)
+        status = status_for(e)
+        response = _response(status, e.code, e.message)
+        if status == 401:
+            response.headers["WWW-Authenticate"] = "Bearer"
+        return response
 
     @app.exception_handler(ApiError)
     async def api_error(_: Request, e: ApiError) -> JSONResponse:

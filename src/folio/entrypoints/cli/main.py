@@ -93,8 +93,10 @@ def _register() -> None:
         cli.add_command(command)
     from folio.entrypoints.cli.conversations import conversations_group
     from folio.entrypoints.cli.eval import eval_group
+    from folio.entrypoints.cli.users import users_group
 
     cli.add_command(conversations_group)
+    cli.add_command(users_group)
     cli.add_command(eval_group)
 
 

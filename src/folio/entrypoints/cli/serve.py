@@ -47,7 +47,7 @@ def serve_cmd(lazy: Any, host: str, port: int, workers: int, log_level: str) -> 
 
     container = lazy.get()
     container.database  # noqa: B018 - migrate once here, before the workers start
-    if not is_loopback(host):
+    if not is_loopback(host) and not container.users.any():
         raise click.UsageError(
             f"Refusing to bind {host}: without users anyone who can reach it could read every "
             "book and conversation. Bind 127.0.0.1, or create a user first (`folio users add NAME`)"

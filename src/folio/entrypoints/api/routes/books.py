@@ -8,7 +8,7 @@ from fastapi import APIRouter, Query, Response
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, ConfigDict, Field
 
-from folio.entrypoints.api.deps import ContainerDep, UserDep
+from folio.entrypoints.api.deps import ScopeDep
 from folio.entrypoints.serialize import book_detail, book_summary, hit_dict
 
 router = APIRouter(prefix="/api/v1/books", tags=["books"])
@@ -25,29 +25,25 @@ class PositionIn(BaseModel):
 
 
 @router.get("")
-def list_books(container: ContainerDep, user: UserDep) -> list[dict[str, Any]]:
-    return [book_summary(b) for b in container.library.list_books()]
+def list_books(scope: ScopeDep) -> list[dict[str, Any]]:
+    return [book_summary(b) for b in scope.library.list_books()]
 
 
 @router.get("/{book_id}")
-def get_book(
-    book_id: str, container: ContainerDep, user: UserDep, all_chapters: bool = False
-) -> dict[str, Any]:
+def get_book(book_id: str, scope: ScopeDep, all_chapters: bool = False) -> dict[str, Any]:
     """The book with its chapters; unread chapters' titles are withheld unless ``all_chapters``."""
-    return book_detail(container.books.get(book_id), reveal_unread=all_chapters)
+    return book_detail(scope.books.get(book_id), reveal_unread=all_chapters)
 
 
 @router.delete("/{book_id}", status_code=204)
-def delete_book(book_id: str, container: ContainerDep, user: UserDep) -> Response:
-    container.library.remove(book_id)
+def delete_book(book_id: str, scope: ScopeDep) -> Response:
+    scope.library.remove(book_id)
     return Response(status_code=204)
 
 
 @router.put("/{book_id}/position")
-def set_position(
-    book_id: str, body: PositionIn, container: ContainerDep, user: UserDep
-) -> dict[str, Any]:
-    book = container.library.set_position(
+def set_position(book_id: str, body: PositionIn, scope: ScopeDep) -> dict[str, Any]:
+    book = scope.library.set_position(
         book_id,
         page=None if body.page is None else str(body.page),
         chapter=body.chapter,
@@ -60,16 +56,15 @@ def set_position(
 @router.get("/{book_id}/search")
 async def search_book(
     book_id: str,
-    container: ContainerDep,
-    user: UserDep,
+    scope: ScopeDep,
     q: Annotated[str, Query(min_length=1, max_length=1000)],
     k: Annotated[int, Query(ge=1, le=50)] = 5,
 ) -> dict[str, Any]:
     """Passages of the book up to the reading position, best first."""
 
     def run() -> dict[str, Any]:
-        book = container.books.get(book_id)
-        hits = container.searcher.search(book, q, k=k)
+        book = scope.books.get(book_id)
+        hits = scope.searcher.search(book, q, k=k)
         return {"book_id": book.id, "query": q, "results": [hit_dict(h) for h in hits]}
 
     return await run_in_threadpool(run)

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from folio.app.chat import ChatEvent, ChatWithBook, TurnResult
 from folio.bootstrap import Container
-from folio.entrypoints.api.deps import Caller, ContainerDep, TurnSlots, TurnSlotsDep, UserDep
+from folio.entrypoints.api.deps import Caller, ScopeDep, TurnSlots, TurnSlotsDep, UserDep
 from folio.entrypoints.api.errors import ApiError
 from folio.entrypoints.api.streaming import SSE_HEADERS, stream_turn
 from folio.entrypoints.serialize import turn_result_dict
@@ -51,17 +51,17 @@ Runner = Callable[[Callable[[ChatEvent], None] | None], TurnResult]
 async def post_message(
     conversation_id: str,
     body: MessageIn,
-    container: ContainerDep,
+    scope: ScopeDep,
     user: UserDep,
     slots: TurnSlotsDep,
 ) -> dict[str, Any] | StreamingResponse:
     """Answer ``message`` in the conversation and store the turn."""
-    text = _checked(body.message, container)
+    text = _checked(body.message, scope.container)
 
     def prepare() -> Runner:
-        conversation = container.conversations.get(conversation_id).conversation
-        container.books.get(conversation.book_id)
-        chat = container.chat()
+        conversation = scope.conversations.get(conversation_id).conversation
+        scope.books.get(conversation.book_id)
+        chat = scope.chat()
         return _runner(chat, conversation.id, text)
 
     return await _answer(await run_in_threadpool(prepare), body.stream, user, slots)
@@ -69,23 +69,23 @@ async def post_message(
 
 @router.post("/chat", response_model=None, responses={200: {"content": {"text/event-stream": {}}}})
 async def chat(
-    body: ChatIn, container: ContainerDep, user: UserDep, slots: TurnSlotsDep
+    body: ChatIn, scope: ScopeDep, user: UserDep, slots: TurnSlotsDep
 ) -> dict[str, Any] | StreamingResponse:
     """With ``session_id``: continue that conversation (404 if unknown, or about another book).
     Without: a stateless turn about ``book_id`` that stores nothing."""
-    text = _checked(body.message, container)
+    text = _checked(body.message, scope.container)
 
     def prepare() -> Runner:
-        book = container.books.get(body.book_id)
+        book = scope.books.get(body.book_id)
         if body.session_id is None:
-            use_case, conversation_id = container.stateless_chat(book.id)
+            use_case, conversation_id = scope.stateless_chat(book.id)
             return _runner(use_case, conversation_id, text)
-        conversation = container.conversations.get(body.session_id).conversation
+        conversation = scope.conversations.get(body.session_id).conversation
         if conversation.book_id != book.id:
             raise ApiError(
                 404, "NOT_FOUND", f"No conversation {body.session_id!r} about book {book.id!r}"
             )
-        return _runner(container.chat(), conversation.id, text)
+        return _runner(scope.chat(), conversation.id, text)
 
     return await _answer(await run_in_threadpool(prepare), body.stream, user, slots)
 

@@ -10,7 +10,7 @@ from fastapi.responses import PlainTextResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from folio.domain.conversations import MessageRole
-from folio.entrypoints.api.deps import ContainerDep, UserDep
+from folio.entrypoints.api.deps import ScopeDep
 from folio.entrypoints.api.errors import ApiError
 from folio.entrypoints.serialize import conversation_dict, message_dict, turn_meta_dict
 
@@ -29,24 +29,21 @@ class RenameIn(BaseModel):
 
 
 @router.post("", status_code=201)
-def create_conversation(
-    body: ConversationIn, container: ContainerDep, user: UserDep
-) -> dict[str, Any]:
-    return conversation_dict(container.conversations.create(body.book_id, body.title), turns=0)
+def create_conversation(body: ConversationIn, scope: ScopeDep) -> dict[str, Any]:
+    return conversation_dict(scope.conversations.create(body.book_id, body.title), turns=0)
 
 
 @router.get("")
 def list_conversations(
-    container: ContainerDep,
-    user: UserDep,
+    scope: ScopeDep,
     book_id: Annotated[str | None, Query(max_length=200)] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
 ) -> dict[str, Any]:
     """Newest activity first; ``limit``/``offset`` page through them."""
     if book_id is not None:
-        container.books.get(book_id)  # 404 for an unknown book
-    summaries = container.conversations.list(book_id)
+        scope.books.get(book_id)  # 404 for an unknown book
+    summaries = scope.conversations.list(book_id)
     page = summaries[offset : offset + limit]
     return {
         "total": len(summaries),
@@ -61,11 +58,11 @@ def list_conversations(
 
 @router.get("/{conversation_id}")
 def get_conversation(
-    conversation_id: str, container: ContainerDep, user: UserDep, verbose: bool = False
+    conversation_id: str, scope: ScopeDep, verbose: bool = False
 ) -> dict[str, Any]:
     """The conversation with its messages and per-turn metadata; tool calls and tool results
     only with ``verbose``."""
-    detail = container.conversations.get(conversation_id)
+    detail = scope.conversations.get(conversation_id)
     messages = [
         message_dict(m)
         for m in detail.messages
@@ -82,37 +79,32 @@ def get_conversation(
 
 
 @router.patch("/{conversation_id}")
-def rename_conversation(
-    conversation_id: str, body: RenameIn, container: ContainerDep, user: UserDep
-) -> dict[str, Any]:
-    return conversation_dict(container.conversations.rename(conversation_id, body.title))
+def rename_conversation(conversation_id: str, body: RenameIn, scope: ScopeDep) -> dict[str, Any]:
+    return conversation_dict(scope.conversations.rename(conversation_id, body.title))
 
 
 @router.delete("/{conversation_id}", status_code=204)
-def delete_conversation(conversation_id: str, container: ContainerDep, user: UserDep) -> Response:
-    container.conversations.delete(conversation_id)
+def delete_conversation(conversation_id: str, scope: ScopeDep) -> Response:
+    scope.conversations.delete(conversation_id)
     return Response(status_code=204)
 
 
 @router.get("/{conversation_id}/export", response_model=None)
 def export_conversation(
     conversation_id: str,
-    container: ContainerDep,
-    user: UserDep,
+    scope: ScopeDep,
     format: Literal["md", "json"] = "md",
 ) -> PlainTextResponse | dict[str, Any]:
     if format == "json":
-        return container.conversations.export_json(conversation_id)
-    text = container.conversations.export_markdown(conversation_id)
+        return scope.conversations.export_json(conversation_id)
+    text = scope.conversations.export_markdown(conversation_id)
     return PlainTextResponse(text, media_type="text/markdown; charset=utf-8")
 
 
 @router.post("/import", status_code=201)
-async def import_conversation(
-    request: Request, container: ContainerDep, user: UserDep
-) -> dict[str, Any]:
+async def import_conversation(request: Request, scope: ScopeDep) -> dict[str, Any]:
     """A conversation exported as JSON (``export?format=json``), stored under new ids."""
-    limit = container.settings.max_import_bytes
+    limit = scope.container.settings.max_import_bytes
     raw = await request.body()
     if len(raw) > limit:
         raise ApiError(413, "TOO_LARGE", f"An import is at most {limit // (1024 * 1024)} MB")
@@ -120,4 +112,4 @@ async def import_conversation(
         data = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as e:
         raise ApiError(422, "INVALID_INPUT", f"The body is not JSON: {e}") from e
-    return conversation_dict(container.conversations.import_json(data))
+    return conversation_dict(scope.conversations.import_json(data))

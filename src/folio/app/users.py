@@ -1,0 +1,90 @@
+"""User management and authentication: add, list, remove, rotate a token, authenticate.
+
+A token is shown once, when created or rotated, and stored only as its SHA-256 hash (tokens are
+256 random bits, so a fast hash is enough; no salt is needed for such secrets).
+"""
+
+from __future__ import annotations
+
+import builtins
+import hashlib
+import secrets
+import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from folio.domain.ports import UserRepository
+from folio.domain.users import LOCAL_USER_ID, User, UserError, UserErrorCode, validate_user_name
+
+TOKEN_PREFIX = "folio_"
+MAX_TOKEN_CHARS = 200
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def new_token() -> str:
+    return TOKEN_PREFIX + secrets.token_urlsafe(32)
+
+
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class Users:
+    def __init__(
+        self,
+        users: UserRepository,
+        *,
+        clock: Callable[[], datetime] = _utcnow,
+        token: Callable[[], str] = new_token,
+    ) -> None:
+        self._users = users
+        self._clock = clock
+        self._token = token
+
+    def add(self, name: str) -> tuple[User, str]:
+        """A new user and its bearer token (shown once)."""
+        user = User(uuid.uuid4().hex, validate_user_name(name), self._clock())
+        token = self._token()
+        self._users.add(user, hash_token(token))
+        return user, token
+
+    def list(self) -> builtins.list[User]:
+        return self._users.list()
+
+    def remove(self, name: str) -> User:
+        user = self._users.get_by_name(name.strip())
+        self._users.delete(user.id)
+        return user
+
+    def rotate(self, name: str) -> str:
+        """A new token for the user; the old one stops working at once."""
+        user = self._users.get_by_name(name.strip())
+        token = self._token()
+        self._users.set_token_hash(user.id, hash_token(token))
+        return token
+
+    def any(self) -> bool:
+        return self._users.count() > 0
+
+    def authenticate(self, token: str | None) -> str:
+        """The id of the user a request acts as: the local user while no user exists; else the
+        user of ``token``. Raises ``UserError(UNAUTHORIZED)``."""
+        if not self.any():
+            return LOCAL_USER_ID
+        if not token:
+            raise UserError(
+                "A bearer token is required (Authorization: Bearer TOKEN; `folio users add NAME` "
+                "creates one)",
+                code=UserErrorCode.UNAUTHORIZED,
+            )
+        user = (
+            self._users.get_by_token_hash(hash_token(token))
+            if len(token) <= MAX_TOKEN_CHARS
+            else None
+        )
+        if user is None:
+            raise UserError("Invalid or revoked token", code=UserErrorCode.UNAUTHORIZED)
+        return user.id

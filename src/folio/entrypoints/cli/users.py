@@ -1,0 +1,74 @@
+"""``folio users``: the users of ``folio serve`` and their bearer tokens."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from folio.entrypoints.cli.errors import handle_errors
+
+
+@click.group("users")
+def users_group() -> None:
+    """Users of the HTTP API. Once one exists, every request needs a bearer token.
+
+    \b
+    folio users add alice        # prints alice's token once
+    folio users list
+    folio users rotate alice     # a new token; the old one stops working
+    folio users rm alice
+    """
+
+
+@users_group.command("add")
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+@handle_errors
+def add_cmd(lazy: Any, name: str, as_json: bool) -> None:
+    """Create user NAME and print its bearer token (shown only now; stored as a hash)."""
+    user, token = lazy.get().users.add(name)
+    if as_json:
+        click.echo(json.dumps({"id": user.id, "name": user.name, "token": token}))
+        return
+    click.echo(f"Created user {user.name}. Its token (shown only once):", err=True)
+    click.echo(token)
+
+
+@users_group.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+@handle_errors
+def list_cmd(lazy: Any, as_json: bool) -> None:
+    """List users (never their tokens)."""
+    users = lazy.get().users.list()
+    if as_json:
+        data = [{"id": u.id, "name": u.name, "created_at": u.created_at.isoformat()} for u in users]
+        click.echo(json.dumps(data, indent=2))
+        return
+    if not users:
+        click.echo("No users: `folio serve` runs as the local user, on loopback only.")
+    for u in users:
+        click.echo(f"{u.name:24} created {u.created_at:%Y-%m-%d %H:%M} UTC  id {u.id[:8]}")
+
+
+@users_group.command("rm")
+@click.argument("name")
+@click.pass_obj
+@handle_errors
+def rm_cmd(lazy: Any, name: str) -> None:
+    """Remove user NAME: its token stops working; its books and conversations stay stored but
+    no other user can see them."""
+    user = lazy.get().users.remove(name)
+    click.echo(f"Removed user {user.name}.")
+
+
+@users_group.command("rotate")
+@click.argument("name")
+@click.pass_obj
+@handle_errors
+def rotate_cmd(lazy: Any, name: str) -> None:
+    """Give NAME a new token (printed once); the old one stops working at once."""
+    click.echo(lazy.get().users.rotate(name))

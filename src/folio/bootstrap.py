@@ -6,6 +6,7 @@ are created lazily on first use, so a command that never searches never loads th
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
     from folio.adapters.storage.sqlite_db import Database
     from folio.app.chat import ChatWithBook
     from folio.app.conversations import Conversations
+    from folio.app.imports import ImportBooks
     from folio.app.ingest import IngestBook
     from folio.app.library import Library
     from folio.app.search import SearchBook
@@ -24,6 +26,7 @@ if TYPE_CHECKING:
         ChatProvider,
         ChunkIndex,
         Embedder,
+        ImportJobRepository,
         OwnershipRepository,
         UnitOfWorkFactory,
     )
@@ -89,6 +92,12 @@ class Container:
 
     @cached_property
     def ingest(self) -> IngestBook:
+        return self._ingest_on(self.books)
+
+    def _ingest_on(self, books: BookRepository, book_id: str | None = None) -> IngestBook:
+        """The ingest use case storing into ``books``; ``book_id``: the id the new book gets."""
+        import uuid
+
         from folio.adapters.parsers import parse_book
         from folio.app.ingest import IngestBook
 
@@ -98,10 +107,17 @@ class Container:
         return IngestBook(
             parse=parse_book,
             embedder=self.embedder,
-            books=self.books,
+            books=books,
             count_tokens=count_tokens,
             max_tokens=max_tokens,
+            new_id=(lambda: book_id) if book_id else (lambda: uuid.uuid4().hex),
         )
+
+    @cached_property
+    def import_jobs(self) -> ImportJobRepository:
+        from folio.adapters.storage.sqlite_jobs import SqliteImportJobs
+
+        return SqliteImportJobs(self.database)
 
     @cached_property
     def searcher(self) -> SearchBook:
@@ -220,6 +236,26 @@ class UserScope:
     @property
     def searcher(self) -> SearchBook:
         return self.container.searcher
+
+    @cached_property
+    def imports(self) -> ImportBooks:
+        """Book imports as background jobs (threads of this process) owned by the user."""
+        import threading
+
+        from folio.adapters.parsers.sniff import sniff_format
+        from folio.app.imports import ImportBooks
+        from folio.domain.users import LOCAL_USER_ID
+
+        def spawn(work: Callable[[], None]) -> None:
+            threading.Thread(target=work, name="folio-import", daemon=True).start()
+
+        return ImportBooks(
+            self.container.import_jobs,
+            lambda book_id: self.container._ingest_on(self.books, book_id),
+            sniff_format,
+            spawn,
+            self.user_id or LOCAL_USER_ID,
+        )
 
     def chat(self, provider: str | None = None, model: str | None = None) -> ChatWithBook:
         return self.container._chat_on(self.conversation_uow, provider, model, self.books)

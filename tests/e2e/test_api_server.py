@@ -349,12 +349,33 @@ def test_serve_refuses_a_public_address_without_users(tmp_path: Path) -> None:
 
 
 # --- users ------------------------------------------------------------------------------------
-def test_users_tokens_and_isolation(library: Path, tmp_path: Path) -> None:
+def wait_for_job(c: httpx.Client, url: str, headers: dict[str, str]) -> dict[str, Any]:
+    import time
+
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        job = c.get(url, headers=headers).json()
+        if job["status"] in ("done", "failed"):
+            return dict(job)
+        time.sleep(0.1)
+    raise AssertionError(f"job still running: {job}")
+
+
+def new_conversation_as(c: httpx.Client, book_id: str, headers: dict[str, str]) -> str:
+    r = c.post(f"{V1}/conversations", json={"book_id": book_id}, headers=headers)
+    assert r.status_code == 201, r.text
+    return str(r.json()["conversation_id"])
+
+
+def test_users_tokens_isolation_and_uploads(library: Path, tmp_path: Path) -> None:
     import shutil
 
     home = tmp_path / "home"
     shutil.copytree(library, home)
-    with FolioServer(home) as server, httpx.Client(base_url=server.url, timeout=60) as c:
+    with (
+        FolioServer(home, env={"FOLIO_MAX_BOOK_MB": "1"}) as server,
+        httpx.Client(base_url=server.url, timeout=60) as c,
+    ):
         book = c.get(f"{V1}/books").json()[0]["id"]
         local_conversation = new_conversation(c, book)  # no users yet: the local user
 
@@ -390,6 +411,49 @@ def test_users_tokens_and_isolation(library: Path, tmp_path: Path) -> None:
         assert_error(c.post(f"{V1}/conversations", json={"book_id": book}, headers=as_alice), 404)
         assert c.get(f"{V1}/conversations", headers=as_alice).json()["total"] == 0
         assert c.get(f"{V1}/conversations", headers=as_bob).json()["total"] == 0
+
+        # alice uploads a book (named like an image: the type comes from the content)
+        text = "\n\n".join(
+            f"CHAPTER {i}\n\n" + f"The lighthouse keeper Marta counted ships on day {i}. " * 40
+            for i in range(1, 6)
+        )
+        r = c.post(
+            f"{V1}/books",
+            files={"file": ("keeper.jpg", text.encode(), "image/jpeg")},
+            data={"title": "The Keeper", "author": "Anon"},
+            headers=as_alice,
+        )
+        assert r.status_code == 202, r.text
+        job_url = r.headers["location"]
+        assert r.json()["job"]["status"] in ("queued", "running", "done")
+        job = wait_for_job(c, job_url, as_alice)
+        assert job["status"] == "done", job
+        alice_book = job["book_id"]
+        assert alice_book == r.json()["book"]["id"]
+        mine = c.get(f"{V1}/books", headers=as_alice).json()
+        assert [(b["title"], b["format"]) for b in mine] == [("The Keeper", "txt")]
+        hits = c.get(
+            f"{V1}/books/{alice_book}/search", params={"q": "lighthouse"}, headers=as_alice
+        ).json()
+        assert hits["results"]
+        alice_chat = new_conversation_as(c, alice_book, as_alice)
+        # bob sees none of it
+        assert c.get(f"{V1}/books", headers=as_bob).json() == []
+        assert_error(c.get(f"{V1}/books/{alice_book}", headers=as_bob), 404)
+        assert_error(c.get(job_url, headers=as_bob), 404)
+        assert_error(c.get(f"{V1}/conversations/{alice_chat}", headers=as_bob), 404)
+        assert_error(
+            c.post(f"{V1}/chat", json={"book_id": alice_book, "message": "hi"}, headers=as_bob),
+            404,
+        )
+        # not a book, or too large: refused at once with a status
+        png = b"\x89PNG\r\n\x1a\n" + b"\x00" * 100
+        r = c.post(f"{V1}/books", files={"file": ("a.txt", png)}, headers=as_alice)
+        assert_error(r, 415, "UNSUPPORTED")
+        big = b"word " * (300 * 1024)
+        r = c.post(f"{V1}/books", files={"file": ("big.txt", big)}, headers=as_alice)
+        assert "max_book_mb" in assert_error(r, 413, "TOO_LARGE")["message"]
+        assert_error(c.get(f"{V1}/jobs/nope", headers=as_alice), 404)
 
         new = ok(run_folio_in(home, "users", "rotate", "alice")).strip()
         assert_error(c.get(f"{V1}/books", headers=as_alice), 401)

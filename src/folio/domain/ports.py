@@ -18,6 +18,7 @@ import numpy.typing as npt
 
 from folio.domain.books import Book, BookFormat, Chunk, ParsedBook, ReadingPosition, SearchHit
 from folio.domain.conversations import ChatMessage, Conversation, Turn
+from folio.domain.jobs import ImportJob
 from folio.domain.llm import (
     ChatResponse,
     PromptMessage,
@@ -322,3 +323,15 @@ class OwnershipRepository(Protocol):
         ...
 
     def forget(self, kind: ResourceKind, resource_id: str) -> None: ...
+
+
+class ImportJobRepository(Protocol):
+    def save(self, job: ImportJob) -> None:
+        """Insert or replace the job."""
+        ...
+
+    def get(self, job_id: str) -> ImportJob | None: ...
+
+    def fail_unfinished(self, message: str) -> int:
+        """Mark every queued or running job failed (``INTERRUPTED``); returns how many."""
+        ...

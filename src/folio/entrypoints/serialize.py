@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from folio.domain.books import Book, SearchHit
 from folio.domain.conversations import ChatMessage, Conversation, Source, Turn
+from folio.domain.jobs import ImportJob
 
 if TYPE_CHECKING:
     from folio.app.chat import TurnResult
@@ -161,4 +162,21 @@ def turn_meta_dict(turn: Turn) -> dict[str, Any]:
         "input_tokens": turn.input_tokens,
         "output_tokens": turn.output_tokens,
         "latency_ms": turn.latency_ms,
+    }
+
+
+def job_dict(job: ImportJob) -> dict[str, Any]:
+    return {
+        "job_id": job.id,
+        "status": job.status.value,
+        "book_id": job.book_id,
+        "filename": job.filename,
+        "stage": job.stage,
+        "done": job.done,
+        "total": job.total,
+        "error": None
+        if job.error_code is None
+        else {"code": job.error_code, "message": job.error_message},
+        "created_at": job.created_at.isoformat(),
+        "updated_at": job.updated_at.isoformat(),
     }

@@ -55,7 +55,10 @@ def create_app(
     app.state.container = container
     app.state.turn_slots = TurnSlots(container.settings.max_concurrent_turns)
     errors.install(app)
-    _limit_request_size(app, container.settings.max_request_bytes)
+    settings = container.settings
+    _limit_request_size(
+        app, settings.max_request_bytes, max(settings.max_request_bytes, settings.max_book_bytes)
+    )
     for item in (*ROUTERS, *(routers or ())):
         app.include_router(_router(item))
     static = static_dir or WEB_STATIC
@@ -71,8 +74,12 @@ def _router(item: str | APIRouter) -> APIRouter:
     return router
 
 
-def _limit_request_size(app: FastAPI, limit: int) -> None:
-    """Refuse a body announced larger than the limit (413) before reading it."""
+UPLOAD_PATH = "/api/v1/books"
+
+
+def _limit_request_size(app: FastAPI, limit: int, upload_limit: int) -> None:
+    """Refuse a body announced larger than the limit (413) before reading it (a book upload may
+    be as large as ``max_book_mb``; the upload route bounds what it reads, too)."""
     from fastapi.responses import JSONResponse
 
     @app.middleware("http")
@@ -80,15 +87,16 @@ def _limit_request_size(app: FastAPI, limit: int) -> None:
         request: Request, call_next: Callable[[Request], Awaitable[Response]]
     ) -> Response:
         length = request.headers.get("content-length")
+        bound = upload_limit if request.url.path == UPLOAD_PATH else limit
         if length is not None:
             if not length.isdigit():
                 body = error_body("INVALID_INPUT", "Invalid Content-Length")
                 return JSONResponse(body, status_code=400)
-            if int(length) > limit:
+            if int(length) > bound:
+                setting = "max_book_mb" if bound == upload_limit != limit else "max_request_mb"
                 body = error_body(
                     "TOO_LARGE",
-                    f"A request body is at most {limit // (1024 * 1024)} MB "
-                    "(setting max_request_mb)",
+                    f"A request body is at most {bound / (1024 * 1024):g} MB (setting {setting})",
                 )
                 return JSONResponse(body, status_code=413)
         return await call_next(request)

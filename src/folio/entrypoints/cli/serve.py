@@ -47,6 +47,8 @@ def serve_cmd(lazy: Any, host: str, port: int, workers: int, log_level: str) -> 
 
     container = lazy.get()
     container.database  # noqa: B018 - migrate once here, before the workers start
+    # Imports run in the server's threads: those of a previous server stopped with it.
+    container.import_jobs.fail_unfinished("The server stopped during the import; upload it again")
     if not is_loopback(host) and not container.users.any():
         raise click.UsageError(
             f"Refusing to bind {host}: without users anyone who can reach it could read every "

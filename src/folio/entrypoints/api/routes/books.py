@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import shutil
+import uuid
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, File, Form, Query, Response, UploadFile
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, ConfigDict, Field
 
 from folio.entrypoints.api.deps import ScopeDep
-from folio.entrypoints.serialize import book_detail, book_summary, hit_dict
+from folio.entrypoints.api.errors import ApiError
+from folio.entrypoints.serialize import book_detail, book_summary, hit_dict, job_dict
 
 router = APIRouter(prefix="/api/v1/books", tags=["books"])
 
@@ -22,6 +25,43 @@ class PositionIn(BaseModel):
     page: str | int | None = Field(default=None)
     percent: float | None = Field(default=None, ge=0, le=100)
     reset: bool = False
+
+
+@router.post("", status_code=202)
+async def upload_book(
+    scope: ScopeDep,
+    response: Response,
+    file: Annotated[UploadFile, File(description="The book: EPUB, PDF, HTML, Markdown or text")],
+    title: Annotated[str | None, Form(max_length=500)] = None,
+    author: Annotated[str | None, Form(max_length=500)] = None,
+) -> dict[str, Any]:
+    """Upload a book (multipart field ``file``). Its type is sniffed from the content; the
+    import runs in the background: poll ``GET /api/v1/jobs/{job_id}``. 413 over ``max_book_mb``,
+    415 for a file that is not a book."""
+    settings = scope.container.settings
+    folder = settings.home / "uploads" / uuid.uuid4().hex
+    folder.mkdir(parents=True)
+    path = folder / "upload"
+    try:
+        size = 0
+        with path.open("wb") as out:
+            while chunk := await file.read(1024 * 1024):
+                size += len(chunk)
+                if size > settings.max_book_bytes:
+                    raise ApiError(
+                        413,
+                        "TOO_LARGE",
+                        f"A book is at most {settings.max_book_mb:g} MB (setting max_book_mb)",
+                    )
+                out.write(chunk)
+        job = await run_in_threadpool(
+            scope.imports.start, path, file.filename or "book", title=title, author=author
+        )
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    response.headers["Location"] = f"/api/v1/jobs/{job.id}"
+    return {"book": {"id": job.book_id, "status": "importing"}, "job": job_dict(job)}
 
 
 @router.get("")

@@ -6,7 +6,8 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from folio.entrypoints.api.deps import ContainerDep, UserDep
+from folio.entrypoints.api.deps import ContainerDep, ScopeDep, UserDep
+from folio.entrypoints.serialize import job_dict
 
 router = APIRouter(prefix="/api/v1", tags=["service"])
 
@@ -20,3 +21,10 @@ def health(container: ContainerDep) -> dict[str, Any]:
 @router.get("/me")
 def me(user: UserDep) -> dict[str, Any]:
     return {"user_id": user.user_id, "name": user.name}
+
+
+@router.get("/jobs/{job_id}")
+def get_job(job_id: str, scope: ScopeDep) -> dict[str, Any]:
+    """An import job: ``status`` queued | running | done | failed, ``stage``, ``done`` of
+    ``total`` steps, the ``book_id``, and ``error`` when it failed."""
+    return job_dict(scope.imports.get(job_id))

@@ -106,6 +106,11 @@ class Conversations:
         book = self._book_or_none(conversation.book_id)
         return ConversationDetail(conversation, messages, turns, book.title if book else None)
 
+    def find(self, conversation_id: str) -> Conversation:
+        """The conversation without its history (``ConversationError(NOT_FOUND)``)."""
+        with self._uow() as uow:
+            return uow.conversations.get(conversation_id)
+
     def resolve(self, ref: str) -> Conversation:
         """A conversation by full id or unique id prefix."""
         ref = ref.strip()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import sqlite3
+import threading
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -12,13 +13,22 @@ from folio.domain.users import LOCAL_USER_ID, ResourceKind, User, UserError, Use
 
 
 class SqliteUsers:
-    """Implements ``UserRepository`` and ``OwnershipRepository``. A connection per call."""
+    """Implements ``UserRepository`` and ``OwnershipRepository``. Reads use one connection per
+    thread (every request checks a token and owners); writes open their own."""
 
     def __init__(self, db: Database) -> None:
         self._db = db
+        self._local = threading.local()
 
     def _connect(self) -> sqlite3.Connection:
         return self._db.connect()
+
+    def _reader(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._db.connect()
+            self._local.conn = conn
+        return conn
 
     # --- users --------------------------------------------------------------------------------
     def add(self, user: User, token_hash: str) -> None:
@@ -90,11 +100,7 @@ class SqliteUsers:
 
     # --- plumbing -----------------------------------------------------------------------------
     def _query(self, sql: str, params: tuple[object, ...]) -> builtins.list[sqlite3.Row]:
-        conn = self._connect()
-        try:
-            return conn.execute(sql, params).fetchall()
-        finally:
-            conn.close()
+        return self._reader().execute(sql, params).fetchall()
 
     def _write(self, sql: str, params: tuple[object, ...]) -> None:
         conn = self._connect()

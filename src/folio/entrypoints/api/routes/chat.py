@@ -59,7 +59,7 @@ async def post_message(
     text = _checked(body.message, scope.container)
 
     def prepare() -> Runner:
-        conversation = scope.conversations.get(conversation_id).conversation
+        conversation = scope.conversations.find(conversation_id)
         scope.books.get(conversation.book_id)
         chat = scope.chat()
         return _runner(chat, conversation.id, text)
@@ -80,7 +80,7 @@ async def chat(
         if body.session_id is None:
             use_case, conversation_id = scope.stateless_chat(book.id)
             return _runner(use_case, conversation_id, text)
-        conversation = scope.conversations.get(body.session_id).conversation
+        conversation = scope.conversations.find(body.session_id)
         if conversation.book_id != book.id:
             raise ApiError(
                 404, "NOT_FOUND", f"No conversation {body.session_id!r} about book {book.id!r}"

@@ -123,6 +123,21 @@ def test_set_position_is_stored(library: Any) -> None:
     assert library.set_position(stored.book.id, ReadingPosition()).position.is_unlimited
 
 
+def test_update_details_changes_title_and_author_only(library: Any) -> None:
+    stored = _whale()
+    _add(library, stored)
+    updated = library.update_details(stored.book.id, title="The Whale", author=None)
+    assert (updated.title, updated.author) == ("The Whale", None)
+    again = library.get(stored.book.id)
+    assert (again.title, again.author, again.content_hash) == (
+        "The Whale",
+        None,
+        stored.book.content_hash,
+    )
+    with pytest.raises(BookError):
+        library.update_details("nope", title="x", author=None)
+
+
 def test_search_finds_the_passage_by_word_and_by_vector(library: Any) -> None:
     stored = _whale()
     _add(library, stored)

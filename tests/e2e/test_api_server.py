@@ -107,6 +107,11 @@ def test_books_list_get_position_and_search(client: httpx.Client, book_id: str) 
     assert all(h["char_end"] <= limit for h in hits["results"])  # nothing past the position
 
     assert client.put(f"{V1}/books/{book_id}/position", json={"reset": True}).status_code == 200
+    edited = client.patch(f"{V1}/books/{book_id}", json={"title": "Frankenstein", "author": ""})
+    assert (edited.json()["title"], edited.json()["author"]) == ("Frankenstein", None)
+    assert client.get(f"{V1}/books").json()[0]["title"] == "Frankenstein"
+    assert_error(client.patch(f"{V1}/books/{book_id}", json={"title": "   "}), 400)
+    assert_error(client.patch(f"{V1}/books/nope", json={"title": "x"}), 404)
     assert_error(client.put(f"{V1}/books/{book_id}/position", json={}), 400, "INVALID_POSITION")
     assert_error(client.put(f"{V1}/books/{book_id}/position", json={"chapter": 9999}), 400)
     assert_error(client.get(f"{V1}/books/{book_id}/search", params={"q": ""}), 422)

@@ -16,6 +16,7 @@ from folio.domain.errors import BookError, BookErrorCode
 from folio.domain.ports import BookRepository
 
 SHORT_ID = 8
+MAX_TITLE_CHARS = 500
 
 
 class Library:
@@ -58,6 +59,23 @@ class Library:
             self._on_remove(book.id)
         self._books.delete(book.id)
         return book
+
+    def edit(self, book_id: str, *, title: str | None = None, author: str | None = None) -> Book:
+        """Change the title and/or the author (``""`` clears the author). Raises
+        ``BookError(INVALID_INPUT)`` for an empty or over-long title."""
+        book = self._books.get(book_id)
+        new_title = book.title if title is None else " ".join(title.split())
+        if not new_title or len(new_title) > MAX_TITLE_CHARS:
+            raise BookError(
+                f"A title is 1 to {MAX_TITLE_CHARS} characters", code=BookErrorCode.INVALID_INPUT
+            )
+        new_author = book.author if author is None else (" ".join(author.split()) or None)
+        if new_author is not None and len(new_author) > MAX_TITLE_CHARS:
+            raise BookError(
+                f"An author is at most {MAX_TITLE_CHARS} characters",
+                code=BookErrorCode.INVALID_INPUT,
+            )
+        return self._books.update_details(book.id, title=new_title, author=new_author)
 
     def set_position(
         self,

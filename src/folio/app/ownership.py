@@ -87,6 +87,10 @@ class OwnedBooks:
         self._check(book_id)
         return self._inner.set_position(book_id, position)
 
+    def update_details(self, book_id: str, *, title: str, author: str | None) -> Book:
+        self._check(book_id)
+        return self._inner.update_details(book_id, title=title, author=author)
+
 
 class _OwnedConversations:
     def __init__(

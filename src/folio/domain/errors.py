@@ -42,6 +42,7 @@ class BookErrorCode(StrEnum):
     NOT_FOUND = "NOT_FOUND"
     AMBIGUOUS = "AMBIGUOUS"
     INVALID_POSITION = "INVALID_POSITION"
+    INVALID_INPUT = "INVALID_INPUT"
 
 
 class BookError(FolioError):

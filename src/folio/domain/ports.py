@@ -87,6 +87,10 @@ class BookRepository(Protocol):
 
     def set_position(self, book_id: str, position: ReadingPosition) -> Book: ...
 
+    def update_details(self, book_id: str, *, title: str, author: str | None) -> Book:
+        """Set the title and author shown for the book (``BookError(NOT_FOUND)``)."""
+        ...
+
 
 class ChunkIndex(Protocol):
     def search(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import builtins
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 import numpy.typing as npt
@@ -97,6 +98,11 @@ class InMemoryLibrary:
 
     def set_position(self, book_id: str, position: ReadingPosition) -> Book:
         book = self.get(book_id).with_position(position)
+        self.books[book_id] = book
+        return book
+
+    def update_details(self, book_id: str, *, title: str, author: str | None) -> Book:
+        book = replace(self.get(book_id), title=title, author=author)
         self.books[book_id] = book
         return book
 

@@ -194,6 +194,15 @@ class SqliteLibrary:
             raise BookError(f"No book {book_id!r}", code=BookErrorCode.NOT_FOUND, book_id=book_id)
         return self.get(book_id)
 
+    def update_details(self, book_id: str, *, title: str, author: str | None) -> Book:
+        with transaction(self.conn) as conn:
+            updated = conn.execute(
+                "UPDATE books SET title = ?, author = ? WHERE id = ?", (title, author, book_id)
+            ).rowcount
+        if not updated:
+            raise BookError(f"No book {book_id!r}", code=BookErrorCode.NOT_FOUND, book_id=book_id)
+        return self.get(book_id)
+
     # --- ChunkIndex ------------------------------------------------------------------------------
     def search(
         self,

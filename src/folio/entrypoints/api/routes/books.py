@@ -75,6 +75,19 @@ def get_book(book_id: str, scope: ScopeDep, all_chapters: bool = False) -> dict[
     return book_detail(scope.books.get(book_id), reveal_unread=all_chapters)
 
 
+class BookPatch(BaseModel):
+    """The fields to change; an empty ``author`` clears it."""
+
+    model_config = ConfigDict(extra="forbid")
+    title: str | None = Field(default=None, min_length=1, max_length=500)
+    author: str | None = Field(default=None, max_length=500)
+
+
+@router.patch("/{book_id}")
+def edit_book(book_id: str, body: BookPatch, scope: ScopeDep) -> dict[str, Any]:
+    return book_detail(scope.library.edit(book_id, title=body.title, author=body.author))
+
+
 @router.delete("/{book_id}", status_code=204)
 def delete_book(book_id: str, scope: ScopeDep) -> Response:
     scope.library.remove(book_id)

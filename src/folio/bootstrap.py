@@ -257,8 +257,21 @@ class UserScope:
             self.user_id or LOCAL_USER_ID,
         )
 
-    def chat(self, provider: str | None = None, model: str | None = None) -> ChatWithBook:
-        return self.container._chat_on(self.conversation_uow, provider, model, self.books)
+    def chat(
+        self,
+        provider: str | None = None,
+        model: str | None = None,
+        *,
+        still_wanted: Callable[[], bool] | None = None,
+    ) -> ChatWithBook:
+        """The chat turn use case; with ``still_wanted``, a turn is stored only if it still
+        returns true at the commit (else ``TurnCancelled``)."""
+        uow = self.conversation_uow
+        if still_wanted is not None:
+            from folio.app.cancellation import commit_only_if
+
+            uow = commit_only_if(uow, still_wanted)
+        return self.container._chat_on(uow, provider, model, self.books)
 
     def stateless_chat(
         self, book_id: str, provider: str | None = None, model: str | None = None

@@ -7,7 +7,7 @@ Invariants: the route checks everything that can fail before the answer (auth, u
 conversation or book, bad input, limits) BEFORE the response starts, so those are statuses; once
 the stream is open a failure is an ``error`` event. A client that goes away cancels the turn: the
 next event the turn emits raises ``TurnCancelled`` in the worker, which unwinds without storing
-(the use case stores a turn only at its very end), and the model stream is closed with it.
+and closes the model stream; a turn past its last event is refused at its commit.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import threading
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+from folio.app.cancellation import TurnCancelled
 from folio.app.chat import AnswerDelta, ChatEvent, ToolCallFinished, ToolCallStarted, TurnResult
 from folio.domain.errors import FolioError
 from folio.entrypoints.api.errors import error_body, status_for
@@ -27,10 +28,6 @@ from folio.entrypoints.serialize import turn_result_dict
 log = logging.getLogger("folio.api")
 
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-
-
-class TurnCancelled(BaseException):
-    """Raised inside a turn whose client disconnected."""
 
 
 def sse(event: str, data: Any) -> bytes:
@@ -53,12 +50,13 @@ def _frame(event: ChatEvent) -> bytes:
 async def stream_turn(
     run: Callable[[Callable[[ChatEvent], None]], TurnResult],
     *,
+    cancelled: threading.Event,
     on_finish: Callable[[], None] | None = None,
 ) -> AsyncIterator[bytes]:
-    """Run ``run(on_event)`` in a thread and yield its events as SSE frames."""
+    """Run ``run(on_event)`` in a thread and yield its events as SSE frames. ``cancelled`` is set
+    when the client goes away; the turn's unit of work refuses to commit once it is."""
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
-    cancelled = threading.Event()
 
     def emit(kind: str, item: Any) -> None:
         loop.call_soon_threadsafe(queue.put_nowait, (kind, item))

@@ -8,6 +8,7 @@ conversation (404), its book (404), the message (422 empty, 413 too long), the p
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -58,13 +59,15 @@ async def post_message(
     """Answer ``message`` in the conversation and store the turn."""
     text = _checked(body.message, scope.container)
 
+    cancelled = threading.Event()
+
     def prepare() -> Runner:
         conversation = scope.conversations.find(conversation_id)
         scope.books.get(conversation.book_id)
-        chat = scope.chat()
+        chat = scope.chat(still_wanted=lambda: not cancelled.is_set())
         return _runner(chat, conversation.id, text)
 
-    return await _answer(await run_in_threadpool(prepare), body.stream, user, slots)
+    return await _answer(await run_in_threadpool(prepare), body.stream, user, slots, cancelled)
 
 
 @router.post("/chat", response_model=None, responses={200: {"content": {"text/event-stream": {}}}})
@@ -74,6 +77,7 @@ async def chat(
     """With ``session_id``: continue that conversation (404 if unknown, or about another book).
     Without: a stateless turn about ``book_id`` that stores nothing."""
     text = _checked(body.message, scope.container)
+    cancelled = threading.Event()
 
     def prepare() -> Runner:
         book = scope.books.get(body.book_id)
@@ -85,9 +89,10 @@ async def chat(
             raise ApiError(
                 404, "NOT_FOUND", f"No conversation {body.session_id!r} about book {book.id!r}"
             )
-        return _runner(scope.chat(), conversation.id, text)
+        chat = scope.chat(still_wanted=lambda: not cancelled.is_set())
+        return _runner(chat, conversation.id, text)
 
-    return await _answer(await run_in_threadpool(prepare), body.stream, user, slots)
+    return await _answer(await run_in_threadpool(prepare), body.stream, user, slots, cancelled)
 
 
 def _checked(message: str, container: Container) -> str:
@@ -110,7 +115,7 @@ def _runner(chat: ChatWithBook, conversation_id: str, text: str) -> Runner:
 
 
 async def _answer(
-    run: Runner, stream: bool, user: Caller, slots: TurnSlots
+    run: Runner, stream: bool, user: Caller, slots: TurnSlots, cancelled: threading.Event
 ) -> dict[str, Any] | StreamingResponse:
     slots.acquire(user.user_id)
     if not stream:
@@ -119,7 +124,7 @@ async def _answer(
         finally:
             slots.release(user.user_id)
     return StreamingResponse(
-        stream_turn(run, on_finish=lambda: slots.release(user.user_id)),
+        stream_turn(run, cancelled=cancelled, on_finish=lambda: slots.release(user.user_id)),
         media_type="text/event-stream",
         headers=SSE_HEADERS,
     )

@@ -1,0 +1,57 @@
+"""Stopping a turn whose caller went away: the turn is stored only if its caller still waits.
+
+``commit_only_if(factory, still_wanted)`` wraps a unit-of-work factory so that ``commit()``
+raises ``TurnCancelled`` (and the unit of work rolls back) once ``still_wanted()`` is false. A
+streamed HTTP turn checks this at every event it sends and once more at the commit, so a client
+that disconnects at any point before the end stores nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from types import TracebackType
+from typing import Any, Self
+
+from folio.domain.ports import ConversationUnitOfWork, UnitOfWorkFactory
+
+
+class TurnCancelled(BaseException):
+    """The turn's caller is gone: stop and store nothing. A ``BaseException``, so that no
+    ``except Exception`` on the way (a tool, a strategy) mistakes it for a failure to handle."""
+
+
+class _CommitIf:
+    def __init__(self, inner: ConversationUnitOfWork, still_wanted: Callable[[], bool]) -> None:
+        self._inner = inner
+        self._still_wanted = still_wanted
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def __enter__(self) -> Self:
+        self._inner.__enter__()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._inner.__exit__(exc_type, exc, tb)
+
+    def commit(self) -> None:
+        if not self._still_wanted():
+            self._inner.rollback()
+            raise TurnCancelled
+        self._inner.commit()
+
+    def rollback(self) -> None:
+        self._inner.rollback()
+
+
+def commit_only_if(inner: UnitOfWorkFactory, still_wanted: Callable[[], bool]) -> UnitOfWorkFactory:
+    def factory() -> ConversationUnitOfWork:
+        return _CommitIf(inner(), still_wanted)
+
+    return factory

@@ -9,6 +9,7 @@ conversation (404), its book (404), the message (422 empty, 413 too long), the p
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -123,8 +124,18 @@ async def _answer(
             return turn_result_dict(await run_in_threadpool(run, None))
         finally:
             slots.release(user.user_id)
-    return StreamingResponse(
-        stream_turn(run, cancelled=cancelled, on_finish=lambda: slots.release(user.user_id)),
-        media_type="text/event-stream",
-        headers=SSE_HEADERS,
-    )
+    lock = threading.Lock()
+    held = [True]
+
+    def release() -> None:  # once, whichever comes first
+        with lock:
+            if held[0]:
+                held[0] = False
+                slots.release(user.user_id)
+
+    events = stream_turn(run, cancelled=cancelled, on_finish=release)
+    # A client gone before the stream starts never runs the turn: the slot returns with the
+    # generator, and the turn cannot commit.
+    weakref.finalize(events, release)
+    weakref.finalize(events, cancelled.set)
+    return StreamingResponse(events, media_type="text/event-stream", headers=SSE_HEADERS)

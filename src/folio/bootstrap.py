@@ -169,6 +169,7 @@ class Container:
         provider: str | None,
         model: str | None,
         books: BookRepository | None = None,
+        history_messages: int | None = None,
     ) -> ChatWithBook:
         from folio.agent.context import FullHistoryStrategy
         from folio.agent.guardrail import Guardrail
@@ -184,7 +185,8 @@ class Container:
             self.chat_provider(provider, model),
             default_registry(),
             FullHistoryStrategy(
-                max_messages=s.history_messages, token_budget=s.context_token_budget
+                max_messages=history_messages or s.history_messages,
+                token_budget=s.context_token_budget,
             ),
             guardrail=Guardrail(s.guardrail, searcher=self.searcher),
             max_tool_rounds=s.max_tool_rounds,
@@ -263,15 +265,18 @@ class UserScope:
         model: str | None = None,
         *,
         still_wanted: Callable[[], bool] | None = None,
+        window_turns: int | None = None,
     ) -> ChatWithBook:
         """The chat turn use case; with ``still_wanted``, a turn is stored only if it still
-        returns true at the commit (else ``TurnCancelled``)."""
+        returns true at the commit (else ``TurnCancelled``); ``window_turns``: how many earlier
+        turns the model sees (default: the ``history_messages`` setting)."""
         uow = self.conversation_uow
         if still_wanted is not None:
             from folio.app.cancellation import commit_only_if
 
             uow = commit_only_if(uow, still_wanted)
-        return self.container._chat_on(uow, provider, model, self.books)
+        window = None if window_turns is None else 2 * window_turns
+        return self.container._chat_on(uow, provider, model, self.books, window)
 
     def stateless_chat(
         self, book_id: str, provider: str | None = None, model: str | None = None

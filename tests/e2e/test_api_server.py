@@ -185,6 +185,19 @@ def test_json_turn_is_stored_with_its_metadata(client: httpx.Client, book_id: st
     assert "tool_result" in [m["role"] for m in verbose["messages"]]
 
 
+def test_conversation_window_bounds_the_history_the_model_sees(
+    client: httpx.Client, book_id: str
+) -> None:
+    cid = new_conversation(client, book_id)
+    url = f"{V1}/conversations/{cid}/messages"
+    for _ in range(3):
+        assert client.post(url, json={"message": "Who is Clerval?"}).status_code == 200
+    full = client.post(url, json={"message": "And then?"}).json()
+    short = client.post(url, json={"message": "And then?", "conversation_window": 1}).json()
+    assert short["input_tokens"] < full["input_tokens"]
+    assert_error(client.post(url, json={"message": "x", "conversation_window": 0}), 422)
+
+
 def test_streamed_turn_sends_named_events_then_done(client: httpx.Client, book_id: str) -> None:
     cid = new_conversation(client, book_id)
     events = sse_events(

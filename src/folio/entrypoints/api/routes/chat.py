@@ -35,6 +35,9 @@ class MessageIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     message: str = Field(max_length=_MESSAGE_CEILING)
     stream: bool = False
+    conversation_window: int | None = Field(
+        default=None, ge=1, le=100, description="Earlier turns the model sees (default: settings)"
+    )
 
 
 class ChatIn(MessageIn):
@@ -65,7 +68,9 @@ async def post_message(
     def prepare() -> Runner:
         conversation = scope.conversations.find(conversation_id)
         scope.books.get(conversation.book_id)
-        chat = scope.chat(still_wanted=lambda: not cancelled.is_set())
+        chat = scope.chat(
+            still_wanted=lambda: not cancelled.is_set(), window_turns=body.conversation_window
+        )
         return _runner(chat, conversation.id, text)
 
     return await _answer(await run_in_threadpool(prepare), body.stream, user, slots, cancelled)
@@ -90,7 +95,9 @@ async def chat(
             raise ApiError(
                 404, "NOT_FOUND", f"No conversation {body.session_id!r} about book {book.id!r}"
             )
-        chat = scope.chat(still_wanted=lambda: not cancelled.is_set())
+        chat = scope.chat(
+            still_wanted=lambda: not cancelled.is_set(), window_turns=body.conversation_window
+        )
         return _runner(chat, conversation.id, text)
 
     return await _answer(await run_in_threadpool(prepare), body.stream, user, slots, cancelled)

@@ -290,6 +290,24 @@ def test_disconnect_mid_stream_stores_nothing(
     assert turns_of(client, cid) == [1]
 
 
+def test_disconnect_while_a_fast_answer_is_still_being_sent_stores_nothing(
+    server: FolioServer, client: httpx.Client, book_id: str
+) -> None:
+    cid = new_conversation(client, book_id)
+    server.set_script({"steps": [" ".join(["quick"] * 20000)]})  # generated at once, sent slowly
+    body = {"message": "Tell me everything", "stream": True}
+    with connect_sse(client, "POST", f"{V1}/conversations/{cid}/messages", json=body) as source:
+        assert next(iter(source.iter_sse())).event == "delta"
+    server.set_script(DEFAULT_SCRIPT)
+    assert (
+        client.post(f"{V1}/conversations/{cid}/messages", json={"message": "Who?"}).json()[
+            "turn_number"
+        ]
+        == 1
+    )
+    assert turns_of(client, cid) == [1]
+
+
 def test_racing_turns_are_all_stored_in_order(
     client: httpx.Client, book_id: str, server: FolioServer
 ) -> None:

@@ -47,19 +47,48 @@ def _frame(event: ChatEvent) -> bytes:
     )
 
 
+class TurnControl:
+    """Links a turn's worker thread to its client. ``still_wanted`` is the turn's commit gate:
+    for a streamed turn it waits until every frame sent so far has been handed to the client's
+    connection, then says whether the client is still there, so a turn whose client left at any
+    point before its last delta was delivered is not stored. A JSON turn commits as it is."""
+
+    POLL_S = 0.05
+
+    def __init__(self) -> None:
+        self.cancelled = threading.Event()
+        self._flushed = threading.Event()
+        self._emit: Callable[[str, Any], None] | None = None
+
+    def still_wanted(self) -> bool:
+        if self.cancelled.is_set():
+            return False
+        if self._emit is None:
+            return True
+        self._flushed.clear()
+        self._emit("flush", None)
+        while not self._flushed.wait(self.POLL_S):
+            if self.cancelled.is_set():
+                return False
+        return not self.cancelled.is_set()
+
+
 async def stream_turn(
     run: Callable[[Callable[[ChatEvent], None]], TurnResult],
     *,
-    cancelled: threading.Event,
+    control: TurnControl,
     on_finish: Callable[[], None] | None = None,
 ) -> AsyncIterator[bytes]:
-    """Run ``run(on_event)`` in a thread and yield its events as SSE frames. ``cancelled`` is set
-    when the client goes away; the turn's unit of work refuses to commit once it is."""
+    """Run ``run(on_event)`` in a thread and yield its events as SSE frames. ``control.cancelled``
+    is set when the client goes away; the turn's commit waits on ``control.still_wanted``."""
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+    cancelled = control.cancelled
 
     def emit(kind: str, item: Any) -> None:
         loop.call_soon_threadsafe(queue.put_nowait, (kind, item))
+
+    control._emit = emit
 
     def on_event(event: ChatEvent) -> None:
         if cancelled.is_set():
@@ -86,6 +115,8 @@ async def stream_turn(
             kind, item = await queue.get()
             if kind == "event":
                 yield _frame(item)
+            elif kind == "flush":  # every earlier frame has been sent
+                control._flushed.set()
             elif kind == "done":
                 yield sse("done", turn_result_dict(item))
                 return

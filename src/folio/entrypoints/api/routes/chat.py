@@ -22,7 +22,7 @@ from folio.app.chat import ChatEvent, ChatWithBook, TurnResult
 from folio.bootstrap import Container
 from folio.entrypoints.api.deps import Caller, ScopeDep, TurnSlots, TurnSlotsDep, UserDep
 from folio.entrypoints.api.errors import ApiError
-from folio.entrypoints.api.streaming import SSE_HEADERS, stream_turn
+from folio.entrypoints.api.streaming import SSE_HEADERS, TurnControl, stream_turn
 from folio.entrypoints.serialize import turn_result_dict
 
 router = APIRouter(prefix="/api/v1", tags=["chat"])
@@ -63,17 +63,15 @@ async def post_message(
     """Answer ``message`` in the conversation and store the turn."""
     text = _checked(body.message, scope.container)
 
-    cancelled = threading.Event()
+    control = TurnControl()
 
     def prepare() -> Runner:
         conversation = scope.conversations.find(conversation_id)
         scope.books.get(conversation.book_id)
-        chat = scope.chat(
-            still_wanted=lambda: not cancelled.is_set(), window_turns=body.conversation_window
-        )
+        chat = scope.chat(still_wanted=control.still_wanted, window_turns=body.conversation_window)
         return _runner(chat, conversation.id, text)
 
-    return await _answer(await run_in_threadpool(prepare), body.stream, user, slots, cancelled)
+    return await _answer(await run_in_threadpool(prepare), body.stream, user, slots, control)
 
 
 @router.post("/chat", response_model=None, responses={200: {"content": {"text/event-stream": {}}}})
@@ -83,7 +81,7 @@ async def chat(
     """With ``session_id``: continue that conversation (404 if unknown, or about another book).
     Without: a stateless turn about ``book_id`` that stores nothing."""
     text = _checked(body.message, scope.container)
-    cancelled = threading.Event()
+    control = TurnControl()
 
     def prepare() -> Runner:
         book = scope.books.get(body.book_id)
@@ -95,12 +93,10 @@ async def chat(
             raise ApiError(
                 404, "NOT_FOUND", f"No conversation {body.session_id!r} about book {book.id!r}"
             )
-        chat = scope.chat(
-            still_wanted=lambda: not cancelled.is_set(), window_turns=body.conversation_window
-        )
+        chat = scope.chat(still_wanted=control.still_wanted, window_turns=body.conversation_window)
         return _runner(chat, conversation.id, text)
 
-    return await _answer(await run_in_threadpool(prepare), body.stream, user, slots, cancelled)
+    return await _answer(await run_in_threadpool(prepare), body.stream, user, slots, control)
 
 
 def _checked(message: str, container: Container) -> str:
@@ -123,7 +119,7 @@ def _runner(chat: ChatWithBook, conversation_id: str, text: str) -> Runner:
 
 
 async def _answer(
-    run: Runner, stream: bool, user: Caller, slots: TurnSlots, cancelled: threading.Event
+    run: Runner, stream: bool, user: Caller, slots: TurnSlots, control: TurnControl
 ) -> dict[str, Any] | StreamingResponse:
     slots.acquire(user.user_id)
     if not stream:
@@ -140,9 +136,9 @@ async def _answer(
                 held[0] = False
                 slots.release(user.user_id)
 
-    events = stream_turn(run, cancelled=cancelled, on_finish=release)
+    events = stream_turn(run, control=control, on_finish=release)
     # A client gone before the stream starts never runs the turn: the slot returns with the
     # generator, and the turn cannot commit.
     weakref.finalize(events, release)
-    weakref.finalize(events, cancelled.set)
+    weakref.finalize(events, control.cancelled.set)
     return StreamingResponse(events, media_type="text/event-stream", headers=SSE_HEADERS)

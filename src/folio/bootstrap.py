@@ -98,14 +98,15 @@ class Container:
         """The ingest use case storing into ``books``; ``book_id``: the id the new book gets."""
         import uuid
 
-        from folio.adapters.parsers import parse_book
+        from folio.adapters.parsers import bounded_parser
         from folio.app.ingest import IngestBook
 
         # Keep passages inside the embedding model's window when the embedder can count tokens.
         count_tokens = getattr(self.embedder, "count_tokens", None)
         max_tokens = getattr(self.embedder, "max_tokens", 256)
         return IngestBook(
-            parse=parse_book,
+            parse=bounded_parser(max_unpacked_bytes=self.settings.max_unpacked_bytes).parse,
+            max_bytes=self.settings.max_book_bytes,
             embedder=self.embedder,
             books=books,
             count_tokens=count_tokens,
@@ -129,7 +130,11 @@ class Container:
     def conversations(self) -> Conversations:
         from folio.app.conversations import Conversations
 
-        return Conversations(self.conversation_uow, self.books)
+        return Conversations(
+            self.conversation_uow,
+            self.books,
+            max_import_messages=self.settings.max_import_messages,
+        )
 
     def chat(self, provider: str | None = None, model: str | None = None) -> ChatWithBook:
         """The chat turn use case with the chosen (or configured) provider."""
@@ -187,10 +192,12 @@ class Container:
             FullHistoryStrategy(
                 max_messages=history_messages or s.history_messages,
                 token_budget=s.context_token_budget,
+                message_chars=s.max_message_chars,
             ),
             guardrail=Guardrail(s.guardrail, searcher=self.searcher),
             max_tool_rounds=s.max_tool_rounds,
             search_k=s.search_k,
+            max_message_chars=s.max_message_chars,
         )
 
     def _delete_conversations_of_book(self, book_id: str) -> None:

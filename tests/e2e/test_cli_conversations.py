@@ -33,11 +33,14 @@ Captain Ahab hunted the white whale across every ocean of the world.
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
 
-def folio(home: Path, *args: str, input: str | None = None) -> subprocess.CompletedProcess[str]:
+def folio(
+    home: Path, *args: str, input: str | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    extra = env or {}
     env = {k: v for k, v in os.environ.items()
            if k not in {"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OLLAMA_HOST", "FOLIO_DEBUG",
                         "FOLIO_CONFIG", "FOLIO_PROVIDER", "FOLIO_CONVERSATION_STORE"}}  # fmt: skip
-    env.update(FOLIO_HOME=str(home), FOLIO_EMBEDDING_MODEL="hashing", COLUMNS="200")
+    env.update(FOLIO_HOME=str(home), FOLIO_EMBEDDING_MODEL="hashing", COLUMNS="200", **extra)
     return subprocess.run(
         [sys.executable, "-m", "folio.entrypoints.cli.main", *args],
         capture_output=True, text=True, env=env, input=input, timeout=120,
@@ -208,3 +211,34 @@ def test_an_unknown_id_exits_3_with_one_line(home: Path, args: tuple[str, ...]) 
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("Error: ")
     assert "Traceback" not in result.stderr
+
+
+def test_imports_are_bounded_in_size_nesting_and_messages_naming_each_bound(
+    home: Path, conversation: str, tmp_path: Path
+) -> None:
+    exported = tmp_path / "c.json"
+    ok(
+        folio(
+            home, "conversations", "export", conversation, "--format", "json", "-o", str(exported)
+        )
+    )
+    before = len(listed(home, "list"))
+
+    nested = tmp_path / "nested.json"
+    nested.write_text("[" * 100_000 + "]" * 100_000)
+    deep = folio(home, "conversations", "import", str(nested))
+    big = folio(
+        home, "conversations", "import", str(exported), env={"FOLIO_MAX_IMPORT_MB": "0.001"}
+    )
+    data = json.loads(exported.read_text())
+    data["messages"] = data["messages"] * 2  # 12 messages > 10
+    doubled = tmp_path / "doubled.json"
+    doubled.write_text(json.dumps(data))
+    many = folio(
+        home, "conversations", "import", str(doubled), env={"FOLIO_MAX_IMPORT_MESSAGES": "10"}
+    )
+    for result, words in ((deep, "nested too deeply"), (big, "at most 0.001 MB"),
+                          (many, "at most 10 messages")):  # fmt: skip
+        assert result.returncode != 0 and words in result.stderr, result.stderr
+        assert "Traceback" not in result.stderr
+    assert len(listed(home, "list")) == before

@@ -426,3 +426,57 @@ def test_an_out_of_range_setting_is_one_error_line_naming_it(
 ) -> None:
     line = one_error_line(run_folio("books", env={var: value}))
     assert var in line and value in line
+
+
+# --- hostile and oversized inputs ----------------------------------------------------------------
+def test_a_fifo_a_device_link_and_a_directory_are_refused_at_once(
+    run_folio: RunFolio, tmp_path: Path
+) -> None:
+    import os
+
+    fifo = tmp_path / "pipe.txt"
+    os.mkfifo(fifo)
+    zero = tmp_path / "zero.epub"
+    zero.symlink_to("/dev/zero")
+    folder = tmp_path / "folder.txt"
+    folder.mkdir()
+    for path, words in ((fifo, "not a regular file"), (zero, "not a regular file"),
+                        (folder, "is a directory")):  # fmt: skip
+        line = one_error_line(run_folio("add", str(path)))  # hangs here if it reads the file
+        assert words in line and path.name in line
+    assert ok_json(run_folio("books", "--json")) == []
+
+
+def test_a_book_over_the_size_bound_is_refused_naming_the_bound(
+    run_folio: RunFolio, tmp_path: Path
+) -> None:
+    big = tmp_path / "big.txt"
+    big.write_text("The whale swam on. " * 200_000)  # about 3.8 MB
+    line = one_error_line(run_folio("add", str(big), env={"FOLIO_MAX_BOOK_MB": "1"}))
+    assert "at most 1 MB" in line and "FOLIO_MAX_BOOK_MB" in line
+    assert ok_json(run_folio("books", "--json")) == []
+
+
+def test_an_epub_zip_bomb_is_refused_before_it_is_unpacked(
+    run_folio: RunFolio, tmp_path: Path
+) -> None:
+    import zipfile
+
+    bomb = tmp_path / "bomb.epub"
+    with zipfile.ZipFile(bomb, "w", compression=zipfile.ZIP_DEFLATED) as z:
+        z.writestr("mimetype", "application/epub+zip", compress_type=zipfile.ZIP_STORED)
+        z.writestr("OEBPS/huge.xhtml", b"\0" * (64 * 1024 * 1024))
+    assert bomb.stat().st_size < 1024 * 1024
+    line = one_error_line(run_folio("add", str(bomb), env={"FOLIO_MAX_UNPACKED_MB": "16"}))
+    assert "unpack to" in line and "at most 16 MB" in line
+    assert ok_json(run_folio("books", "--json")) == []
+
+
+def test_an_overlong_title_is_refused_and_file_metadata_is_clipped(
+    run_folio: RunFolio, tmp_path: Path
+) -> None:
+    book = tmp_path / "story.txt"
+    book.write_text("Chapter 1\n\n" + "The quiet harbour waited. " * 400)
+    assert "at most 300 characters" in one_error_line(
+        run_folio("add", str(book), "--title", "x" * 5000)
+    )

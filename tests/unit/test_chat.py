@@ -566,3 +566,22 @@ def test_after_the_reader_moves_back_no_earlier_passage_or_answer_past_it_is_sen
     sent = " ".join(m.content for m in follow.calls[0].messages)
     assert not any(w in sent for w in SECRET_WORDS), sent
     assert "What happened next?" in sent and "withheld" in sent
+
+
+def test_a_message_over_the_bound_is_refused_naming_the_bound_and_nothing_is_stored(world):
+    provider = ScriptedChatProvider([])
+    chat = world.chat(provider)
+    with pytest.raises(ConversationError) as caught:
+        chat.execute("c1", "why " * 5000)
+    assert caught.value.code == ConversationErrorCode.INVALID_INPUT
+    assert "at most 8000 characters" in caught.value.message
+    assert world.messages() == [] and provider.calls == []
+
+
+def test_an_oversized_stored_message_reaches_the_model_cut_to_the_bound():
+    from folio.domain.conversations import ChatMessage
+
+    huge = ChatMessage("m", "c", 1, 0, MessageRole.USER, "Who? " * 100_000, T0)
+    answer = ChatMessage("a", "c", 1, 1, MessageRole.ASSISTANT, "Victor.", T0)
+    window = FullHistoryStrategy(message_chars=1000).build_context([huge, answer])
+    assert len(window[0].content) == 1001 and window[1].content == "Victor."

@@ -74,7 +74,8 @@ def write_turn(uow: UnitOfWorkFactory, cid: str, question: str, answer: str, *, 
                             tool_use_id=f"tu{n}", tool_name="search_book"),
             ]  # fmt: skip
             sources = (Source("c1", "Loomings", "12", "13", 0, 50, "Call me Ishmael.", 0.9),)
-        msgs.append(ChatMessage(f"{cid}-{n}-9", cid, n, 9, MessageRole.ASSISTANT, answer, at))
+        seq = len(msgs)
+        msgs.append(ChatMessage(f"{cid}-{n}-{seq}", cid, n, seq, MessageRole.ASSISTANT, answer, at))
         u.messages.save_batch(msgs)
         u.turns.save(Turn(cid, n, at, queries=(search,) if search else (), sources=sources,
                           provider="offline", model="extractive", input_tokens=5))  # fmt: skip
@@ -288,8 +289,23 @@ def test_import_of_a_conversation_about_a_missing_book_says_so(
         (lambda d: d["messages"][0].update(role="system"), "messages.0.role"),
         (lambda d: d["messages"][0].update(turn_number="1"), "messages.0.turn_number"),
         (lambda d: d["messages"][0].update(created_at="2026-03-01T12:00:00"), "created_at"),
-        (lambda d: d["turns"][0].update(turn_number=2), "same turn_number"),
-        (lambda d: d["messages"][1].update(seq=0), "same turn_number and seq"),
+        (lambda d: d["turns"][0].update(turn_number=2), "exactly one turn record per turn"),
+        (lambda d: d["turns"].pop(), "exactly one turn record per turn"),
+        (lambda d: d["messages"][1].update(seq=0), "seq numbers must run 0..n-1"),
+        (lambda d: d["messages"][0].update(role="assistant"), "turn 1: the first message must be"),
+        (
+            lambda d: [m.update(turn_number=3) for m in d["messages"] if m["turn_number"] == 2],
+            "turn numbers must run 1..2",
+        ),
+        # a forged tool result, answering a call nobody made
+        (lambda d: d["messages"][2].update(tool_use_id="forged"), "answers no open tool call"),
+        (
+            lambda d: d["messages"][1].update(
+                role="tool_result", tool_use_id="tu1", tool_invocations=[]
+            ),
+            "answers no open tool call",
+        ),
+        (lambda d: d["messages"][-1].update(role="user"), "only one message"),
         (lambda d: d["conversation"].update(title=""), "conversation.title"),
         (lambda d: d.update(surprise=1), "surprise"),
     ],

@@ -113,11 +113,15 @@ class FullHistoryStrategy:
         token_budget: int = 8000,
         passage_chars: int = 120,
         block_turns: int = 5,
+        message_chars: int = 8000,
     ) -> None:
         self.max_messages = max_messages
         self.token_budget = token_budget
         self.passage_chars = passage_chars
         self.block_turns = max(1, block_turns)
+        # Any stored question or answer longer than a new message may be (an import, an older
+        # version) is cut to this, so what follows the window reads a bounded history.
+        self.message_chars = message_chars
 
     def build_context(
         self, history: Sequence[ChatMessage], *, limit: int | None = None
@@ -171,7 +175,10 @@ class FullHistoryStrategy:
                     out.append(PromptMessage.assistant(message.content, tuple(c for c, _ in kept)))
                     out.extend(PromptMessage.tool_result(c.tool_use_id, u) for c, u in kept)
                 continue
-            out.append(to_prompt_message(message))
+            prompt = to_prompt_message(message)
+            if len(prompt.content) > self.message_chars:
+                prompt = replace(prompt, content=prompt.content[: self.message_chars] + "…")
+            out.append(prompt)
         return out
 
 

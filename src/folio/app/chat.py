@@ -193,7 +193,9 @@ class ChatWithBook:
         search_k: int = 5,
         clock: Callable[[], datetime] = _utcnow,
         user: str | None = None,
+        max_message_chars: int = 8000,
     ) -> None:
+        self._max_message_chars = max_message_chars
         self._uow = uow
         self._books = books
         self._provider = provider
@@ -218,6 +220,12 @@ class ChatWithBook:
         if not text:
             raise ConversationError(
                 "A message cannot be empty", code=ConversationErrorCode.INVALID_INPUT
+            )
+        if len(text) > self._max_message_chars:
+            raise ConversationError(
+                f"A message has at most {self._max_message_chars} characters (got {len(text)};"
+                " setting max_message_chars, FOLIO_MAX_MESSAGE_CHARS)",
+                code=ConversationErrorCode.INVALID_INPUT,
             )
         conversation, history = self._load(conversation_id)
         book = self._books.get(conversation.book_id)

@@ -10,11 +10,11 @@ Nothing here reads or writes storage; the ``Conversations`` use case does.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
 
 from folio.domain.books import Book
 from folio.domain.conversations import (
@@ -115,25 +115,69 @@ class ConversationExport(_Strict):
     messages: list[MessageOut]
     turns: list[TurnOut]
 
-    @model_validator(mode="after")
-    def _numbers_are_unique(self) -> ConversationExport:
-        positions = [(m.turn_number, m.seq) for m in self.messages]
-        if len(set(positions)) != len(positions):
-            raise ValueError("two messages have the same turn_number and seq")
-        numbers = [t.turn_number for t in self.turns]
-        if len(set(numbers)) != len(numbers):
-            raise ValueError("two turns have the same turn_number")
-        return self
+
+
+def first_violation(messages: Sequence[MessageOut], turns: Sequence[TurnOut]) -> str | None:
+    """The first way ``messages`` and ``turns`` break what a chat always keeps, or None: turns
+    numbered 1..N with one record each; in each turn, seq 0..n-1, the reader's message first and
+    only there, every tool result answering a call made earlier in the turn (once), and an
+    answer last."""
+    by_turn: dict[int, list[MessageOut]] = {}
+    for m in messages:
+        by_turn.setdefault(m.turn_number, []).append(m)
+    numbers = sorted(by_turn)
+    if numbers != list(range(1, len(numbers) + 1)):
+        return f"turn numbers must run 1..{len(numbers)} without gaps (got {numbers[:10]})"
+    records = [t.turn_number for t in turns]
+    if sorted(records) != numbers:
+        return "there must be exactly one turn record per turn of messages"
+    for number in numbers:
+        problem = _turn_violation(sorted(by_turn[number], key=lambda m: m.seq))
+        if problem is not None:
+            return f"turn {number}: {problem}"
+    return None
+
+
+def _turn_violation(turn: list[MessageOut]) -> str | None:
+    if [m.seq for m in turn] != list(range(len(turn))):
+        return "message seq numbers must run 0..n-1"
+    if turn[0].role is not MessageRole.USER:
+        return "the first message must be the reader's (role user)"
+    if any(m.role is MessageRole.USER for m in turn[1:]):
+        return "only one message of the turn may be the reader's"
+    last = turn[-1]
+    if last.role is not MessageRole.ASSISTANT or last.tool_invocations:
+        return "the last message must be the answer (an assistant message without tool calls)"
+    pending: set[str] = set()
+    for m in turn[1:]:
+        if m.role is MessageRole.TOOL_RESULT:
+            if m.tool_use_id not in pending:
+                return f"seq {m.seq}: a tool result answers no open tool call ({m.tool_use_id!r})"
+            pending.discard(m.tool_use_id)
+        elif m.tool_use_id is not None:
+            return f"seq {m.seq}: only tool results carry a tool_use_id"
+        else:
+            ids = [i.tool_use_id for i in m.tool_invocations]
+            if len(set(ids)) != len(ids):
+                return f"seq {m.seq}: two tool calls share an id"
+            pending.update(ids)
+    if pending:
+        return f"tool call(s) {sorted(pending)} have no result"
+    return None
 
 
 def parse_export(data: object) -> ConversationExport:
     """Validate exported data strictly (JSON types only; no coercion of "3" to 3)."""
     try:
         text = json.dumps(data)
+    except RecursionError as e:
+        raise _invalid("it is nested too deeply") from e
     except (TypeError, ValueError) as e:
         raise _invalid(f"it is not JSON data ({e})") from e
     try:
-        return ConversationExport.model_validate_json(text, strict=True)
+        exported = ConversationExport.model_validate_json(text, strict=True)
+    except RecursionError as e:
+        raise _invalid("it is nested too deeply") from e
     except ValidationError as e:
         problems = [
             f"{'.'.join(str(p) for p in err['loc']) or 'top level'}: {err['msg']}"
@@ -141,6 +185,10 @@ def parse_export(data: object) -> ConversationExport:
         ]
         more = f" (and {e.error_count() - 5} more)" if e.error_count() > 5 else ""
         raise _invalid("; ".join(problems) + more) from e
+    problem = first_violation(exported.messages, exported.turns)
+    if problem is not None:
+        raise _invalid(problem)
+    return exported
 
 
 def _invalid(reason: str) -> ConversationError:

@@ -65,9 +65,11 @@ class Conversations:
         *,
         clock: Callable[[], datetime] = _utcnow,
         new_id: Callable[[], str] = _new_id,
+        max_import_messages: int = 20_000,
     ) -> None:
         self._uow = uow
         self._books = books
+        self._max_import_messages = max_import_messages
         self._clock = clock
         self._new_id = new_id
 
@@ -175,6 +177,13 @@ class Conversations:
         """Store an exported conversation under new ids. The book is matched by id, else by
         content hash. Raises ``ConversationError(INVALID_INPUT)`` for malformed data and
         ``BookError(NOT_FOUND)`` when the book is not in the library."""
+        messages = data.get("messages") if isinstance(data, dict) else None
+        if isinstance(messages, list) and len(messages) > self._max_import_messages:
+            raise ConversationError(
+                f"A conversation import has at most {self._max_import_messages} messages (got"
+                f" {len(messages)}; setting max_import_messages, FOLIO_MAX_IMPORT_MESSAGES)",
+                code=ConversationErrorCode.INVALID_INPUT,
+            )
         exported = parse_export(data)
         book = self._match_book(exported.book)
         conversation, messages, turns = from_export(exported, book.id, self._new_id)

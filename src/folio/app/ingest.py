@@ -13,6 +13,8 @@ Invariants:
 from __future__ import annotations
 
 import hashlib
+import os
+import stat
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -32,6 +34,8 @@ from folio.domain.ports import BookRepository, Embedder, Vectors
 ParseFunction = Callable[[Path], tuple[ParsedBook, BookFormat]]
 STAGES = ("parse", "chunk", "store", "embed")
 EMBED_BATCH = 64
+MAX_BOOK_BYTES = 100 * 1024 * 1024
+MAX_BOOK_TITLE_CHARS = 300
 
 
 class IngestProgress(Protocol):
@@ -65,6 +69,43 @@ class IngestResult:
     def searchable_after(self) -> float:
         """Seconds from the start until the book answered keyword searches."""
         return sum(self.timings.get(stage, 0.0) for stage in ("parse", "chunk", "store"))
+
+
+def check_book_file(path: Path, *, max_bytes: int = MAX_BOOK_BYTES) -> None:
+    """A book must be a regular file (not a FIFO, a device, or a link to one: reading those can
+    hang or never end) of at most ``max_bytes``. Checked with ``stat`` before anything opens it.
+    Raises ``IngestError`` (NOT_FOUND, UNSUPPORTED, TOO_LARGE)."""
+    try:
+        info = os.stat(path)  # follows symlinks: a link to /dev/zero is a device
+    except FileNotFoundError as e:
+        raise IngestError(
+            f"{path} does not exist", code=IngestErrorCode.NOT_FOUND, path=str(path)
+        ) from e
+    except OSError as e:
+        raise IngestError(
+            f"{path} cannot be read: {e.strerror or e}",
+            code=IngestErrorCode.NOT_FOUND,
+            path=str(path),
+        ) from e
+    if stat.S_ISDIR(info.st_mode):
+        raise IngestError(
+            f"{path} is a directory, not a book file",
+            code=IngestErrorCode.UNSUPPORTED,
+            path=str(path),
+        )
+    if not stat.S_ISREG(info.st_mode):
+        raise IngestError(
+            f"{path} is not a regular file (a pipe, socket or device); folio reads book files only",
+            code=IngestErrorCode.UNSUPPORTED,
+            path=str(path),
+        )
+    if info.st_size > max_bytes:
+        raise IngestError(
+            f"{path.name} is {info.st_size / 1048576:.1f} MB; books may be at most"
+            f" {max_bytes / 1048576:g} MB (setting max_book_mb, FOLIO_MAX_BOOK_MB)",
+            code=IngestErrorCode.TOO_LARGE,
+            path=str(path),
+        )
 
 
 def file_hash(path: Path) -> str:
@@ -108,6 +149,7 @@ class IngestBook:
         count_tokens: TokenCounter | None = None,
         max_tokens: int = 256,
         batch_size: int = EMBED_BATCH,
+        max_bytes: int = MAX_BOOK_BYTES,
     ) -> None:
         self._parse = parse
         self._embedder = embedder
@@ -117,6 +159,7 @@ class IngestBook:
         self._count_tokens = count_tokens
         self._max_tokens = max_tokens
         self._batch_size = batch_size
+        self._max_bytes = max_bytes
 
     def execute(
         self,
@@ -132,6 +175,8 @@ class IngestBook:
         importing the same file again completes its vectors."""
         report = progress or _NoProgress()
         timings: dict[str, float] = {}
+        check_book_file(path, max_bytes=self._max_bytes)
+        _check_title(title)
         content_hash = file_hash(path)
         existing = self._books.find_by_hash(content_hash)
         if existing is not None:
@@ -184,8 +229,8 @@ class IngestBook:
     ) -> Book:
         return Book(
             id=self._new_id(),
-            title=_first_text(title, parsed.title) or path.stem,
-            author=_first_text(author, parsed.author),
+            title=_clip(_first_text(title, parsed.title)) or _clip(path.stem) or path.name,
+            author=_clip(_first_text(author, parsed.author)),
             format=fmt,
             source_name=path.name,
             content_hash=content_hash,
@@ -207,6 +252,21 @@ class IngestBook:
             )
             self._books.add_vectors(book_id, [c.id for c in batch], vectors)
             report.advance(len(batch))
+
+
+def _check_title(title: str | None) -> None:
+    if title is not None and len(title.strip()) > MAX_BOOK_TITLE_CHARS:
+        raise IngestError(
+            f"A title has at most {MAX_BOOK_TITLE_CHARS} characters (got {len(title.strip())})",
+            code=IngestErrorCode.UNSUPPORTED,
+        )
+
+
+def _clip(text: str | None) -> str | None:
+    """Metadata read from a file is cut to a sane length (a hostile file may carry a megabyte)."""
+    if text is None or len(text) <= MAX_BOOK_TITLE_CHARS:
+        return text
+    return " ".join(text[:MAX_BOOK_TITLE_CHARS].split()[:-1]) + "…"
 
 
 def _first_text(*candidates: str | None) -> str | None:

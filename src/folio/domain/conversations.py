@@ -17,7 +17,8 @@ from folio.domain.books import cite_location
 from folio.domain.errors import ConversationError, ConversationErrorCode
 from folio.domain.llm import ToolInvocation
 
-TITLE_MAX_CHARS = 60
+TITLE_MAX_CHARS = 60  # an automatic title
+MAX_TITLE_CHARS = 200  # any title
 
 
 class MessageRole(StrEnum):
@@ -112,6 +113,11 @@ def validate_title(title: str) -> str:
     if not cleaned:
         raise ConversationError(
             "A conversation title cannot be empty", code=ConversationErrorCode.INVALID_INPUT
+        )
+    if len(cleaned) > MAX_TITLE_CHARS:
+        raise ConversationError(
+            f"A conversation title has at most {MAX_TITLE_CHARS} characters (got {len(cleaned)})",
+            code=ConversationErrorCode.INVALID_INPUT,
         )
     return cleaned
 

@@ -57,6 +57,7 @@ class IngestErrorCode(StrEnum):
     EMPTY = "EMPTY"
     DUPLICATE = "DUPLICATE"
     NOT_FOUND = "NOT_FOUND"
+    TOO_LARGE = "TOO_LARGE"
 
 
 class IngestError(BookError):

@@ -11,8 +11,16 @@ from folio.adapters.parsers.registry import (
     DEFAULT_PARSERS,
     EXTENSIONS,
     ParserRegistry,
+    bounded_parser,
     detect_format,
     parse_book,
 )
 
-__all__ = ["DEFAULT_PARSERS", "EXTENSIONS", "ParserRegistry", "detect_format", "parse_book"]
+__all__ = [
+    "DEFAULT_PARSERS",
+    "EXTENSIONS",
+    "ParserRegistry",
+    "bounded_parser",
+    "detect_format",
+    "parse_book",
+]

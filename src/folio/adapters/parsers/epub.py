@@ -21,6 +21,7 @@ from lxml import etree
 from folio.adapters.parsers.html_text import HtmlText, extract_text, parse_html_document
 from folio.adapters.parsers.structure import build_parsed_book, chapters_from_headings, corrupt
 from folio.domain.books import BookFormat, ParsedBook
+from folio.domain.errors import IngestError, IngestErrorCode
 
 NS = {
     "c": "urn:oasis:names:tc:opendocument:xmlns:container",
@@ -171,12 +172,22 @@ def _chapters(
     return chapters_from_headings(headings, book_title=title)
 
 
+MAX_UNPACKED_BYTES = 400 * 1024 * 1024
+
+
 class EpubParser:
+    """EPUB 2/3. ``max_unpacked_bytes`` bounds what the archive may unpack to, checked from its
+    directory before any member is read (a zip bomb is refused, not decompressed)."""
+
     formats: tuple[BookFormat, ...] = (BookFormat.EPUB,)
+
+    def __init__(self, *, max_unpacked_bytes: int = MAX_UNPACKED_BYTES) -> None:
+        self._max_unpacked = max_unpacked_bytes
 
     def parse(self, path: Path) -> ParsedBook:
         try:
             with zipfile.ZipFile(path) as archive:
+                self._check_size(path, archive)
                 package = _package(archive)
                 docs = _spine_documents(archive, package)
                 title = _metadata(package, "title")
@@ -190,3 +201,15 @@ class EpubParser:
             raise corrupt(path, f"its EPUB contents are damaged ({e})") from e
         text = SEPARATOR.join(doc.content.text for doc in docs)
         return build_parsed_book(path, text, chapters=chapters, title=title, author=author)
+
+    def _check_size(self, path: Path, archive: zipfile.ZipFile) -> None:
+        # zipfile stops each member at its declared size, so the declared total bounds the output.
+        unpacked = sum(info.file_size for info in archive.infolist())
+        if unpacked > self._max_unpacked:
+            raise IngestError(
+                f"{path.name} would unpack to {unpacked / 1048576:.0f} MB; an EPUB may unpack to"
+                f" at most {self._max_unpacked / 1048576:g} MB (setting max_unpacked_mb,"
+                " FOLIO_MAX_UNPACKED_MB)",
+                code=IngestErrorCode.TOO_LARGE,
+                path=str(path),
+            )

@@ -116,3 +116,9 @@ _DEFAULT_REGISTRY = ParserRegistry()
 def parse_book(path: Path) -> tuple[ParsedBook, BookFormat]:
     """Parse ``path`` with the default parsers. Raises ``IngestError`` only."""
     return _DEFAULT_REGISTRY.parse(path)
+
+
+def bounded_parser(*, max_unpacked_bytes: int) -> ParserRegistry:
+    """The default parsers, with archives (EPUB) bounded in what they may unpack to."""
+    parsers = [p for p in DEFAULT_PARSERS if not isinstance(p, EpubParser)]
+    return ParserRegistry([*parsers, EpubParser(max_unpacked_bytes=max_unpacked_bytes)])

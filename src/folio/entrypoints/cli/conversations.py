@@ -8,6 +8,7 @@ arguments, calls one use case of ``folio.app.conversations.Conversations`` and r
 from __future__ import annotations
 
 import json
+import stat
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -282,17 +283,44 @@ def import_cmd(lazy: Any, file: Path, as_json: bool) -> None:
     """Import a conversation exported with ``export --format json``; prints its new id.
 
     The book must be in the library (matched by id, else by its content)."""
-    try:
-        data = json.loads(file.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as e:
-        raise ConversationError(
-            f"{file} is not a JSON file ({e})", code=ConversationErrorCode.INVALID_INPUT
-        ) from e
-    imported = lazy.get().conversations.import_json(data)
+    container = lazy.get()
+    data = _read_json_file(file, max_mb=container.settings.max_import_mb)
+    imported = container.conversations.import_json(data)
     if as_json:
         _json_out(_conversation_dict(imported))
     else:
         click.echo(imported.id)
+
+
+def _read_json_file(file: Path, *, max_mb: float) -> Any:
+    """The JSON in ``file``: a regular file of at most ``max_mb`` MB, not nested absurdly deep."""
+    try:
+        info = file.stat()
+    except OSError as e:
+        raise ConversationError(
+            f"{file} cannot be read: {e.strerror or e}", code=ConversationErrorCode.INVALID_INPUT
+        ) from e
+    if not stat.S_ISREG(info.st_mode):
+        raise ConversationError(
+            f"{file} is not a regular file", code=ConversationErrorCode.INVALID_INPUT
+        )
+    if info.st_size > max_mb * 1024 * 1024:
+        raise ConversationError(
+            f"{file} is {info.st_size:,} bytes; an import may be at most {max_mb:g} MB"
+            " (setting max_import_mb, FOLIO_MAX_IMPORT_MB)",
+            code=ConversationErrorCode.INVALID_INPUT,
+        )
+    try:
+        return json.loads(file.read_text(encoding="utf-8"))
+    except RecursionError as e:
+        raise ConversationError(
+            f"{file} is nested too deeply to be a conversation export",
+            code=ConversationErrorCode.INVALID_INPUT,
+        ) from e
+    except (ValueError, UnicodeDecodeError) as e:
+        raise ConversationError(
+            f"{file} is not a JSON file ({e})", code=ConversationErrorCode.INVALID_INPUT
+        ) from e
 
 
 COMMANDS = [conversations_group]

@@ -480,3 +480,30 @@ def test_an_overlong_title_is_refused_and_file_metadata_is_clipped(
     assert "at most 300 characters" in one_error_line(
         run_folio("add", str(book), "--title", "x" * 5000)
     )
+
+
+def test_control_sequences_inside_a_book_never_reach_the_terminal(
+    run_folio: RunFolio, tmp_path: Path
+) -> None:
+    evil = "\x1b]0;pwned\x07\x1b[2J\x9b31m"
+    book = tmp_path / "evil.txt"
+    book.write_text(
+        "Chapter 1\n\n"
+        + f"The lighthouse keeper{evil} watched the harbour every night. " * 120
+        + "\n\nChapter 2\n\n"
+        + "The storm came and the lighthouse keeper lit the lamp. " * 120
+    )
+    ok(run_folio("add", str(book), "--title", f"Evil{evil} Book"))
+    outputs = [
+        run_folio("books"),
+        run_folio("show", "Evil"),
+        run_folio("search", "Evil", "lighthouse keeper"),
+        run_folio("chat", "Evil", "-m", "Who watched the harbour?"),
+    ]
+    cid = outputs[-1].stderr.split("conversation: ")[-1].split()[0]
+    outputs += [run_folio("conversations", "show", cid), run_folio("conversations", "list")]
+    for result in outputs:
+        assert result.returncode == 0, result.stderr
+        printed = result.stdout + result.stderr
+        assert "lighthouse" in printed or "Evil" in printed
+        assert not any(c in printed for c in "\x1b\x07\x9b"), repr(printed[:300])

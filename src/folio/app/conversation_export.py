@@ -116,7 +116,6 @@ class ConversationExport(_Strict):
     turns: list[TurnOut]
 
 
-
 def first_violation(messages: Sequence[MessageOut], turns: Sequence[TurnOut]) -> str | None:
     """The first way ``messages`` and ``turns`` break what a chat always keeps, or None: turns
     numbered 1..N with one record each; in each turn, seq 0..n-1, the reader's message first and

@@ -11,6 +11,8 @@ from rich.live import Live
 from rich.markdown import Markdown
 from rich.text import Text
 
+from folio.entrypoints.cli.output import clean
+
 
 def format_arguments(arguments: Any) -> str:
     if isinstance(arguments, dict):
@@ -42,23 +44,23 @@ class TurnView:
         if kind == "ToolCallStarted" and self._verbose:
             self._stop_live()
             self._console.print(
-                Text(f"  → {event.name}({format_arguments(event.arguments)})", style="cyan")
+                Text(clean(f"  → {event.name}({format_arguments(event.arguments)})"), style="cyan")
             )
         elif kind == "ToolCallFinished" and self._verbose:
             style = "green" if event.success else "red"
-            self._console.print(Text(f"  ← {event.summary}", style=style))
+            self._console.print(Text(clean(f"  ← {event.summary}"), style=style))
         elif kind == "AnswerDelta":
             self._text += event.text
             if self._live_enabled:
                 if self._live is None:
                     self._live = Live(
-                        Markdown(self._text),
+                        Markdown(clean(self._text)),
                         console=self._console,
                         refresh_per_second=12,
                         vertical_overflow="visible",
                     )
                     self._live.start()
-                self._live.update(Markdown(self._text))
+                self._live.update(Markdown(clean(self._text)))
 
     def _stop_live(self) -> None:
         if self._live is not None:
@@ -70,21 +72,21 @@ class TurnView:
         """Print the final answer (unless it was streamed) and its citations."""
         streamed = self._live is not None
         if streamed and self._live is not None:
-            self._live.update(Markdown(result.answer))
+            self._live.update(Markdown(clean(result.answer)))
             self._live.stop()
             self._live = None
         if not streamed:
             self._print_answer(result.answer)
         line = citation_line(result.citations)
         if line:
-            self._console.print(Text(f"Sources: {line}", style="dim"))
+            self._console.print(Text(clean(f"Sources: {line}"), style="dim"))
 
     def _print_answer(self, answer: str) -> None:
         # Markdown is rendered for a terminal; piped output keeps the answer's own text, unwrapped.
         if self._console.is_terminal:
-            self._console.print(Markdown(answer))
+            self._console.print(Markdown(clean(answer)))
         else:
-            self._console.print(Text(answer), soft_wrap=True)
+            self._console.print(Text(clean(answer)), soft_wrap=True)
 
     def abort(self) -> None:
         """The turn failed or was cancelled: text already shown is marked as not an answer."""

@@ -9,18 +9,19 @@ from __future__ import annotations
 
 import json
 import stat
+import sys
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from folio.domain.conversations import ChatMessage, Conversation, MessageRole
 from folio.domain.errors import ConversationError, ConversationErrorCode
 from folio.entrypoints.cli.errors import handle_errors
+from folio.entrypoints.cli.output import clean, escape
 
 if TYPE_CHECKING:  # the use cases load only when a command runs: `folio --help` stays fast
     from folio.app.conversations import ConversationDetail
@@ -268,7 +269,9 @@ def export_cmd(lazy: Any, conversation: str, fmt: str, output: Path | None, as_j
     else:
         text = convs.export_markdown(found.id)
     if output is None:
-        click.echo(text, nl=False)
+        # On a terminal, book and model text must not carry control sequences; a pipe or a file
+        # gets the export as it is.
+        click.echo(clean(text) if sys.stdout.isatty() else text, nl=False)
         return
     output.write_text(text, encoding="utf-8")
     click.echo(f"Wrote {output}", err=True)

@@ -22,6 +22,7 @@ from folio.domain.errors import (
     FolioError,
     LLMError,
 )
+from folio.entrypoints.cli.output import clean
 
 EXIT_ERROR = 1
 EXIT_NOT_FOUND = 3
@@ -45,7 +46,7 @@ def debug_enabled() -> bool:
 
 
 def fail(message: str, code: int = EXIT_ERROR) -> NoReturn:
-    click.echo(f"Error: {' '.join(message.split())}", err=True)
+    click.echo(f"Error: {' '.join(clean(message).split())}", err=True)
     sys.exit(code)
 
 

@@ -1,18 +1,34 @@
 """Where the CLI writes: rich consoles for stdout and stderr, and the escaping of user text.
 
-Invariants: text that comes from a user or a book (titles, file names, questions, quotes) is always
-escaped before it is printed as rich markup, so ``[/x]`` in a title is shown, never interpreted; and
-when a stream is not a terminal, lines are not re-wrapped (a piped line stays whole).
+Invariants: text that comes from a user, a book or a model (titles, file names, questions, quotes,
+answers) is always cleaned of control characters (an ESC sequence inside a book could otherwise
+retitle or repaint the reader's terminal) and escaped before it is printed as rich markup, so
+``[/x]`` in a title is shown, never interpreted; and when a stream is not a terminal, lines are not
+re-wrapped (a piped line stays whole).
 """
 
 from __future__ import annotations
 
+import re
 import sys
 
 from rich.console import Console
-from rich.markup import escape
+from rich.markup import escape as _escape_markup
 
-__all__ = ["console", "err_console", "escape", "make_console"]
+__all__ = ["clean", "console", "err_console", "escape", "make_console"]
+
+# C0 controls but tab and newline, DEL, and the C1 controls (U+0080-U+009F: CSI, OSC, ...).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def clean(text: str) -> str:
+    """``text`` without control characters (tab and newline stay)."""
+    return _CONTROL.sub("", text)
+
+
+def escape(text: str) -> str:
+    """``text`` cleaned of control characters and escaped for rich markup."""
+    return _escape_markup(clean(text))
 
 
 def make_console(*, stderr: bool = False) -> Console:

@@ -114,7 +114,8 @@ def parse_html_document(data: bytes, *, encoding: str | None = None) -> etree._E
     """The root element; raises ``etree.ParserError``/``ValueError`` on unreadable input.
 
     ``encoding`` overrides whatever the document declares (for bytes we re-encoded ourselves)."""
-    parser = lxml_html.HTMLParser(encoding=encoding) if encoding else None
+    # huge_tree: without it libxml2 silently truncates a text node past 10 MB (one giant <pre>).
+    parser = lxml_html.HTMLParser(encoding=encoding, huge_tree=True)
     return lxml_html.document_fromstring(data, parser=parser)
 
 

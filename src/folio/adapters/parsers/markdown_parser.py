@@ -12,9 +12,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from lxml import etree
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from folio.adapters.parsers.html_text import extract_text, parse_html_document
 from folio.adapters.parsers.plaintext import decode_text
 from folio.adapters.parsers.structure import (
     build_parsed_book,
@@ -26,7 +28,6 @@ from folio.domain.books import BookFormat, ParsedBook
 
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n(?P<body>.*?)\n(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.S)
 _YAML_FIELD = re.compile(r"^(?P<key>[A-Za-z_]+)\s*:\s*(?P<value>.+?)\s*$", re.M)
-_TAG = re.compile(r"<[^>]+>")
 PARAGRAPH_SEP = "\n\n"
 
 
@@ -54,6 +55,15 @@ def _inline_text(token: Token) -> str:
     return "".join(parts)
 
 
+def _html_block_text(html: str) -> str:
+    """The readable words of a raw HTML block: scripts, styles and other non-content elements
+    are dropped, exactly as in an HTML book."""
+    try:
+        return extract_text(parse_html_document(html.encode("utf-8"))).text
+    except (etree.LxmlError, ValueError):  # not parseable as HTML: keep no markup, no code
+        return ""
+
+
 def render(source: str) -> tuple[str, list[tuple[int, int, str]]]:
     """Plain text and ``(level, char_start, title)`` headings of a Markdown document."""
     paragraphs: list[str] = []
@@ -69,7 +79,7 @@ def render(source: str) -> tuple[str, list[tuple[int, int, str]]]:
         elif token.type in ("fence", "code_block"):
             text = token.content.rstrip("\n")
         elif token.type == "html_block":
-            text = collapse_spaces(_TAG.sub(" ", token.content))
+            text = _html_block_text(token.content)
         else:
             continue
         if not text.strip():

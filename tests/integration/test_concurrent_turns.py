@@ -2,7 +2,8 @@
 
 Each writer does what the chat turn does: inside one unit of work it reads the last turn number,
 writes user, tool_result and assistant messages and the ``Turn`` with the next number, and commits;
-on ``CONFLICT`` (the JSON store: another writer took that number first) it retries. Every turn must
+on ``CONFLICT`` (the JSON store: another writer took that number first) or ``BUSY`` (SQLite: another
+writer committed since this one read) it retries. Every turn must
 be stored exactly once, whole, with turn numbers 1..N and no gap, for SQLite and for JSON files.
 """
 
@@ -36,7 +37,7 @@ from folio.adapters.storage.json_conversations import JsonConversationStore
 from folio.adapters.storage.sqlite_conversations import SqliteConversationStore
 from folio.adapters.storage.sqlite_db import Database
 from folio.domain.conversations import ChatMessage, MessageRole, Turn
-from folio.domain.errors import ConversationError
+from folio.domain.errors import ConversationError, StorageError
 
 backend, location, cid, tag, count, go = sys.argv[1:]
 store = (SqliteConversationStore(Database(Path(location))) if backend == "sqlite"
@@ -61,8 +62,8 @@ for i in range(int(count)):
                 uow.turns.save(Turn(cid, n, now, queries=(f"{tag}{i}",)))
                 uow.commit()
             break
-        except ConversationError as e:
-            if e.code != "CONFLICT":
+        except (ConversationError, StorageError) as e:  # what ChatWithBook retries too
+            if e.code not in ("CONFLICT", "BUSY"):
                 raise
             conflicts += 1
             time.sleep(random.uniform(0, 0.004))

@@ -14,6 +14,7 @@ from folio.adapters.storage.sqlite_db import (
     split_statements,
     transaction,
 )
+from folio.domain.errors import StorageError
 
 
 def _tables(conn: sqlite3.Connection) -> set[str]:
@@ -74,7 +75,7 @@ def test_a_failing_migration_leaves_no_trace_and_is_not_recorded(tmp_path: Path)
     bad = Migration(2, "two", "CREATE TABLE b (x INTEGER);\nTHIS IS NOT SQL;")
     db = Database(tmp_path / "x.db", migrations=[good, bad])
 
-    with pytest.raises(sqlite3.OperationalError):
+    with pytest.raises(StorageError, match="syntax error"):
         db.migrate()
     assert db.applied_versions() == [1]
     assert "b" not in _tables(db.connect())

@@ -17,7 +17,11 @@ from folio.adapters.storage.sqlite_library import SqliteLibrary
 from folio.app.conversations import Conversations
 from folio.domain.books import Book, BookFormat, Chunk, Page
 from folio.domain.conversations import ChatMessage, Conversation, MessageRole, Turn
-from folio.domain.errors import BookError, ConversationError, ConversationErrorCode
+from folio.domain.errors import (
+    BookError,
+    StorageError,
+    StorageErrorCode,
+)
 from folio.domain.llm import ToolInvocation
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -173,7 +177,7 @@ def test_a_conversation_for_a_book_not_in_the_database_is_refused(db: Database) 
         uow.conversations.save(Conversation("c1", "no-book", "T", T0, T0))
 
 
-def test_a_unit_of_work_holds_the_write_lock_so_a_second_writer_waits_or_is_told_busy(
+def test_a_writer_holding_the_lock_blocks_no_reader_and_a_second_writer_is_told_busy(
     db: Database, convs: Conversations, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     c = convs.create("book-1")
@@ -181,9 +185,12 @@ def test_a_unit_of_work_holds_the_write_lock_so_a_second_writer_waits_or_is_told
     store = SqliteConversationStore(db)
     with store.unit_of_work() as holder:
         holder.messages.save(ChatMessage("m0", c.id, 1, 0, MessageRole.USER, "q", T0))
-        with pytest.raises(ConversationError) as e, store.unit_of_work():
-            pass
-        assert e.value.code == ConversationErrorCode.CONFLICT
+        with store.unit_of_work() as reader:  # reads while the other holds the write lock
+            assert reader.conversations.get(c.id).id == c.id
+            assert reader.messages.last_turn_number(c.id) == 0
+        with pytest.raises(StorageError) as e, store.unit_of_work() as writer:
+            writer.messages.save(ChatMessage("m1", c.id, 1, 0, MessageRole.USER, "r", T0))
+        assert e.value.code == StorageErrorCode.BUSY and "busy" in e.value.message
         holder.commit()
     assert write_turn(store, c.id, "next") == 2
 

@@ -12,6 +12,7 @@ work that stores it.
 
 from __future__ import annotations
 
+import random
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -35,7 +36,14 @@ from folio.domain.conversations import (
     Turn,
     title_from_message,
 )
-from folio.domain.errors import ConversationError, ConversationErrorCode, LLMError, LLMErrorCode
+from folio.domain.errors import (
+    ConversationError,
+    ConversationErrorCode,
+    LLMError,
+    LLMErrorCode,
+    StorageError,
+    StorageErrorCode,
+)
 from folio.domain.llm import PromptMessage, PromptRole, TokenUsage, ToolInvocation
 from folio.domain.ports import (
     BookRepository,
@@ -142,6 +150,10 @@ class _ToolRunner:
     def _emit(self, event: ChatEvent) -> None:
         if self.on_event is not None:
             self.on_event(event)
+
+
+STORE_ATTEMPTS = 8
+RETRYABLE = frozenset({ConversationErrorCode.CONFLICT, StorageErrorCode.BUSY})
 
 
 # --- searches of one turn ----------------------------------------------------------------------
@@ -329,36 +341,49 @@ class ChatWithBook:
             else ()
         )
         model = outcome.model or self._provider.model_name
-        with self._uow() as uow:
-            conversation = uow.conversations.get(conversation_id)
-            number = uow.messages.last_turn_number(conversation_id) + 1
-            now = self._clock()
-            prompts = (PromptMessage.user(text), *outcome.new_messages)
-            uow.messages.save_batch(_chat_messages(conversation_id, number, prompts, now))
-            uow.turns.save(
-                Turn(
-                    conversation_id=conversation_id,
-                    turn_number=number,
-                    created_at=now,
-                    queries=outcome.queries,
-                    retrieval_attempts=sum(r.name == "search_book" for r in runner.records),
-                    sources=citations,
-                    reasoning_steps=_steps(verdict, outcome),
-                    guardrail_score=verdict.score if verdict else None,
-                    provider=self._provider.provider_name,
-                    model=model,
-                    input_tokens=usage.input_tokens,
-                    output_tokens=usage.output_tokens,
-                    llm_calls=llm_calls,
-                    latency_ms=round(latency_ms, 2),
-                    strategy=outcome.strategy,
-                    extra=_extra(outcome, runner, messages_tokens=estimate_tokens(prompts)),
-                    cache_read_tokens=usage.cache_read_tokens,
-                    cache_write_tokens=usage.cache_write_tokens,
-                )
-            )
-            uow.conversations.save(_touched(conversation, text, now))
-            uow.commit()
+        busy_waits = 0
+        for attempt in range(STORE_ATTEMPTS):
+            try:
+                with self._uow() as uow:
+                    conversation = uow.conversations.get(conversation_id)
+                    number = uow.messages.last_turn_number(conversation_id) + 1
+                    now = self._clock()
+                    prompts = (PromptMessage.user(text), *outcome.new_messages)
+                    uow.messages.save_batch(_chat_messages(conversation_id, number, prompts, now))
+                    uow.turns.save(
+                        Turn(
+                            conversation_id=conversation_id,
+                            turn_number=number,
+                            created_at=now,
+                            queries=outcome.queries,
+                            retrieval_attempts=sum(r.name == "search_book" for r in runner.records),
+                            sources=citations,
+                            reasoning_steps=_steps(verdict, outcome),
+                            guardrail_score=verdict.score if verdict else None,
+                            provider=self._provider.provider_name,
+                            model=model,
+                            input_tokens=usage.input_tokens,
+                            output_tokens=usage.output_tokens,
+                            llm_calls=llm_calls,
+                            latency_ms=round(latency_ms, 2),
+                            strategy=outcome.strategy,
+                            extra=_extra(outcome, runner, messages_tokens=estimate_tokens(prompts)),
+                            cache_read_tokens=usage.cache_read_tokens,
+                            cache_write_tokens=usage.cache_write_tokens,
+                        )
+                    )
+                    uow.conversations.save(_touched(conversation, text, now))
+                    uow.commit()
+                break
+            except (ConversationError, StorageError) as e:
+                # Another writer took the turn number, or committed since this one read: read
+                # again and store after it. BUSY after the busy timeout's wait is retried once.
+                busy = e.code == StorageErrorCode.BUSY
+                if e.code not in RETRYABLE or attempt == STORE_ATTEMPTS - 1:
+                    raise
+                if busy and (busy_waits := busy_waits + 1) > 2:
+                    raise
+                time.sleep(0.05 * (attempt + 1) + random.random() * 0.05)
         return TurnResult(
             conversation_id=conversation_id,
             turn_number=number,

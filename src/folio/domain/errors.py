@@ -32,10 +32,18 @@ class ConfigError(FolioError):
     code: str = "CONFIG"
 
 
-class StorageError(FolioError):
-    """The data directory or its database cannot be used (corrupt, not a database, unwritable)."""
+class StorageErrorCode(StrEnum):
+    BUSY = "BUSY"  # another process holds the write lock longer than the busy timeout: retry
+    READ_ONLY = "READ_ONLY"  # the data directory or file cannot be written
+    DISK_FULL = "DISK_FULL"
+    DAMAGED = "DAMAGED"  # not a folio database, or a damaged one
+    STORAGE = "STORAGE"
 
-    code: str = "STORAGE"
+
+class StorageError(FolioError):
+    """The data directory or its database cannot be used (busy, read-only, full, damaged)."""
+
+    code: str = StorageErrorCode.STORAGE
 
 
 class BookErrorCode(StrEnum):

@@ -82,13 +82,11 @@ class SqliteUnitOfWork:
 
     def __enter__(self) -> Self:
         conn = self._database.connect()
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as e:
-            conn.close()
-            raise ConversationError(
-                f"The conversation store is busy ({e})", code=ConversationErrorCode.CONFLICT
-            ) from e
+        # Deferred: a unit of work that only reads never takes the write lock, so a long writer
+        # elsewhere does not block it. Its first write takes the lock (waiting up to the busy
+        # timeout); if another writer committed since this one read, SQLite refuses with BUSY
+        # and the caller retries the whole unit of work (ChatWithBook does).
+        conn.execute("BEGIN")
         self._conn = conn
         self.conversations = _Conversations(conn)
         self.messages = _Messages(conn)

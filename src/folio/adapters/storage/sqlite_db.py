@@ -2,13 +2,16 @@
 
 Invariants: every connection has foreign keys on, WAL journaling and a busy timeout, and runs
 in autocommit mode (``isolation_level=None``) so that a transaction exists only inside
-``transaction()``. Migrations are the files ``migrations/NNN_name.sql`` shipped in the package;
-each is applied exactly once, in version order, in its own transaction, and recorded in
-``schema_migrations``.
+``transaction()``; plain reads take no write lock, so a long writer never blocks them. Migrations
+are the files ``migrations/NNN_name.sql`` shipped in the package; each is applied exactly once, in
+version order, in its own transaction, and recorded in ``schema_migrations``; when nothing is
+pending, ``migrate()`` only reads. Every sqlite3 error a user can meet (busy, read-only, disk full,
+a damaged or foreign file) leaves the adapter as a ``StorageError`` with a true message.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import sqlite3
 from collections.abc import Iterator, Sequence
@@ -17,8 +20,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
-from folio.domain.errors import StorageError
+from folio.domain.errors import StorageError, StorageErrorCode
 
 MIGRATIONS_PACKAGE = "folio.adapters.storage.migrations"
 BUSY_TIMEOUT_MS = 5000
@@ -71,6 +75,65 @@ def split_statements(script: str) -> list[str]:
     return statements
 
 
+def storage_error(error: sqlite3.Error, path: Path | str) -> StorageError:
+    """What a sqlite3 error means for the user, at the adapter's edge."""
+    text = str(error).lower()
+    if "locked" in text or "busy" in text:
+        return StorageError(
+            f"The library is busy: another folio process is writing to {path}. Try again in a"
+            " moment.",
+            code=StorageErrorCode.BUSY,
+        )
+    if "readonly" in text or "read-only" in text or "attempt to write" in text:
+        return StorageError(
+            f"The library {path} is read-only: reading works, but nothing can be saved there"
+            " (check the permissions of the file and its folder, or set FOLIO_HOME).",
+            code=StorageErrorCode.READ_ONLY,
+        )
+    if "full" in text:
+        return StorageError(
+            f"The disk holding {path} is full: nothing was saved. Free some space and try again.",
+            code=StorageErrorCode.DISK_FULL,
+        )
+    if "not a database" in text or "malformed" in text or "no such table" in text:
+        return StorageError(
+            f"{path} is not a folio library or is damaged ({error}). Keep a copy of it, then move"
+            " it away to start a new library, or restore it from a backup.",
+            code=StorageErrorCode.DAMAGED,
+        )
+    return StorageError(f"The library database {path} failed: {error}")
+
+
+class _Connection(sqlite3.Connection):
+    """A connection whose statements raise ``StorageError`` instead of sqlite3's operational
+    errors (constraint violations stay ``IntegrityError``: the repositories translate those)."""
+
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
+        try:
+            return super().execute(sql, parameters)
+        except sqlite3.IntegrityError:
+            raise
+        except sqlite3.DatabaseError as e:
+            raise storage_error(e, _path_of(self)) from e
+
+    def executemany(self, sql: str, parameters: Any, /) -> sqlite3.Cursor:
+        try:
+            return super().executemany(sql, parameters)
+        except sqlite3.IntegrityError:
+            raise
+        except sqlite3.DatabaseError as e:
+            raise storage_error(e, _path_of(self)) from e
+
+
+def _writable(path: Path) -> bool:
+    return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
+
+
+def _path_of(conn: sqlite3.Connection) -> str:
+    row = sqlite3.Connection.execute(conn, "PRAGMA database_list").fetchone()
+    return str(row[2]) if row else "the library database"
+
+
 @contextmanager
 def transaction(
     conn: sqlite3.Connection, *, immediate: bool = True
@@ -106,16 +169,37 @@ class Database:
         return self._migrations
 
     def connect(self) -> sqlite3.Connection:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(
-            self.path,
-            timeout=BUSY_TIMEOUT_MS / 1000,
-            isolation_level=None,
-            check_same_thread=False,
-        )
+        try:
+            if not self.path.parent.is_dir():
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise StorageError(
+                f"Cannot create the library folder {self.path.parent}: {e.strerror or e}",
+                code=StorageErrorCode.READ_ONLY,
+            ) from e
+        read_only = self.path.exists() and not _writable(self.path)
+        # A library on a read-only disk or folder stays readable: opened read-only and immutable
+        # (nothing can change it there), since WAL mode would need to create its -shm file.
+        target = f"file:{self.path}?mode=ro&immutable=1" if read_only else str(self.path)
+        try:
+            conn = sqlite3.connect(
+                target,
+                timeout=BUSY_TIMEOUT_MS / 1000,
+                isolation_level=None,
+                check_same_thread=False,
+                factory=_Connection,
+                uri=read_only,
+            )
+        except sqlite3.Error as e:
+            raise storage_error(e, self.path) from e
         conn.row_factory = sqlite3.Row
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        conn.execute("PRAGMA journal_mode = WAL")
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+        except StorageError as e:  # a read-only library stays readable in its journal mode
+            if e.code != StorageErrorCode.READ_ONLY:
+                conn.close()
+                raise
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
         return conn
@@ -124,45 +208,43 @@ class Database:
         """Apply pending migrations (up to ``target`` when given); returns the versions applied.
 
         A file that is not a usable SQLite database raises ``StorageError`` naming it."""
-        conn = self._open_checked()
+        conn = self.connect()
         try:
-            applied = []
-            for migration in self.migrations:
-                if target is not None and migration.version > target:
-                    break
-                if _apply(conn, migration):
-                    applied.append(migration.version)
-            return applied
+            wanted = [m for m in self.migrations if target is None or m.version <= target]
+            done = _applied(conn, self.path)
+            if done is not None and {m.version for m in wanted} <= done:
+                return []  # nothing to do: read only, no write lock taken
+            if done is None:
+                conn.execute(_SCHEMA_MIGRATIONS)
+            return [m.version for m in wanted if _apply(conn, m)]
         finally:
             conn.close()
-
-    def _open_checked(self) -> sqlite3.Connection:
-        """A connection to a file that is an SQLite database with the migrations table."""
-        try:
-            conn = self.connect()
-        except sqlite3.DatabaseError as e:
-            raise self._unusable(e) from e
-        try:
-            conn.execute(_SCHEMA_MIGRATIONS)
-        except sqlite3.DatabaseError as e:
-            conn.close()
-            raise self._unusable(e) from e
-        return conn
-
-    def _unusable(self, error: sqlite3.DatabaseError) -> StorageError:
-        return StorageError(
-            f"The library database {self.path} cannot be used ({error}). Move it away to start"
-            " a new library, or restore it from a backup."
-        )
 
     def applied_versions(self) -> list[int]:
         conn = self.connect()
         try:
-            conn.execute(_SCHEMA_MIGRATIONS)
-            rows = conn.execute("SELECT version FROM schema_migrations ORDER BY version")
-            return [int(r[0]) for r in rows]
+            return sorted(_applied(conn, self.path) or ())
         finally:
             conn.close()
+
+
+def _applied(conn: sqlite3.Connection, path: Path) -> set[int] | None:
+    """The recorded migration versions, or None for a database without the table yet. A file
+    that is not a folio library (another application's database) is a DAMAGED StorageError."""
+    tables = {
+        str(r[0]) for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+    }
+    if "schema_migrations" not in tables:
+        foreign = tables - {"sqlite_sequence"}
+        if foreign:
+            raise StorageError(
+                f"{path} is another application's SQLite database, not a folio library (it has"
+                f" tables {', '.join(sorted(foreign)[:5])}). Set FOLIO_HOME to another folder or"
+                " move the file away.",
+                code=StorageErrorCode.DAMAGED,
+            )
+        return None
+    return {int(r[0]) for r in conn.execute("SELECT version FROM schema_migrations")}
 
 
 def _apply(conn: sqlite3.Connection, migration: Migration) -> bool:

@@ -142,8 +142,8 @@ def test_with_a_good_and_a_bad_file_the_good_one_is_added_and_the_exit_is_1(
 
 @pytest.mark.parametrize(
     ("args", "reason"),
-    [(("add", "/nonexistent/book.txt"), "cannot be read"),
-     (("add", "."), "cannot be read"),
+    [(("add", "/nonexistent/book.txt"), "does not exist"),
+     (("add", "."), "is a directory"),
      (("add", "pyproject.toml"), "unsupported file type")],
 )  # fmt: skip
 def test_a_missing_or_unsupported_path_is_one_error_line(

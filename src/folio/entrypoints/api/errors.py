@@ -58,6 +58,7 @@ _INGEST_STATUS = {
     IngestErrorCode.EMPTY: 422,
     IngestErrorCode.DUPLICATE: 409,
     IngestErrorCode.NOT_FOUND: 404,
+    IngestErrorCode.TOO_LARGE: 413,
 }
 
 
@@ -66,7 +67,7 @@ def status_for(error: FolioError) -> int:
     if isinstance(error, LLMError):
         return _LLM_STATUS.get(LLMErrorCode(error.code), 502) if _is(error, LLMErrorCode) else 502
     if isinstance(error, IngestError) and _is(error, IngestErrorCode):
-        return _INGEST_STATUS[IngestErrorCode(error.code)]
+        return _INGEST_STATUS.get(IngestErrorCode(error.code), 422)
     if isinstance(error, UserError) and error.code == UserErrorCode.UNAUTHORIZED:
         return 401
     if isinstance(error, UserError) and error.code == UserErrorCode.DUPLICATE:

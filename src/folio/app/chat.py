@@ -152,7 +152,8 @@ class _ToolRunner:
             self.on_event(event)
 
 
-STORE_ATTEMPTS = 8
+STORE_ATTEMPTS = 20
+LONG_WAIT_S = 1.0
 RETRYABLE = frozenset({ConversationErrorCode.CONFLICT, StorageErrorCode.BUSY})
 
 
@@ -343,6 +344,7 @@ class ChatWithBook:
         model = outcome.model or self._provider.model_name
         busy_waits = 0
         for attempt in range(STORE_ATTEMPTS):
+            tried_at = time.monotonic()
             try:
                 with self._uow() as uow:
                     conversation = uow.conversations.get(conversation_id)
@@ -376,14 +378,19 @@ class ChatWithBook:
                     uow.commit()
                 break
             except (ConversationError, StorageError) as e:
-                # Another writer took the turn number, or committed since this one read: read
-                # again and store after it. BUSY after the busy timeout's wait is retried once.
-                busy = e.code == StorageErrorCode.BUSY
+                # Another writer took the turn number, or committed since this one read (SQLite
+                # says BUSY at once then): read again and store after it. A BUSY that came after
+                # the busy timeout's whole wait is a long writer elsewhere: retried once only.
+                waited = time.monotonic() - tried_at >= LONG_WAIT_S
                 if e.code not in RETRYABLE or attempt == STORE_ATTEMPTS - 1:
                     raise
-                if busy and (busy_waits := busy_waits + 1) > 2:
+                if (
+                    e.code == StorageErrorCode.BUSY
+                    and waited
+                    and (busy_waits := busy_waits + 1) > 1
+                ):
                     raise
-                time.sleep(0.05 * (attempt + 1) + random.random() * 0.05)
+                time.sleep(0.02 * (attempt + 1) + random.random() * 0.05)
         return TurnResult(
             conversation_id=conversation_id,
             turn_number=number,

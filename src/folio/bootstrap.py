@@ -272,16 +272,18 @@ class UserScope:
         model: str | None = None,
         *,
         still_wanted: Callable[[], bool] | None = None,
+        still_there: Callable[[], bool] | None = None,
         window_turns: int | None = None,
     ) -> ChatWithBook:
-        """The chat turn use case; with ``still_wanted``, a turn is stored only if it still
-        returns true at the commit (else ``TurnCancelled``); ``window_turns``: how many earlier
-        turns the model sees (default: the ``history_messages`` setting)."""
+        """The chat turn use case. With ``still_wanted`` (asked before each unit of work, may
+        wait) and ``still_there`` (asked at the commit, must not wait), a turn whose caller left
+        stores nothing (``TurnCancelled``); ``window_turns``: how many earlier turns the model
+        sees (default: the ``history_messages`` setting)."""
         uow = self.conversation_uow
         if still_wanted is not None:
             from folio.app.cancellation import commit_only_if
 
-            uow = commit_only_if(uow, still_wanted)
+            uow = commit_only_if(uow, still_wanted, still_there)
         window = None if window_turns is None else 2 * window_turns
         return self.container._chat_on(uow, provider, model, self.books, window)
 

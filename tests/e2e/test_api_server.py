@@ -308,6 +308,30 @@ def test_disconnect_while_a_fast_answer_is_still_being_sent_stores_nothing(
     assert turns_of(client, cid) == [1]
 
 
+def test_a_client_that_vanishes_mid_stream_blocks_nobody(
+    server: FolioServer, client: httpx.Client, book_id: str
+) -> None:
+    """Like ``curl ... | head``: read a little of the stream, then drop the connection."""
+    import socket
+
+    cid = new_conversation(client, book_id)
+    server.set_script({"steps": [" ".join(["word"] * 3000)]})
+    body = json.dumps({"message": "Tell me everything", "stream": True}).encode()
+    request = (
+        f"POST {V1}/conversations/{cid}/messages HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+    ).encode() + body
+    for _ in range(3):
+        with socket.create_connection(("127.0.0.1", server.port), timeout=30) as s:
+            s.sendall(request)
+            assert s.recv(300)
+    server.set_script(DEFAULT_SCRIPT)
+    quick = httpx.Client(base_url=server.url, timeout=4)  # less than SQLite's busy timeout
+    r = quick.post(f"{V1}/conversations/{cid}/messages", json={"message": "Who?"})
+    assert r.status_code == 200, r.text
+    assert r.json()["turn_number"] == 1 and turns_of(quick, cid) == [1]
+
+
 def test_racing_turns_are_all_stored_in_order(
     client: httpx.Client, book_id: str, server: FolioServer
 ) -> None:

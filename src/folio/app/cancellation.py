@@ -1,9 +1,10 @@
 """Stopping a turn whose caller went away: the turn is stored only if its caller still waits.
 
-``commit_only_if(factory, still_wanted)`` wraps a unit-of-work factory so that ``commit()``
-raises ``TurnCancelled`` (and the unit of work rolls back) once ``still_wanted()`` is false. A
-streamed HTTP turn checks this at every event it sends and once more at the commit, so a client
-that disconnects at any point before the end stores nothing.
+``commit_only_if(factory, still_wanted, still_there)`` wraps a unit-of-work factory: entering a
+unit of work first asks ``still_wanted()`` (which may wait, e.g. until what the caller was sent
+has been delivered; no lock is held yet), and ``commit()`` asks the cheap ``still_there()``; either
+false raises ``TurnCancelled`` and nothing is written. A streamed HTTP turn also checks at every
+event it sends, so a client that disconnects at any point before the end stores nothing.
 """
 
 from __future__ import annotations
@@ -21,14 +22,22 @@ class TurnCancelled(BaseException):
 
 
 class _CommitIf:
-    def __init__(self, inner: ConversationUnitOfWork, still_wanted: Callable[[], bool]) -> None:
+    def __init__(
+        self,
+        inner: ConversationUnitOfWork,
+        still_wanted: Callable[[], bool],
+        still_there: Callable[[], bool],
+    ) -> None:
         self._inner = inner
         self._still_wanted = still_wanted
+        self._still_there = still_there
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
 
     def __enter__(self) -> Self:
+        if not self._still_wanted():
+            raise TurnCancelled
         self._inner.__enter__()
         return self
 
@@ -41,7 +50,7 @@ class _CommitIf:
         self._inner.__exit__(exc_type, exc, tb)
 
     def commit(self) -> None:
-        if not self._still_wanted():
+        if not self._still_there():
             self._inner.rollback()
             raise TurnCancelled
         self._inner.commit()
@@ -50,8 +59,12 @@ class _CommitIf:
         self._inner.rollback()
 
 
-def commit_only_if(inner: UnitOfWorkFactory, still_wanted: Callable[[], bool]) -> UnitOfWorkFactory:
+def commit_only_if(
+    inner: UnitOfWorkFactory,
+    still_wanted: Callable[[], bool],
+    still_there: Callable[[], bool] | None = None,
+) -> UnitOfWorkFactory:
     def factory() -> ConversationUnitOfWork:
-        return _CommitIf(inner(), still_wanted)
+        return _CommitIf(inner(), still_wanted, still_there or still_wanted)
 
     return factory

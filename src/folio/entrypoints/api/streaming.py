@@ -48,12 +48,14 @@ def _frame(event: ChatEvent) -> bytes:
 
 
 class TurnControl:
-    """Links a turn's worker thread to its client. ``still_wanted`` is the turn's commit gate:
-    for a streamed turn it waits until every frame sent so far has been handed to the client's
-    connection, then says whether the client is still there, so a turn whose client left at any
-    point before its last delta was delivered is not stored. A JSON turn commits as it is."""
+    """Links a turn's worker thread to its client. Before the turn opens its storing unit of
+    work, ``still_wanted`` waits (holding no lock) until every frame sent so far has been handed
+    to the client's connection (at most ``FLUSH_TIMEOUT_S``), then says whether the client is
+    still there; ``still_there`` is the cheap check at the commit. So a turn whose client left
+    before its last delta was delivered is not stored. A JSON turn commits as it is."""
 
     POLL_S = 0.05
+    FLUSH_TIMEOUT_S = 15.0
 
     def __init__(self) -> None:
         self.cancelled = threading.Event()
@@ -67,9 +69,14 @@ class TurnControl:
             return True
         self._flushed.clear()
         self._emit("flush", None)
+        waited = 0.0
         while not self._flushed.wait(self.POLL_S):
-            if self.cancelled.is_set():
-                return False
+            waited += self.POLL_S
+            if self.cancelled.is_set() or waited >= self.FLUSH_TIMEOUT_S:
+                return False  # gone, or not reading for so long that it counts as gone
+        return not self.cancelled.is_set()
+
+    def still_there(self) -> bool:
         return not self.cancelled.is_set()
 
 

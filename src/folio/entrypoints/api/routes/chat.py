@@ -68,7 +68,11 @@ async def post_message(
     def prepare() -> Runner:
         conversation = scope.conversations.find(conversation_id)
         scope.books.get(conversation.book_id)
-        chat = scope.chat(still_wanted=control.still_wanted, window_turns=body.conversation_window)
+        chat = scope.chat(
+            still_wanted=control.still_wanted,
+            still_there=control.still_there,
+            window_turns=body.conversation_window,
+        )
         return _runner(chat, conversation.id, text)
 
     return await _answer(await run_in_threadpool(prepare), body.stream, user, slots, control)
@@ -93,7 +97,11 @@ async def chat(
             raise ApiError(
                 404, "NOT_FOUND", f"No conversation {body.session_id!r} about book {book.id!r}"
             )
-        chat = scope.chat(still_wanted=control.still_wanted, window_turns=body.conversation_window)
+        chat = scope.chat(
+            still_wanted=control.still_wanted,
+            still_there=control.still_there,
+            window_turns=body.conversation_window,
+        )
         return _runner(chat, conversation.id, text)
 
     return await _answer(await run_in_threadpool(prepare), body.stream, user, slots, control)

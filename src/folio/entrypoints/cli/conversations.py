@@ -155,10 +155,12 @@ def _print_detail(detail: ConversationDetail, *, verbose: bool) -> None:
     if not detail.messages:
         console.print("[dim]No messages yet.[/]")
     sources = {t.turn_number: t.sources for t in detail.turns}
-    for number in sorted({m.turn_number for m in detail.messages}):
+    by_turn: dict[int, list[ChatMessage]] = {}
+    for m in detail.messages:  # one pass: a long conversation prints in linear time
+        by_turn.setdefault(m.turn_number, []).append(m)
+    for number in sorted(by_turn):
         console.print()
-        turn = [m for m in detail.messages if m.turn_number == number]
-        for m in turn:
+        for m in by_turn[number]:
             _print_message(m, verbose=verbose)
         cited = format_citations(sources.get(number, ()))
         if cited:

@@ -48,17 +48,18 @@ from folio.adapters.storage.sqlite_conversations import SqliteConversationStore 
 from folio.adapters.storage.sqlite_db import Database  # noqa: E402
 from folio.adapters.storage.sqlite_library import SqliteLibrary  # noqa: E402
 from folio.agent.context import (  # noqa: E402
-    FullHistoryStrategy,
+    RecentTurnsStrategy,
     estimate_tokens,
     shorten_tool_result,
     to_prompt_message,
 )
 from folio.agent.guardrail import Guardrail  # noqa: E402
+from folio.agent.strategies import AlwaysRetrieveStrategy, ToolUseRetrievalStrategy  # noqa: E402
 from folio.agent.tools import ToolContext, ToolServices, default_registry  # noqa: E402
 from folio.app.chat import ChatWithBook  # noqa: E402
 from folio.app.search import SearchBook  # noqa: E402
 from folio.domain.books import Book  # noqa: E402
-from folio.domain.conversations import ChatMessage, Conversation, MessageRole  # noqa: E402
+from folio.domain.conversations import ChatMessage, Conversation  # noqa: E402
 from folio.domain.llm import PromptMessage, PromptRole, ToolDefinition  # noqa: E402
 from folio.domain.ports import Vectors  # noqa: E402
 
@@ -152,14 +153,14 @@ def seed_history(uow_factory: Any, conversation_id: str, book: Book, tool_json: 
         for turn in range(1, 51):
             call = tool_call("search_book", {"query": f"question {turn}"})
             rows = [
-                (MessageRole.USER, f"Question {turn} about Victor?", None, ()),
-                (MessageRole.ASSISTANT, "", None, (call,)),
-                (MessageRole.TOOL_RESULT, tool_json, call.tool_use_id, ()),
-                (MessageRole.ASSISTANT, "An answer citing (Chapter 5, p. 41). " * 4, None, ()),
+                (PromptRole.USER, f"Question {turn} about Victor?", None, ()),
+                (PromptRole.ASSISTANT, "", None, (call,)),
+                (PromptRole.TOOL_RESULT, tool_json, call.tool_use_id, ()),
+                (PromptRole.ASSISTANT, "An answer citing (Chapter 5, p. 41). " * 4, None, ()),
             ]
             for seq, (role, content, use_id, calls) in enumerate(rows):
                 messages.append(
-                    ChatMessage(
+                    ChatMessage.of(
                         f"{conversation_id}-{turn}-{seq}",
                         conversation_id,
                         turn,
@@ -210,13 +211,13 @@ def bench_engine(
     for i, cid in enumerate(ids):
         provider = TimedProvider([answering_script()] * 4)
         chat = ChatWithBook(
-            stores[cid].unit_of_work,
-            library,
-            searcher,
-            library,
-            provider,
-            registry,
-            FullHistoryStrategy(),
+            uow=stores[cid].unit_of_work,
+            services=services,
+            provider=provider,
+            tools=registry,
+            context=RecentTurnsStrategy(),
+            retrieval=ToolUseRetrievalStrategy(),
+            fallback=AlwaysRetrieveStrategy(),
             guardrail=guardrail,
         )
         started = time.perf_counter()
@@ -249,8 +250,8 @@ class LegacyWindow:
             visible = sum(
                 1
                 for m in turn
-                if m.role is MessageRole.USER
-                or (m.role is MessageRole.ASSISTANT and not m.tool_invocations)
+                if m.role is PromptRole.USER
+                or (m.role is PromptRole.ASSISTANT and not m.tool_invocations)
             )
             if kept and count + visible > self.max_messages:
                 break
@@ -347,13 +348,13 @@ def bench_tokens(context: Any) -> list[list[Any]]:
         uow.commit()
     provider = ScriptedChatProvider([answering_script()] * 40)
     chat = ChatWithBook(
-        store.unit_of_work,
-        library,
-        SearchBook(library, embedder),
-        library,
-        provider,
-        default_registry(),
-        context,
+        uow=store.unit_of_work,
+        services=ToolServices(SearchBook(library, embedder), library, library),
+        provider=provider,
+        tools=default_registry(),
+        context=context,
+        retrieval=ToolUseRetrievalStrategy(),
+        fallback=AlwaysRetrieveStrategy(),
     )
     per_turn = []
     for question in QUESTIONS:
@@ -377,7 +378,7 @@ def token_report() -> dict[str, Any]:
 
     with legacy_prompts():
         before = bench_tokens(LegacyWindow())
-    runs = {"before": before, "after": bench_tokens(FullHistoryStrategy())}
+    runs = {"before": before, "after": bench_tokens(RecentTurnsStrategy())}
     rows: dict[str, list[dict[str, float]]] = {}
     for name, turns in runs.items():
         calls = [c for turn in turns for c in turn]

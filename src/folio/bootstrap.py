@@ -1,12 +1,18 @@
 """The one composition root: settings -> adapters -> use cases.
 
-The CLI, the HTTP API and library users all build a ``Container`` and ask it for use cases. Adapters
-are created lazily on first use, so a command that never searches never loads the embedding model.
+The CLI, the HTTP API, ``folio eval``, the tests and library users all build a ``Container`` and ask
+it for use cases. Adapters are created lazily on first use, so a command that never searches never
+loads the embedding model. Any adapter can be replaced at construction, in the spirit of
+cosmicpython's ``bootstrap(uow=...)``: ``Container(settings, provider=ScriptedChatProvider([...]),
+uow=store.unit_of_work, library=InMemoryLibrary(), clock=fixed_clock)``. The agent's strategies
+(which retrieval strategy, which fallback, which context window) are chosen here too, never inside
+the use cases.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -14,6 +20,8 @@ from folio.config import Settings, load_settings
 
 if TYPE_CHECKING:
     from folio.adapters.storage.sqlite_db import Database
+    from folio.agent.guardrail import Guardrail
+    from folio.agent.tools import ToolRegistry
     from folio.app.chat import ChatWithBook
     from folio.app.conversations import Conversations
     from folio.app.imports import ImportBooks
@@ -32,11 +40,80 @@ if TYPE_CHECKING:
     )
 
 
-class Container:
-    """Builds and holds the adapters and use cases for one process."""
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
 
-    def __init__(self, settings: Settings | None = None, **overrides: Any) -> None:
-        self.settings = settings if settings is not None else load_settings(**overrides)
+
+class Container:
+    """Builds and holds the adapters and use cases for one process.
+
+    Overrides (all optional): ``provider`` (the chat model for every chat use case asked without a
+    provider name), ``uow`` (the conversations' unit of work), ``library`` (an object that is both
+    the ``BookRepository`` and the ``ChunkIndex``), ``searcher``, ``embedder``, ``tools`` (the tool
+    registry), ``guardrail`` and ``clock``."""
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        provider: ChatProvider | None = None,
+        uow: UnitOfWorkFactory | None = None,
+        library: Any = None,
+        searcher: SearchBook | None = None,
+        embedder: Embedder | None = None,
+        tools: ToolRegistry | None = None,
+        guardrail: Guardrail | None = None,
+        clock: Callable[[], datetime] | None = None,
+    ) -> None:
+        self.settings = settings if settings is not None else load_settings()
+        self.clock = clock or _utcnow
+        self._provider = provider
+        # A cached_property reads the instance's dict first: an override simply sits there.
+        given = {
+            "conversation_uow": uow,
+            "_library_store": library,
+            "searcher": searcher,
+            "embedder": embedder,
+            "tools": tools,
+            "guardrail": guardrail,
+        }
+        self.__dict__.update({name: value for name, value in given.items() if value is not None})
+
+    _ADAPTERS = (
+        "database",
+        "_library_store",
+        "embedder",
+        "searcher",
+        "conversation_uow",
+        "import_jobs",
+        "_users_store",
+        "tools",
+        "guardrail",
+    )
+
+    def overridden(
+        self,
+        *,
+        provider: ChatProvider | None = None,
+        uow: UnitOfWorkFactory | None = None,
+        clock: Callable[[], datetime] | None = None,
+        guardrail: Guardrail | None = None,
+        tools: ToolRegistry | None = None,
+    ) -> Container:
+        """A container with the same settings that shares every adapter this one has built
+        (database, library, embedding model...) except those given here."""
+        twin = Container(
+            self.settings,
+            provider=provider or self._provider,
+            uow=uow,
+            clock=clock or self.clock,
+            guardrail=guardrail,
+            tools=tools,
+        )
+        for name in self._ADAPTERS:
+            if name in self.__dict__:
+                twin.__dict__.setdefault(name, self.__dict__[name])
+        return twin
 
     # --- adapters ---------------------------------------------------------------------------------
     @cached_property
@@ -80,8 +157,23 @@ class Container:
         return store.unit_of_work
 
     def chat_provider(self, name: str | None = None, model: str | None = None) -> ChatProvider:
-        """The chat model: ``name`` if given, else the configured or first available provider."""
+        """The chat model: ``name`` if given, else the override, else the configured or first
+        available provider."""
+        if name is None and model is None and self._provider is not None:
+            return self._provider
         return make_provider(self.settings, name=name, model=model)
+
+    @cached_property
+    def guardrail(self) -> Guardrail:
+        from folio.agent.guardrail import Guardrail
+
+        return Guardrail(self.settings.guardrail, searcher=self.searcher)
+
+    @cached_property
+    def tools(self) -> ToolRegistry:
+        from folio.agent.tools import default_registry
+
+        return default_registry()
 
     # --- use cases --------------------------------------------------------------------------------
     @cached_property
@@ -176,27 +268,41 @@ class Container:
         books: BookRepository | None = None,
         history_messages: int | None = None,
     ) -> ChatWithBook:
-        from folio.agent.context import FullHistoryStrategy
-        from folio.agent.guardrail import Guardrail
-        from folio.agent.tools import default_registry
+        """The chat use case on ``uow`` and ``books``, with the strategies for its provider: the
+        offline provider has no model, so its turns run the extractive strategy; a model runs
+        tool use, and always-retrieve where it has no tool use."""
+        from folio.adapters.llm.offline import OfflineChatProvider
+        from folio.agent.context import RecentTurnsStrategy
+        from folio.agent.offline import ExtractiveStrategy
+        from folio.agent.reformulation import HeuristicQueryRewriter
+        from folio.agent.strategies import AlwaysRetrieveStrategy, ToolUseRetrievalStrategy
+        from folio.agent.tools import ToolServices
         from folio.app.chat import ChatWithBook
+        from folio.domain.ports import RetrievalStrategy
 
         s = self.settings
+        chat_provider = self.chat_provider(provider, model)
+        retrieval: RetrievalStrategy
+        fallback: RetrievalStrategy
+        if isinstance(chat_provider, OfflineChatProvider):
+            retrieval = fallback = ExtractiveStrategy(HeuristicQueryRewriter(), k=s.search_k)
+        else:
+            retrieval = ToolUseRetrievalStrategy(max_tool_rounds=s.max_tool_rounds)
+            fallback = AlwaysRetrieveStrategy(k=s.search_k)
         return ChatWithBook(
-            uow,
-            books or self.books,
-            self.searcher,
-            self.chunk_index,
-            self.chat_provider(provider, model),
-            default_registry(),
-            FullHistoryStrategy(
+            uow=uow,
+            services=ToolServices(self.searcher, books or self.books, self.chunk_index, s.search_k),
+            provider=chat_provider,
+            tools=self.tools,
+            context=RecentTurnsStrategy(
                 max_messages=history_messages or s.history_messages,
                 token_budget=s.context_token_budget,
                 message_chars=s.max_message_chars,
             ),
-            guardrail=Guardrail(s.guardrail, searcher=self.searcher),
-            max_tool_rounds=s.max_tool_rounds,
-            search_k=s.search_k,
+            retrieval=retrieval,
+            fallback=fallback,
+            guardrail=self.guardrail,
+            clock=self.clock,
             max_message_chars=s.max_message_chars,
         )
 
@@ -341,8 +447,6 @@ def make_provider(
         return load_script(settings.script_file)
     if chosen == "offline":
         from folio.adapters.llm.offline import OfflineChatProvider
-        from folio.agent.followup import is_small_talk
-        from folio.agent.reformulation import HeuristicQueryRewriter
 
-        return OfflineChatProvider(rewriter=HeuristicQueryRewriter(), small_talk=is_small_talk)
+        return OfflineChatProvider()
     raise ConfigError(f"Unknown provider {chosen!r}: choose anthropic, openai, ollama or offline")

@@ -16,9 +16,9 @@ from folio.adapters.storage.json_conversations import JsonConversationStore
 from folio.adapters.storage.memory_conversations import InMemoryConversationStore
 from folio.adapters.storage.sqlite_conversations import SqliteConversationStore
 from folio.adapters.storage.sqlite_db import Database
-from folio.domain.conversations import ChatMessage, Conversation, MessageRole, Source, Turn
+from folio.domain.conversations import ChatMessage, Conversation, Source, Turn
 from folio.domain.errors import ConversationError, ConversationErrorCode
-from folio.domain.llm import ToolInvocation
+from folio.domain.llm import PromptRole, ToolInvocation
 from folio.domain.ports import ConversationUnitOfWork
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -62,9 +62,9 @@ def conv(cid: str = "c1", book: str = "b1", *, at: datetime = T0, title: str = "
 
 
 def msg(
-    cid: str, turn: int, seq: int, role: MessageRole = MessageRole.USER, **kw: object
+    cid: str, turn: int, seq: int, role: PromptRole = PromptRole.USER, **kw: object
 ) -> ChatMessage:
-    return ChatMessage(
+    return ChatMessage.of(
         id=f"{cid}-{turn}-{seq}", conversation_id=cid, turn_number=turn, seq=seq, role=role,
         content=f"message {turn}.{seq}", created_at=kw.pop("at", T0), **kw,  # type: ignore[arg-type]
     )  # fmt: skip
@@ -176,11 +176,11 @@ def test_messages_come_back_ordered_by_turn_then_seq_with_every_field(store: Sto
     saved(store, conv("c1"))
     call = ToolInvocation("search_book", "tu1", {"query": "the white whale", "k": 3})
     batch = [
-        msg("c1", 2, 1, MessageRole.ASSISTANT),
-        msg("c1", 1, 2, MessageRole.TOOL_RESULT, tool_use_id="tu1", tool_name="search_book",
+        msg("c1", 2, 1, PromptRole.ASSISTANT),
+        msg("c1", 1, 2, PromptRole.TOOL_RESULT, tool_use_id="tu1", tool_name="search_book",
             is_error=True),
         msg("c1", 1, 0),
-        msg("c1", 1, 1, MessageRole.ASSISTANT, tool_invocations=(call,)),
+        msg("c1", 1, 1, PromptRole.ASSISTANT, tool_invocations=(call,)),
         msg("c1", 2, 0),
     ]  # fmt: skip
     with store.uow() as uow:
@@ -239,7 +239,7 @@ def test_a_taken_message_number_is_a_conflict(store: Store) -> None:
         uow.messages.save(msg("c1", 1, 0))
         uow.commit()
     with store.uow() as uow, pytest.raises(ConversationError) as e:
-        uow.messages.save(ChatMessage("other-id", "c1", 1, 0, MessageRole.USER, "x", T0))
+        uow.messages.save(ChatMessage.of("other-id", "c1", 1, 0, PromptRole.USER, "x", T0))
     assert e.value.code == ConversationErrorCode.CONFLICT
 
 
@@ -277,11 +277,11 @@ def test_a_turn_that_fails_half_way_leaves_no_trace(store: Store) -> None:
                 "c1",
                 n,
                 1,
-                MessageRole.ASSISTANT,
+                PromptRole.ASSISTANT,
                 tool_invocations=(ToolInvocation("search_book", "t1", {}),),
             )
         )
-        uow.messages.save(msg("c1", n, 2, MessageRole.TOOL_RESULT, tool_use_id="t1"))
+        uow.messages.save(msg("c1", n, 2, PromptRole.TOOL_RESULT, tool_use_id="t1"))
         raise RuntimeError("the model went away")
     with store.uow() as uow:
         assert uow.messages.get_by_conversation("c1") == []

@@ -17,8 +17,8 @@ import pytest
 
 from folio.adapters.storage.sqlite_conversations import SqliteConversationStore
 from folio.adapters.storage.sqlite_db import Database
-from folio.domain.conversations import ChatMessage, MessageRole, Source, Turn
-from folio.domain.llm import ToolInvocation
+from folio.domain.conversations import ChatMessage, Source, Turn
+from folio.domain.llm import PromptRole, ToolInvocation
 
 BOOK = """Moby Test
 
@@ -60,12 +60,12 @@ def write_turn(home: Path, cid: str, question: str, answer: str, query: str) -> 
         call = ToolInvocation("search_book", f"tu{n}", {"query": query})
         result = {"success": True, "data": {"query": query, "results": [{"pages": "1"}] * 2}}
         uow.messages.save_batch([
-            ChatMessage(f"{cid}{n}0", cid, n, 0, MessageRole.USER, question, T0),
-            ChatMessage(f"{cid}{n}1", cid, n, 1, MessageRole.ASSISTANT, "", T0,
+            ChatMessage.of(f"{cid}{n}0", cid, n, 0, PromptRole.USER, question, T0),
+            ChatMessage.of(f"{cid}{n}1", cid, n, 1, PromptRole.ASSISTANT, "", T0,
                         tool_invocations=(call,)),
-            ChatMessage(f"{cid}{n}2", cid, n, 2, MessageRole.TOOL_RESULT, json.dumps(result), T0,
+            ChatMessage.of(f"{cid}{n}2", cid, n, 2, PromptRole.TOOL_RESULT, json.dumps(result), T0,
                         tool_use_id=f"tu{n}", tool_name="search_book"),
-            ChatMessage(f"{cid}{n}3", cid, n, 3, MessageRole.ASSISTANT, answer, T0),
+            ChatMessage.of(f"{cid}{n}3", cid, n, 3, PromptRole.ASSISTANT, answer, T0),
         ])  # fmt: skip
         source = Source("c1", "Chapter 2. The Whale", "1", "1", 0, 10, "Captain Ahab", 0.9)
         uow.turns.save(Turn(cid, n, T0, queries=(query,), sources=(source,), provider="offline"))

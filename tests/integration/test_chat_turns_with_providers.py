@@ -21,16 +21,14 @@ import respx
 from folio.adapters.llm.anthropic import AnthropicProvider
 from folio.adapters.llm.ollama import OllamaProvider
 from folio.adapters.llm.openai import OpenAIProvider
-from folio.agent.context import FullHistoryStrategy
-from folio.agent.guardrail import Guardrail
 from folio.agent.tools import default_registry
 from folio.app.chat import AnswerDelta, ChatEvent, ChatWithBook, ToolCallFinished, ToolCallStarted
 from folio.app.conversations import ConversationDetail
 from folio.bootstrap import Container
 from folio.config import load_settings
 from folio.domain.books import Book
-from folio.domain.conversations import MessageRole
 from folio.domain.errors import LLMError, LLMErrorCode
+from folio.domain.llm import PromptRole
 from folio.domain.ports import ChatProvider
 from tests.integration.provider_mocks import (
     OLLAMA_HOST,
@@ -68,21 +66,7 @@ class Library:
 
     def chat(self, provider: ChatProvider) -> ChatWithBook:
         """The chat use case exactly as ``Container.chat`` wires it, with ``provider``."""
-        c, s = self.container, self.container.settings
-        return ChatWithBook(
-            c.conversation_uow,
-            c.books,
-            c.searcher,
-            c.chunk_index,
-            provider,
-            default_registry(),
-            FullHistoryStrategy(
-                max_messages=s.history_messages, token_budget=s.context_token_budget
-            ),
-            guardrail=Guardrail(s.guardrail, searcher=c.searcher),
-            max_tool_rounds=s.max_tool_rounds,
-            search_k=s.search_k,
-        )
+        return self.container.overridden(provider=provider).chat()
 
     def new_conversation(self) -> str:
         return self.container.conversations.create(self.book.id).id
@@ -231,10 +215,10 @@ def test_a_turn_pairs_the_tool_call_with_its_result_and_is_stored_whole(
     detail = stored(library, conversation_id)
     roles = [m.role for m in detail.messages]
     assert roles == [
-        MessageRole.USER,
-        MessageRole.ASSISTANT,
-        MessageRole.TOOL_RESULT,
-        MessageRole.ASSISTANT,
+        PromptRole.USER,
+        PromptRole.ASSISTANT,
+        PromptRole.TOOL_RESULT,
+        PromptRole.ASSISTANT,
     ]
     user, calling, tool_result, answer = detail.messages
     assert user.content == QUESTION
@@ -417,7 +401,7 @@ def test_a_follow_up_sends_the_first_turn_with_the_passages_its_answer_cited_ids
     assert (second.input_tokens, second.output_tokens) == (7000, 80)
     detail = stored(library, conversation_id)
     assert [m.turn_number for m in detail.messages] == [1, 1, 1, 1, 2, 2, 2, 2]
-    ids = [m.tool_use_id for m in detail.messages if m.role is MessageRole.TOOL_RESULT]
+    ids = [m.tool_use_id for m in detail.messages if m.role is PromptRole.TOOL_RESULT]
     assert len(set(ids)) == 2  # Ollama's generated ids differ between turns too
     assert [t.turn_number for t in detail.turns] == [1, 2]
 
@@ -567,10 +551,10 @@ def test_a_model_without_tools_falls_back_to_always_retrieve_for_this_and_later_
     assert [t.strategy for t in detail.turns] == ["always_retrieve", "always_retrieve"]
     assert any("fell back" in step for step in detail.turns[0].reasoning_steps)
     assert [m.role for m in detail.messages[:4]] == [
-        MessageRole.USER,
-        MessageRole.ASSISTANT,
-        MessageRole.TOOL_RESULT,
-        MessageRole.ASSISTANT,
+        PromptRole.USER,
+        PromptRole.ASSISTANT,
+        PromptRole.TOOL_RESULT,
+        PromptRole.ASSISTANT,
     ]
     assert detail.messages[1].tool_invocations[0].tool_use_id == detail.messages[2].tool_use_id
 

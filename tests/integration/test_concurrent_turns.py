@@ -23,7 +23,8 @@ import pytest
 from folio.adapters.storage.json_conversations import JsonConversationStore
 from folio.adapters.storage.sqlite_conversations import SqliteConversationStore
 from folio.adapters.storage.sqlite_db import Database
-from folio.domain.conversations import Conversation, MessageRole
+from folio.domain.conversations import Conversation
+from folio.domain.llm import PromptRole
 from folio.domain.ports import UnitOfWorkFactory
 
 TURNS_PER_WRITER = 20
@@ -36,7 +37,8 @@ from pathlib import Path
 from folio.adapters.storage.json_conversations import JsonConversationStore
 from folio.adapters.storage.sqlite_conversations import SqliteConversationStore
 from folio.adapters.storage.sqlite_db import Database
-from folio.domain.conversations import ChatMessage, MessageRole, Turn
+from folio.domain.conversations import ChatMessage, Turn
+from folio.domain.llm import PromptRole
 from folio.domain.errors import ConversationError, StorageError
 
 backend, location, cid, tag, count, go = sys.argv[1:]
@@ -53,10 +55,12 @@ for i in range(int(count)):
                 n = uow.messages.last_turn_number(cid) + 1
                 now = datetime.now(UTC)
                 uow.messages.save_batch([
-                    ChatMessage(f"{tag}{i}-0", cid, n, 0, MessageRole.USER, f"{tag}{i}", now),
-                    ChatMessage(f"{tag}{i}-1", cid, n, 1, MessageRole.TOOL_RESULT, f"{tag}{i}",
+                    ChatMessage.of(f"{tag}{i}-0", cid, n, 0, PromptRole.USER, f"{tag}{i}", now),
+                    ChatMessage.of(f"{tag}{i}-1", cid, n, 1, PromptRole.TOOL_RESULT, f"{tag}{i}",
                                 now, tool_use_id=f"{tag}{i}", tool_name="search_book"),
-                    ChatMessage(f"{tag}{i}-2", cid, n, 2, MessageRole.ASSISTANT, f"{tag}{i}", now),
+                    ChatMessage.of(
+                        f"{tag}{i}-2", cid, n, 2, PromptRole.ASSISTANT, f"{tag}{i}", now
+                    ),
                 ])
                 time.sleep(0.002)  # widen the race: the other writer reads the same number
                 uow.turns.save(Turn(cid, n, now, queries=(f"{tag}{i}",)))
@@ -137,7 +141,7 @@ def test_two_processes_appending_turns_store_every_turn_once_with_gap_free_numbe
     for m in messages:
         by_turn.setdefault(m.turn_number, set()).add(m.content)
     assert all(len(contents) == 1 for contents in by_turn.values()), "a turn mixes two writers"
-    users = Counter(m.content for m in messages if m.role is MessageRole.USER)
+    users = Counter(m.content for m in messages if m.role is PromptRole.USER)
     expected = {f"{tag}{i}" for tag in "AB" for i in range(TURNS_PER_WRITER)}
     assert set(users) == expected and set(users.values()) == {1}
     assert {t.queries[0] for t in turns} == expected

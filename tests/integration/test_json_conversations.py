@@ -16,8 +16,9 @@ from folio.app.conversations import Conversations
 from folio.bootstrap import Container
 from folio.config import load_settings
 from folio.domain.books import Book, BookFormat, Chunk, Page
-from folio.domain.conversations import ChatMessage, MessageRole, Turn
+from folio.domain.conversations import ChatMessage, Turn
 from folio.domain.errors import ConversationError, ConversationErrorCode
+from folio.domain.llm import PromptRole
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 TEXT = "Call me Ishmael. Some years ago I went to sea."
@@ -36,9 +37,11 @@ def add_to(books: object, book: Book) -> None:
 
 def messages(cid: str, n: int, question: str) -> list[ChatMessage]:
     return [
-        ChatMessage(f"{cid}-{n}-0", cid, n, 0, MessageRole.USER, question, T0),
-        ChatMessage(f"{cid}-{n}-1", cid, n, 1, MessageRole.TOOL_RESULT, "{}", T0, tool_use_id="t"),
-        ChatMessage(f"{cid}-{n}-2", cid, n, 2, MessageRole.ASSISTANT, "An answer.", T0),
+        ChatMessage.of(f"{cid}-{n}-0", cid, n, 0, PromptRole.USER, question, T0),
+        ChatMessage.of(
+            f"{cid}-{n}-1", cid, n, 1, PromptRole.TOOL_RESULT, "{}", T0, tool_use_id="t"
+        ),
+        ChatMessage.of(f"{cid}-{n}-2", cid, n, 2, PromptRole.ASSISTANT, "An answer.", T0),
     ]
 
 
@@ -116,7 +119,7 @@ def test_a_turn_number_taken_by_a_concurrent_writer_is_a_conflict_and_nothing_is
             slow.commit()
         assert e.value.code == ConversationErrorCode.CONFLICT
     detail = convs.get(c.id)
-    assert [m.content for m in detail.messages if m.role is MessageRole.USER] == ["fast"]
+    assert [m.content for m in detail.messages if m.role is PromptRole.USER] == ["fast"]
     assert write_turn(store, c.id, "slow, retried") == 2
 
 

@@ -16,13 +16,13 @@ from folio.adapters.storage.sqlite_db import Database
 from folio.adapters.storage.sqlite_library import SqliteLibrary
 from folio.app.conversations import Conversations
 from folio.domain.books import Book, BookFormat, Chunk, Page
-from folio.domain.conversations import ChatMessage, Conversation, MessageRole, Turn
+from folio.domain.conversations import ChatMessage, Conversation, Turn
 from folio.domain.errors import (
     BookError,
     StorageError,
     StorageErrorCode,
 )
-from folio.domain.llm import ToolInvocation
+from folio.domain.llm import PromptRole, ToolInvocation
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 TEXT = "Call me Ishmael. Some years ago, never mind how long precisely, I went to sea."
@@ -54,12 +54,12 @@ def write_turn(
     with store.unit_of_work() as uow:
         n = uow.messages.last_turn_number(cid) + 1
         uow.messages.save_batch([
-            ChatMessage(f"{cid}-{n}-0", cid, n, 0, MessageRole.USER, question, at),
-            ChatMessage(f"{cid}-{n}-1", cid, n, 1, MessageRole.ASSISTANT, "", at,
+            ChatMessage.of(f"{cid}-{n}-0", cid, n, 0, PromptRole.USER, question, at),
+            ChatMessage.of(f"{cid}-{n}-1", cid, n, 1, PromptRole.ASSISTANT, "", at,
                         tool_invocations=(ToolInvocation("search_book", "t", {"query": "q"}),)),
-            ChatMessage(f"{cid}-{n}-2", cid, n, 2, MessageRole.TOOL_RESULT, "{}", at,
+            ChatMessage.of(f"{cid}-{n}-2", cid, n, 2, PromptRole.TOOL_RESULT, "{}", at,
                         tool_use_id="t", tool_name="search_book"),
-            ChatMessage(f"{cid}-{n}-3", cid, n, 3, MessageRole.ASSISTANT, "An answer.", at),
+            ChatMessage.of(f"{cid}-{n}-3", cid, n, 3, PromptRole.ASSISTANT, "An answer.", at),
         ])  # fmt: skip
         uow.turns.save(Turn(cid, n, at, queries=("q",)))
         uow.commit()
@@ -132,8 +132,8 @@ def test_a_turn_that_fails_after_its_tool_results_are_written_leaves_no_rows(
     store = SqliteConversationStore(db)
     before = counts(db.path)
     with pytest.raises(RuntimeError), store.unit_of_work() as uow:
-        uow.messages.save(ChatMessage("m0", c.id, 1, 0, MessageRole.USER, "q", T0))
-        uow.messages.save(ChatMessage("m1", c.id, 1, 1, MessageRole.TOOL_RESULT, "{}", T0,
+        uow.messages.save(ChatMessage.of("m0", c.id, 1, 0, PromptRole.USER, "q", T0))
+        uow.messages.save(ChatMessage.of("m1", c.id, 1, 1, PromptRole.TOOL_RESULT, "{}", T0,
                                       tool_use_id="t", tool_name="search_book"))  # fmt: skip
         raise RuntimeError("provider failed")
     assert counts(db.path) == before
@@ -184,12 +184,12 @@ def test_a_writer_holding_the_lock_blocks_no_reader_and_a_second_writer_is_told_
     monkeypatch.setattr(sqlite_db, "BUSY_TIMEOUT_MS", 100)
     store = SqliteConversationStore(db)
     with store.unit_of_work() as holder:
-        holder.messages.save(ChatMessage("m0", c.id, 1, 0, MessageRole.USER, "q", T0))
+        holder.messages.save(ChatMessage.of("m0", c.id, 1, 0, PromptRole.USER, "q", T0))
         with store.unit_of_work() as reader:  # reads while the other holds the write lock
             assert reader.conversations.get(c.id).id == c.id
             assert reader.messages.last_turn_number(c.id) == 0
         with pytest.raises(StorageError) as e, store.unit_of_work() as writer:
-            writer.messages.save(ChatMessage("m1", c.id, 1, 0, MessageRole.USER, "r", T0))
+            writer.messages.save(ChatMessage.of("m1", c.id, 1, 0, PromptRole.USER, "r", T0))
         assert e.value.code == StorageErrorCode.BUSY and "busy" in e.value.message
         holder.commit()
     assert write_turn(store, c.id, "next") == 2

@@ -22,6 +22,7 @@ from folio.domain.books import (
     ReadingPosition,
     SearchHit,
 )
+from folio.domain.passages import SearchResults
 
 # Six pages, three chapters; chapter 3 (pages 5-6) is past the default reading position.
 PAGES = [
@@ -117,7 +118,7 @@ def test_search_book_returns_contract_shaped_results_before_the_position(story: 
     result = run(story, "search_book", query="Victor creature laboratory yellow eye", k=10)
 
     assert result.success
-    data = result.data
+    data = result.envelope()["data"]
     assert data["reading_limit"] == "page 4"
     assert data["results"], "the visible pages mention Victor"
     limit = story.book.position.char_offset
@@ -135,12 +136,8 @@ def test_search_book_returns_contract_shaped_results_before_the_position(story: 
         }
         assert passage["char_end"] <= limit
         _assert_nothing_past(passage["text"])
-    assert result.state_updates == {
-        "last_search": {
-            "query": data["query"],
-            "chunk_ids": [r["chunk_id"] for r in data["results"]],
-        }
-    }
+    assert isinstance(result.data, SearchResults)
+    assert [p.chunk_id for p in result.data.passages] == [r["chunk_id"] for r in data["results"]]
 
 
 def test_search_book_cuts_a_passage_that_straddles_the_position(story: StoryLibrary):
@@ -150,7 +147,7 @@ def test_search_book_cuts_a_passage_that_straddles_the_position(story: StoryLibr
 
     result = run(story, "search_book", book=book, query="dreary night November creature", k=10)
 
-    cut = [p for p in result.data["results"] if p["chunk_id"] == "story-5"]
+    cut = [p for p in result.envelope()["data"]["results"] if p["chunk_id"] == "story-5"]
     assert cut, "the first part of page 5 is visible"
     assert cut[0]["char_end"] == middle
     assert cut[0]["text"] == story.text[page5.char_start : middle]
@@ -174,7 +171,9 @@ def test_search_book_drops_what_a_faulty_searcher_returns_past_the_position(stor
         "search_book", ToolContext(book=story.book), services, {"query": "anything"}
     )
 
-    assert [p["chunk_id"] for p in result.data["results"]] == [f"story-{n}" for n in (1, 2, 3, 4)]
+    assert [p["chunk_id"] for p in result.envelope()["data"]["results"]] == [
+        f"story-{n}" for n in (1, 2, 3, 4)
+    ]
     _assert_nothing_past(result.to_json())
 
 
@@ -191,19 +190,19 @@ def test_read_passage_cuts_a_page_range_at_the_position(story: StoryLibrary):
     result = run(story, "read_passage", page_start=3, page_end=6)
 
     assert result.success
-    assert result.data["text"].startswith("Chapter 2.")
-    assert result.data["char_end"] == story.book.position.char_offset
-    assert result.data["truncated"] is True
-    _assert_nothing_past(result.data["text"])
+    assert result.envelope()["data"]["text"].startswith("Chapter 2.")
+    assert result.envelope()["data"]["char_end"] == story.book.position.char_offset
+    assert result.envelope()["data"]["truncated"] is True
+    _assert_nothing_past(result.envelope()["data"]["text"])
 
 
 def test_read_passage_around_a_chunk_stays_before_the_position(story: StoryLibrary):
     result = run(story, "read_passage", chunk_id="story-4")
 
     assert result.success
-    assert "charnel houses" in result.data["text"]
-    assert result.data["char_end"] <= story.book.position.char_offset
-    _assert_nothing_past(result.data["text"])
+    assert "charnel houses" in result.envelope()["data"]["text"]
+    assert result.envelope()["data"]["char_end"] <= story.book.position.char_offset
+    _assert_nothing_past(result.envelope()["data"]["text"])
 
 
 def test_read_passage_does_not_find_a_chunk_past_the_position(story: StoryLibrary):
@@ -227,8 +226,8 @@ def test_read_passage_reports_an_unknown_page(story: StoryLibrary):
 def test_list_chapters_lists_only_chapters_started_before_the_position(story: StoryLibrary):
     result = run(story, "list_chapters")
 
-    assert [c["title"] for c in result.data["chapters"]] == ["Chapter 1", "Chapter 2"]
-    assert [c["page"] for c in result.data["chapters"]] == ["1", "3"]
+    assert [c["title"] for c in result.envelope()["data"]["chapters"]] == ["Chapter 1", "Chapter 2"]
+    assert [c["page"] for c in result.envelope()["data"]["chapters"]] == ["1", "3"]
 
 
 def test_list_chapters_lists_all_chapters_when_the_whole_book_is_read(story: StoryLibrary):
@@ -236,5 +235,5 @@ def test_list_chapters_lists_all_chapters_when_the_whole_book_is_read(story: Sto
 
     result = run(story, "list_chapters", book=book)
 
-    assert len(result.data["chapters"]) == 3
-    assert result.data["reading_limit"] == "the whole book"
+    assert len(result.envelope()["data"]["chapters"]) == 3
+    assert result.envelope()["data"]["reading_limit"] == "the whole book"

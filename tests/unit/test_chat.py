@@ -16,13 +16,15 @@ from folio.adapters.storage.memory_conversations import (
     InMemoryConversationStore,
     InMemoryUnitOfWork,
 )
-from folio.agent.context import FullHistoryStrategy
+from folio.agent.context import RecentTurnsStrategy
 from folio.agent.guardrail import Guardrail
 from folio.agent.strategies import NO_ANSWER
-from folio.agent.tools import BaseTool, ToolRegistry, ToolResult, book_tools, default_registry
+from folio.agent.tools import BaseTool, ToolRegistry, ToolResult, book_tools
 from folio.app.chat import AnswerDelta, ChatWithBook, ToolCallFinished, ToolCallStarted
+from folio.bootstrap import Container
+from folio.config import load_settings
 from folio.domain.books import ReadingPosition
-from folio.domain.conversations import Conversation, MessageRole, Turn
+from folio.domain.conversations import Conversation, Turn
 from folio.domain.errors import (
     ConversationError,
     ConversationErrorCode,
@@ -68,17 +70,17 @@ class World:
         tools: ToolRegistry | None = None,
         guardrail: Guardrail | None = None,
     ) -> ChatWithBook:
-        return ChatWithBook(
-            uow or self.store.unit_of_work,
-            self.story.library,
-            self.story.searcher,
-            self.story.library,
-            provider,
-            tools or default_registry(),
-            FullHistoryStrategy(),
+        container = Container(
+            load_settings(env={}, guardrail="none"),
+            provider=provider,
+            uow=uow or self.store.unit_of_work,
+            library=self.story.library,
+            searcher=self.story.searcher,
+            tools=tools,
             guardrail=guardrail,
             clock=self.clock,
         )
+        return container.chat()
 
     def messages(self):
         with self.store.unit_of_work() as uow:
@@ -125,10 +127,10 @@ def test_a_turn_that_searches_answers_and_stores_the_whole_turn(world):
 
     stored = world.messages()
     assert [m.role for m in stored] == [
-        MessageRole.USER,
-        MessageRole.ASSISTANT,
-        MessageRole.TOOL_RESULT,
-        MessageRole.ASSISTANT,
+        PromptRole.USER,
+        PromptRole.ASSISTANT,
+        PromptRole.TOOL_RESULT,
+        PromptRole.ASSISTANT,
     ]
     assert [m.seq for m in stored] == [0, 1, 2, 3] and {m.turn_number for m in stored} == {1}
     assert stored[1].tool_invocations == (search,)
@@ -229,7 +231,7 @@ def test_a_provider_looping_on_the_same_call_is_stopped_with_a_clear_reply(world
     assert result.llm_calls == 3 and len(result.tool_calls) == 1
     stored = world.messages()
     calls = {i.tool_use_id for m in stored for i in m.tool_invocations}
-    assert calls == {m.tool_use_id for m in stored if m.role is MessageRole.TOOL_RESULT}
+    assert calls == {m.tool_use_id for m in stored if m.role is PromptRole.TOOL_RESULT}
     assert world.turns()[0].extra["stop_reason"] == "repeated_call"
 
 
@@ -305,10 +307,10 @@ def test_unsupported_tool_use_falls_back_to_always_retrieve(world):
     assert result.citations and result.citations[0].page_start == "3"
     assert any("fell back" in s for s in world.turns()[0].reasoning_steps)
     assert [m.role for m in world.messages()] == [
-        MessageRole.USER,
-        MessageRole.ASSISTANT,
-        MessageRole.TOOL_RESULT,
-        MessageRole.ASSISTANT,
+        PromptRole.USER,
+        PromptRole.ASSISTANT,
+        PromptRole.TOOL_RESULT,
+        PromptRole.ASSISTANT,
     ]
 
 
@@ -353,7 +355,7 @@ def test_an_out_of_scope_question_gets_a_redirect_without_a_model_call(world):
     assert result.guardrail_score == 0.0
     (turn,) = world.turns()
     assert turn.guardrail_score == 0.0 and turn.strategy == "guardrail"
-    assert [m.role for m in world.messages()] == [MessageRole.USER, MessageRole.ASSISTANT]
+    assert [m.role for m in world.messages()] == [PromptRole.USER, PromptRole.ASSISTANT]
 
 
 def test_an_in_scope_question_passes_the_guardrail_and_its_score_is_stored(world):
@@ -496,6 +498,7 @@ def test_the_llm_guardrail_call_is_counted_once(world):
 
 def test_citations_follow_the_order_in_which_the_answer_quotes_the_passages():
     from folio.agent.citations import select_citations
+    from folio.domain.passages import decode_passage
 
     passages = [
         {
@@ -522,7 +525,7 @@ def test_citations_follow_the_order_in_which_the_answer_quotes_the_passages():
         '- "Tears also gushed from the eyes of Clerval." (p. 55)'
     )
 
-    cited = select_citations(answer, passages)
+    cited = select_citations(answer, [decode_passage(p) for p in passages])
 
     assert [c.chunk_id for c in cited] == ["b", "a"]
 
@@ -581,7 +584,7 @@ def test_a_message_over_the_bound_is_refused_naming_the_bound_and_nothing_is_sto
 def test_an_oversized_stored_message_reaches_the_model_cut_to_the_bound():
     from folio.domain.conversations import ChatMessage
 
-    huge = ChatMessage("m", "c", 1, 0, MessageRole.USER, "Who? " * 100_000, T0)
-    answer = ChatMessage("a", "c", 1, 1, MessageRole.ASSISTANT, "Victor.", T0)
-    window = FullHistoryStrategy(message_chars=1000).build_context([huge, answer])
+    huge = ChatMessage.of("m", "c", 1, 0, PromptRole.USER, "Who? " * 100_000, T0)
+    answer = ChatMessage.of("a", "c", 1, 1, PromptRole.ASSISTANT, "Victor.", T0)
+    window = RecentTurnsStrategy(message_chars=1000).build_context([huge, answer])
     assert len(window[0].content) == 1001 and window[1].content == "Victor."

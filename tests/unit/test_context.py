@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
-from folio.agent.context import FullHistoryStrategy, estimate_tokens, shorten_tool_result
-from folio.domain.conversations import ChatMessage, MessageRole
+from folio.agent.context import RecentTurnsStrategy, estimate_tokens, shorten_tool_result
+from folio.domain.conversations import ChatMessage
 from folio.domain.llm import PromptRole, ToolInvocation
 
 NOW = datetime(2024, 1, 1, tzinfo=UTC)
@@ -35,24 +35,24 @@ def _result(query: str) -> str:
 
 
 def _turn(n: int, *, search: bool = True, answer: str | None = None) -> list[ChatMessage]:
-    def msg(seq: int, role: MessageRole, content: str, **kw) -> ChatMessage:
-        return ChatMessage(f"m{n}-{seq}", "conv", n, seq, role, content, NOW, **kw)
+    def msg(seq: int, role: PromptRole, content: str, **kw) -> ChatMessage:
+        return ChatMessage.of(f"m{n}-{seq}", "conv", n, seq, role, content, NOW, **kw)
 
-    out = [msg(0, MessageRole.USER, f"question {n}")]
+    out = [msg(0, PromptRole.USER, f"question {n}")]
     if search:
         call = ToolInvocation("search_book", f"call-{n}", {"query": f"query {n}"})
-        out.append(msg(1, MessageRole.ASSISTANT, "", tool_invocations=(call,)))
+        out.append(msg(1, PromptRole.ASSISTANT, "", tool_invocations=(call,)))
         out.append(
             msg(
                 2,
-                MessageRole.TOOL_RESULT,
+                PromptRole.TOOL_RESULT,
                 _result(f"query {n}"),
                 tool_use_id=f"call-{n}",
                 tool_name="search_book",
             )
         )
     text = f"answer {n} (Chapter 2, p. 5)" if answer is None else answer
-    out.append(msg(len(out), MessageRole.ASSISTANT, text))
+    out.append(msg(len(out), PromptRole.ASSISTANT, text))
     return out
 
 
@@ -65,7 +65,7 @@ def _questions(window) -> list[str]:
 
 
 def test_an_earlier_turn_keeps_only_the_passages_its_answer_cited_shortened():
-    window = FullHistoryStrategy().build_context(_turn(1))
+    window = RecentTurnsStrategy().build_context(_turn(1))
 
     assert [m.role for m in window] == [
         PromptRole.USER,
@@ -84,13 +84,13 @@ def test_an_earlier_turn_keeps_only_the_passages_its_answer_cited_shortened():
 
 def test_a_passage_the_answer_quotes_is_kept_without_a_page_cite():
     quote = '"collecting bones from charnel houses"'
-    window = FullHistoryStrategy().build_context(_turn(1, answer=f"He was {quote}."))
+    window = RecentTurnsStrategy().build_context(_turn(1, answer=f"He was {quote}."))
     results = json.loads(window[2].content)["data"]["results"]
     assert [r["pages"] for r in results] == ["4", "5", "6"], "every passage holding the quote"
 
 
 def test_a_search_whose_results_the_answer_did_not_use_is_left_out_with_its_call():
-    window = FullHistoryStrategy().build_context(_turn(1, answer="Hello! Ask me about the book."))
+    window = RecentTurnsStrategy().build_context(_turn(1, answer="Hello! Ask me about the book."))
 
     assert [(m.role, m.content) for m in window] == [
         (PromptRole.USER, "question 1"),
@@ -99,7 +99,7 @@ def test_a_search_whose_results_the_answer_did_not_use_is_left_out_with_its_call
 
 
 def test_the_window_holds_the_last_whole_turns_within_the_message_cap():
-    window = FullHistoryStrategy(max_messages=4, token_budget=100_000, block_turns=1).build_context(
+    window = RecentTurnsStrategy(max_messages=4, token_budget=100_000, block_turns=1).build_context(
         _history(6)
     )
 
@@ -111,7 +111,7 @@ def test_the_window_holds_the_last_whole_turns_within_the_message_cap():
 
 
 def test_tool_calls_and_results_do_not_count_against_the_message_cap():
-    window = FullHistoryStrategy(
+    window = RecentTurnsStrategy(
         max_messages=10, token_budget=100_000, block_turns=1
     ).build_context(_history(6))
 
@@ -119,7 +119,7 @@ def test_tool_calls_and_results_do_not_count_against_the_message_cap():
 
 
 def test_old_turns_leave_the_window_in_blocks_so_its_start_moves_only_every_few_turns():
-    strategy = FullHistoryStrategy(max_messages=20, token_budget=100_000, block_turns=5)
+    strategy = RecentTurnsStrategy(max_messages=20, token_budget=100_000, block_turns=5)
     firsts = []
     for n in range(1, 31):
         window = strategy.build_context(_history(n))
@@ -130,7 +130,7 @@ def test_old_turns_leave_the_window_in_blocks_so_its_start_moves_only_every_few_
 
 
 def test_the_prompt_prefix_is_byte_stable_from_turn_to_turn_within_a_block():
-    strategy = FullHistoryStrategy(max_messages=20, token_budget=100_000, block_turns=5)
+    strategy = RecentTurnsStrategy(max_messages=20, token_budget=100_000, block_turns=5)
     stable = 0
     for n in range(1, 25):
         before, after = strategy.build_context(_history(n)), strategy.build_context(_history(n + 1))
@@ -142,7 +142,7 @@ def test_the_prompt_prefix_is_byte_stable_from_turn_to_turn_within_a_block():
 
 def test_the_window_never_starts_with_a_tool_result_cut_from_its_call():
     for cap in range(1, 13):
-        window = FullHistoryStrategy(max_messages=cap, token_budget=100_000).build_context(
+        window = RecentTurnsStrategy(max_messages=cap, token_budget=100_000).build_context(
             _history(5)
         )
         assert window[0].role is PromptRole.USER
@@ -151,7 +151,7 @@ def test_the_window_never_starts_with_a_tool_result_cut_from_its_call():
 
 
 def test_the_oldest_turns_are_dropped_in_blocks_to_meet_the_token_budget():
-    strategy = FullHistoryStrategy(max_messages=100, token_budget=600, block_turns=3)
+    strategy = RecentTurnsStrategy(max_messages=100, token_budget=600, block_turns=3)
 
     window = strategy.build_context(_history(8))
 
@@ -163,8 +163,8 @@ def test_the_oldest_turns_are_dropped_in_blocks_to_meet_the_token_budget():
 
 
 def test_a_last_turn_over_the_budget_is_kept_with_shorter_passages():
-    full = FullHistoryStrategy(token_budget=100_000).build_context(_history(3))
-    window = FullHistoryStrategy(token_budget=50).build_context(_history(3))
+    full = RecentTurnsStrategy(token_budget=100_000).build_context(_history(3))
+    window = RecentTurnsStrategy(token_budget=50).build_context(_history(3))
 
     assert _questions(window) == ["question 3"]
     assert estimate_tokens(window) < estimate_tokens(full[-4:])
@@ -175,31 +175,33 @@ def test_an_unparseable_tool_result_is_clipped():
 
 
 def test_an_empty_history_gives_an_empty_window():
-    assert FullHistoryStrategy().build_context([]) == []
+    assert RecentTurnsStrategy().build_context([]) == []
 
 
 def test_a_page_cite_keeps_the_first_passage_on_that_page_not_every_chunk_sharing_it():
     from folio.agent.citations import used_passages
+    from folio.domain.passages import decode_passage
 
     on_page = [
         {"chunk_id": f"c{i}", "page_start": "9", "page_end": "9", "text": f"text {i}"}
         for i in range(3)
     ]
     other = {"chunk_id": "c9", "page_start": "12", "page_end": "13", "text": "the white whale"}
-    used = used_passages('It says "the white whale" (p. 9).', [*on_page, other])
-    assert [p["chunk_id"] for p in used] == ["c0", "c9"]
-    assert used_passages("No citation here.", [*on_page, other]) == []
+    passages = [decode_passage(p) for p in [*on_page, other]]
+    used = used_passages('It says "the white whale" (p. 9).', passages)
+    assert [p.chunk_id for p in used] == ["c0", "c9"]
+    assert used_passages("No citation here.", passages) == []
 
 
 def test_a_turn_that_saw_text_past_a_position_moved_back_keeps_only_its_question():
     from folio.agent.context import WITHHELD_ANSWER
 
     history = _history(3)  # every passage of the fixture ends at char 10
-    assert FullHistoryStrategy().build_context(
+    assert RecentTurnsStrategy().build_context(
         history, limit=10
-    ) == FullHistoryStrategy().build_context(history), "nothing past a limit at the passages' end"
+    ) == RecentTurnsStrategy().build_context(history), "nothing past a limit at the passages' end"
 
-    window = FullHistoryStrategy().build_context(history, limit=5)
+    window = RecentTurnsStrategy().build_context(history, limit=5)
 
     assert [(m.role, m.content) for m in window] == [
         pair

@@ -15,9 +15,9 @@ from folio.adapters.storage.memory_books import InMemoryLibrary
 from folio.adapters.storage.memory_conversations import InMemoryConversationStore
 from folio.app.conversations import PLACEHOLDER_TITLE, Conversations
 from folio.domain.books import Book, BookFormat
-from folio.domain.conversations import ChatMessage, MessageRole, Source, Turn
+from folio.domain.conversations import ChatMessage, Source, Turn
 from folio.domain.errors import BookError, ConversationError, ConversationErrorCode
-from folio.domain.llm import ToolInvocation
+from folio.domain.llm import PromptRole, ToolInvocation
 from folio.domain.ports import UnitOfWorkFactory
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -62,20 +62,22 @@ def write_turn(uow: UnitOfWorkFactory, cid: str, question: str, answer: str, *, 
     """What the chat turn writes: user, [assistant tool call, tool_result], assistant, Turn."""
     with uow() as u:
         n = u.messages.last_turn_number(cid) + 1
-        msgs = [ChatMessage(f"{cid}-{n}-0", cid, n, 0, MessageRole.USER, question, at)]
+        msgs = [ChatMessage.of(f"{cid}-{n}-0", cid, n, 0, PromptRole.USER, question, at)]
         sources: tuple[Source, ...] = ()
         if search:
             call = ToolInvocation("search_book", f"tu{n}", {"query": search})
             msgs += [
-                ChatMessage(f"{cid}-{n}-1", cid, n, 1, MessageRole.ASSISTANT, "", at,
+                ChatMessage.of(f"{cid}-{n}-1", cid, n, 1, PromptRole.ASSISTANT, "", at,
                             tool_invocations=(call,)),
-                ChatMessage(f"{cid}-{n}-2", cid, n, 2, MessageRole.TOOL_RESULT,
+                ChatMessage.of(f"{cid}-{n}-2", cid, n, 2, PromptRole.TOOL_RESULT,
                             '{"results": [{"page": "12", "text": "Call me Ishmael."}]}', at,
                             tool_use_id=f"tu{n}", tool_name="search_book"),
             ]  # fmt: skip
             sources = (Source("c1", "Loomings", "12", "13", 0, 50, "Call me Ishmael.", 0.9),)
         seq = len(msgs)
-        msgs.append(ChatMessage(f"{cid}-{n}-{seq}", cid, n, seq, MessageRole.ASSISTANT, answer, at))
+        msgs.append(
+            ChatMessage.of(f"{cid}-{n}-{seq}", cid, n, seq, PromptRole.ASSISTANT, answer, at)
+        )
         u.messages.save_batch(msgs)
         u.turns.save(Turn(cid, n, at, queries=(search,) if search else (), sources=sources,
                           provider="offline", model="extractive", input_tokens=5))  # fmt: skip

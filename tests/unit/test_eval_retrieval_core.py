@@ -10,10 +10,6 @@ import pytest
 
 from folio.adapters.llm.scripted import ScriptedChatProvider, tool_call
 from folio.adapters.storage.memory_conversations import InMemoryConversationStore
-from folio.agent.context import FullHistoryStrategy
-from folio.agent.tools import default_registry
-from folio.app.chat import ChatWithBook
-from folio.app.conversations import Conversations
 from folio.app.evaluation.conversations import (
     EvalConversation,
     EvalDataError,
@@ -29,6 +25,8 @@ from folio.app.evaluation.retrieval import (
     first_hit_rank,
 )
 from folio.app.evaluation.sessions import ChatSession
+from folio.bootstrap import Container
+from folio.config import load_settings
 from folio.domain.books import Book, BookFormat, Chunk, SearchHit
 from folio.domain.llm import PromptRole
 from tests.unit.test_book_tools import make_story
@@ -210,16 +208,15 @@ def test_without_gold_history_the_session_keeps_its_own_answers() -> None:
 def _session(provider: ScriptedChatProvider, *, gold_history: bool) -> ChatSession:
     story = make_story()
     store = InMemoryConversationStore()
-    chat = ChatWithBook(
-        store.unit_of_work,
-        story.library,
-        story.searcher,
-        story.library,
-        provider,
-        default_registry(),
-        FullHistoryStrategy(),
+    container = Container(
+        load_settings(env={}, guardrail="none"),
+        provider=provider,
+        uow=store.unit_of_work,
+        library=story.library,
+        searcher=story.searcher,
     )
-    conversations = Conversations(store.unit_of_work, story.library)
+    chat = container.chat()
+    conversations = container.conversations
     return ChatSession(
         chat, conversations, store.unit_of_work, story.book.id, gold_history=gold_history
     )

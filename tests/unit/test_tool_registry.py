@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from folio.agent.tools import BaseTool, ToolCategory, ToolContext, ToolRegistry, ToolResult
+from folio.agent.tools import BaseTool, ToolContext, ToolRegistry, ToolResult
 from folio.domain.errors import BookError, BookErrorCode, ToolError, ToolErrorCode
 from folio.domain.llm import ToolDefinition, ToolInvocation
 from tests.unit.test_book_tools import StoryLibrary, make_story
@@ -37,7 +37,6 @@ class Boom(BaseTool):
     name = "boom"
     description = "Always fails."
     parameters: Mapping[str, Any] = {"type": "object", "properties": {}}
-    category = ToolCategory.ACTION
 
     def execute(self, ctx, services, **kwargs: Any) -> ToolResult:
         raise RuntimeError("kaboom")
@@ -50,25 +49,6 @@ class NoSuchBook(BaseTool):
 
     def execute(self, ctx, services, **kwargs: Any) -> ToolResult:
         raise BookError("That book is gone", code=BookErrorCode.NOT_FOUND)
-
-
-class Stateful(BaseTool):
-    name = "stateful"
-    description = "Returns state updates."
-    parameters: Mapping[str, Any] = {"type": "object", "properties": {"n": {"type": "integer"}}}
-
-    def execute(self, ctx, services, **kwargs: Any) -> ToolResult:
-        return ToolResult.ok(None, state_updates={"last_search": kwargs.get("n"), "secret": 1})
-
-
-class Meddler(BaseTool):
-    name = "meddler"
-    description = "Tries to write the context's state."
-    parameters: Mapping[str, Any] = {"type": "object", "properties": {}}
-
-    def execute(self, ctx, services, **kwargs: Any) -> ToolResult:
-        ctx.state["last_search"] = "hacked"  # type: ignore[index]
-        return ToolResult.ok(None)
 
 
 @pytest.fixture(scope="module")
@@ -172,28 +152,6 @@ def test_each_call_logs_one_structured_line_with_its_duration(story, caplog):
     ]
     assert all(r.duration_ms >= 0 for r in lines)
     assert "duration_ms=" in lines[0].getMessage()
-
-
-def test_only_declared_state_keys_are_applied_in_order(story):
-    registry = ToolRegistry([Stateful()])
-    state: dict[str, Any] = {}
-
-    _run(registry, story, "stateful", {"n": 1}, state=state)
-    _run(registry, story, "stateful", {"n": 2}, state=state)
-
-    assert state == {"last_search": 2}
-
-
-def test_a_tool_cannot_write_the_context_state(story):
-    state = {"last_search": "original"}
-    registry = ToolRegistry([Meddler()])
-
-    result = registry.execute(
-        "meddler", ToolContext(book=story.book, state=state), story.services(), {}
-    )
-
-    assert result.error_code == ToolErrorCode.EXCEPTION
-    assert state == {"last_search": "original"}
 
 
 def test_results_go_to_the_model_as_the_contract_json_envelope():

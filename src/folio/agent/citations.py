@@ -6,10 +6,10 @@ results.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable
 
 from folio.domain.conversations import Source
+from folio.domain.passages import Passage, passages_in
 
 TOP_SOURCES = 3
 QUOTE_CHARS = 200
@@ -18,19 +18,8 @@ _QUOTED = re.compile(r"[\"“]([^\"”]{" + str(MIN_QUOTE_CHARS) + r",})[\"”]"
 _PAGE_CITE = re.compile(r"\bpp?\.\s*([0-9ivxlcdm]+)(?:\s*[-–]\s*([0-9ivxlcdm]+))?", re.I)
 
 
-def passages_of(tool_name: str, data: Any) -> list[Mapping[str, Any]]:
-    """The passages in a successful tool result's data (search results, or a read passage)."""
-    if not isinstance(data, Mapping):
-        return []
-    if tool_name == "search_book" and isinstance(data.get("results"), list):
-        return [r for r in data["results"] if isinstance(r, Mapping)]
-    if tool_name == "read_passage" and isinstance(data.get("text"), str):
-        return [data]
-    return []
-
-
 def select_citations(
-    answer: str, passages: Iterable[Mapping[str, Any]], *, top: int = TOP_SOURCES
+    answer: str, passages: Iterable[Passage], *, top: int = TOP_SOURCES
 ) -> tuple[Source, ...]:
     """Sources for ``answer`` among ``passages``: the quoted ones in the order the answer quotes
     them, then those whose page it cites in the order they were returned."""
@@ -41,7 +30,7 @@ def select_citations(
     pages = _cited_pages(answer)
     chosen: list[tuple[int, Source]] = []
     for order, passage in enumerate(candidates):
-        text = _normalise(str(passage.get("text", "")))
+        text = _normalise(passage.text)
         quote = next((q for q in quotes if q in text), None)
         if quote is not None or _cites(passage, pages):
             rank = quotes.index(quote) if quote is not None else len(quotes) + order
@@ -51,17 +40,13 @@ def select_citations(
     return tuple(source for _, source in sorted(chosen, key=lambda pair: pair[0]))
 
 
-def used_passages(answer: str, passages: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+def used_passages(answer: str, passages: Iterable[Passage]) -> list[Passage]:
     """The passages ``answer`` used, in the order returned: each one it quotes, and for each page
     it cites, the first passage on that page (a page cite names one passage, not every chunk that
     shares the page)."""
     candidates = _unique(passages)
     quotes = [_normalise(q) for q in _QUOTED.findall(answer)]
-    used = {
-        i
-        for i, p in enumerate(candidates)
-        if any(q in _normalise(str(p.get("text", ""))) for q in quotes)
-    }
+    used = {i for i, p in enumerate(candidates) if any(q in _normalise(p.text) for q in quotes)}
     for page in _cited_pages(answer):
         first = next((i for i, p in enumerate(candidates) if _cites(p, {page})), None)
         if first is not None:
@@ -69,13 +54,12 @@ def used_passages(answer: str, passages: Iterable[Mapping[str, Any]]) -> list[Ma
     return [candidates[i] for i in sorted(used)]
 
 
-def _unique(passages: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    seen: set[tuple[Any, Any, Any]] = set()
+def _unique(passages: Iterable[Passage]) -> list[Passage]:
+    seen: set[tuple[str | None, int, int]] = set()
     out = []
     for p in passages:
-        key = (p.get("chunk_id"), p.get("char_start"), p.get("char_end"))
-        if key not in seen:
-            seen.add(key)
+        if p.key not in seen:
+            seen.add(p.key)
             out.append(p)
     return out
 
@@ -95,27 +79,27 @@ def _cited_pages(answer: str) -> set[str]:
     return pages
 
 
-def _cites(passage: Mapping[str, Any], pages: set[str]) -> bool:
+def _cites(passage: Passage, pages: set[str]) -> bool:
     if not pages:
         return False
-    first, last = str(passage.get("page_start", "")), str(passage.get("page_end", ""))
+    first, last = passage.page_start, passage.page_end
     if first.isdigit() and last.isdigit():
         return any(p.isdigit() and int(first) <= int(p) <= int(last) for p in pages)
     return first.lower() in pages or last.lower() in pages
 
 
-def _source(passage: Mapping[str, Any], quote: str | None) -> Source:
-    text = " ".join(str(passage.get("text", "")).split())
+def _source(passage: Passage, quote: str | None) -> Source:
+    text = " ".join(passage.text.split())
     excerpt = quote if quote is not None else _excerpt(text)
     return Source(
-        chunk_id=str(passage.get("chunk_id") or ""),
-        chapter=passage.get("chapter"),
-        page_start=str(passage.get("page_start", "")),
-        page_end=str(passage.get("page_end", "")),
-        char_start=int(passage.get("char_start", 0)),
-        char_end=int(passage.get("char_end", 0)),
+        chunk_id=passage.chunk_id or "",
+        chapter=passage.chapter,
+        page_start=passage.page_start,
+        page_end=passage.page_end,
+        char_start=passage.char_start,
+        char_end=passage.char_end,
         quote=_original_case(text, excerpt) if quote is not None else excerpt,
-        score=float(passage.get("score", 0.0) or 0.0),
+        score=passage.score,
     )
 
 
@@ -130,6 +114,6 @@ def _original_case(text: str, lowered: str) -> str:
     return text[i : i + len(lowered)] if i >= 0 else lowered
 
 
-def sources_of(calls: Sequence[tuple[str, Any]]) -> list[Mapping[str, Any]]:
-    """All passages returned by ``(tool_name, data)`` pairs of successful calls, in order."""
-    return [p for name, data in calls for p in passages_of(name, data)]
+def sources_of(payloads: Iterable[object]) -> list[Passage]:
+    """All passages the tool results of a turn carried, in order."""
+    return [p for payload in payloads for p in passages_in(payload)]

@@ -21,29 +21,24 @@ import json
 from collections.abc import Sequence
 from dataclasses import replace
 from itertools import groupby
-from typing import Any
 
-from folio.agent.citations import passages_of, used_passages
-from folio.domain.conversations import ChatMessage, MessageRole
+from folio.agent.citations import used_passages
+from folio.domain.conversations import ChatMessage
 from folio.domain.llm import PromptMessage, PromptRole
+from folio.domain.passages import (
+    Passage,
+    PassageText,
+    SearchResults,
+    ToolOutcome,
+    decode_tool_result,
+)
 
-_ROLES = {
-    MessageRole.USER: PromptRole.USER,
-    MessageRole.ASSISTANT: PromptRole.ASSISTANT,
-    MessageRole.TOOL_RESULT: PromptRole.TOOL_RESULT,
-}
 MESSAGE_OVERHEAD_TOKENS = 4
 
 
 def to_prompt_message(message: ChatMessage) -> PromptMessage:
     """A stored message as the model sees it (tool calls and tool_use ids kept)."""
-    return PromptMessage(
-        _ROLES[message.role],
-        message.content,
-        tool_use_id=message.tool_use_id,
-        tool_invocations=message.tool_invocations,
-        is_error=message.is_error,
-    )
+    return message.message
 
 
 def estimate_tokens(messages: Sequence[PromptMessage]) -> int:
@@ -61,34 +56,22 @@ def estimate_tokens(messages: Sequence[PromptMessage]) -> int:
 def shorten_tool_result(content: str, *, passage_chars: int = 300) -> str:
     """A tool result reduced to what a later turn needs: the query, where each passage is, and the
     first ``passage_chars`` characters of its text."""
-    envelope, data = _parse(content)
-    if data is None:
+    outcome = decode_tool_result(content)
+    if outcome.payload is None:
         return content if len(content) <= passage_chars * 2 else _clip(content, passage_chars * 2)
-    short: dict[str, Any] = {k: data[k] for k in ("query", "chapter", "pages") if k in data}
-    if isinstance(data.get("results"), list):
-        short["results"] = [_short_passage(r, passage_chars) for r in data["results"]]
-    if isinstance(data.get("text"), str):
-        short["text"] = _clip(data["text"], passage_chars * 2)
-    return json.dumps({**envelope, "data": short}, ensure_ascii=False)
+    return _brief(outcome, outcome.passages, passage_chars)
 
 
-def _parse(content: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
-    """A tool result's JSON envelope and its ``data`` object (None when there is none)."""
-    try:
-        envelope = json.loads(content)
-    except ValueError:
-        return {}, None
-    if not isinstance(envelope, dict) or not isinstance(envelope.get("data"), dict):
-        return {}, None
-    return envelope, envelope["data"]
-
-
-def _short_passage(result: Any, passage_chars: int) -> Any:
-    if not isinstance(result, dict):
-        return result
-    keep = {k: result[k] for k in ("chapter", "pages") if k in result}
-    keep["text"] = _clip(str(result.get("text", "")), passage_chars)
-    return keep
+def _brief(outcome: ToolOutcome, passages: Sequence[Passage], passage_chars: int) -> str:
+    """``outcome`` keeping only ``passages``, their text cut at ``passage_chars``, in the brief
+    form of the one codec."""
+    short = tuple(replace(p, text=_clip(p.text, passage_chars)) for p in passages)
+    payload = outcome.payload
+    if isinstance(payload, SearchResults):
+        payload = replace(payload, passages=short)
+    elif isinstance(payload, PassageText) and short:
+        payload = replace(payload, passage=short[0])
+    return replace(outcome, payload=payload).to_json(brief=True)
 
 
 def _clip(text: str, limit: int) -> str:
@@ -96,7 +79,7 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit].rstrip() + "…"
 
 
-class FullHistoryStrategy:
+class RecentTurnsStrategy:
     """Implements ``ConversationContextStrategy``: the most recent whole turns, at most
     ``max_messages`` messages and about ``token_budget`` tokens, each earlier turn reduced to its
     question, answer and the passages the answer used.
@@ -157,15 +140,15 @@ class FullHistoryStrategy:
         used (with only those passages, shortened), and the answer."""
         chars = self.passage_chars if passage_chars is None else passage_chars
         answer = next(
-            (m.content for m in reversed(turn) if m.role is MessageRole.ASSISTANT and m.content),
+            (m.content for m in reversed(turn) if m.role is PromptRole.ASSISTANT and m.content),
             "",
         )
-        results = {m.tool_use_id: m for m in turn if m.role is MessageRole.TOOL_RESULT}
+        results = {m.tool_use_id: m for m in turn if m.role is PromptRole.TOOL_RESULT}
         out: list[PromptMessage] = []
         for message in turn:
-            if message.role is MessageRole.TOOL_RESULT:
+            if message.role is PromptRole.TOOL_RESULT:
                 continue
-            if message.role is MessageRole.ASSISTANT and message.tool_invocations:
+            if message.role is PromptRole.ASSISTANT and message.tool_invocations:
                 kept = [
                     (call, used)
                     for call in message.tool_invocations
@@ -177,7 +160,7 @@ class FullHistoryStrategy:
                 continue
             prompt = to_prompt_message(message)
             if len(prompt.content) > self.message_chars:
-                prompt = replace(prompt, content=prompt.content[: self.message_chars] + "…")
+                prompt = prompt.with_content(prompt.content[: self.message_chars] + "…")
             out.append(prompt)
         return out
 
@@ -192,52 +175,38 @@ def _reaches_past(turn: list[ChatMessage], limit: int | None) -> bool:
     if limit is None:
         return False
     for message in turn:
-        if message.role is not MessageRole.TOOL_RESULT:
+        if message.role is not PromptRole.TOOL_RESULT:
             continue
-        _, data = _parse(message.content)
-        if data is None:
-            continue
-        pieces = [data, *(r for r in data.get("results", ()) if isinstance(r, dict))]
-        if any(_ends_past(piece, limit) for piece in pieces):
+        if any(p.char_end > limit for p in decode_tool_result(message.content).passages):
             return True
     return False
 
 
-def _ends_past(piece: dict[str, Any], limit: int) -> bool:
-    end = piece.get("char_end")
-    return isinstance(end, int) and end > limit
-
-
 def _withheld(turn: list[ChatMessage]) -> list[ChatMessage]:
     """The turn's question, and a note instead of its tool traffic and answer."""
-    question = [m for m in turn if m.role is MessageRole.USER]
-    answers = [m for m in turn if m.role is MessageRole.ASSISTANT and not m.tool_invocations]
+    question = [m for m in turn if m.role is PromptRole.USER]
+    answers = [m for m in turn if m.role is PromptRole.ASSISTANT and not m.tool_invocations]
     if not answers:
         return question
-    return [*question, replace(answers[-1], content=WITHHELD_ANSWER)]
+    return [*question, answers[-1].with_content(WITHHELD_ANSWER)]
 
 
 def _used_result(result: ChatMessage | None, answer: str, passage_chars: int) -> str | None:
     """The tool result reduced to the passages ``answer`` used, or None when it used none."""
     if result is None or result.is_error or not answer:
         return None
-    envelope, data = _parse(result.content)
-    if data is None:
-        return None
-    used = used_passages(answer, passages_of(result.tool_name or "", data))
+    outcome = decode_tool_result(result.content)
+    used = used_passages(answer, outcome.passages)
     if not used:
         return None
-    kept = [_short_passage(p, passage_chars) for p in used]
-    short: dict[str, Any] = {k: data[k] for k in ("query",) if k in data}
-    short["results"] = kept
-    return json.dumps({**envelope, "data": short}, ensure_ascii=False)
+    return _brief(outcome, used, passage_chars)
 
 
 def _conversational(message: ChatMessage) -> bool:
     """A question or an answer, as opposed to tool plumbing (calls and their results)."""
-    if message.role is MessageRole.USER:
+    if message.role is PromptRole.USER:
         return True
-    return message.role is MessageRole.ASSISTANT and not message.tool_invocations
+    return message.role is PromptRole.ASSISTANT and not message.tool_invocations
 
 
 def _flat(turns: list[list[PromptMessage]]) -> list[PromptMessage]:

@@ -148,7 +148,7 @@ def plain_transcript(messages: Sequence[PromptMessage]) -> list[PromptMessage]:
         if not m.content.strip():
             continue
         if out and out[-1].role is m.role and m.role is not PromptRole.SYSTEM:
-            m = PromptMessage(m.role, f"{out.pop().content}\n\n{m.content}")
+            m = PromptMessage.of(m.role, f"{out.pop().content}\n\n{m.content}")
         out.append(m)
     return out
 
@@ -244,7 +244,9 @@ class ToolUseRetrievalStrategy:
     ) -> tuple[list[PromptMessage], bool]:
         """The assistant's tool-call message and one tool_result per call. A call identical to
         an earlier one in the turn is not run again (its result says so) and ends the loop."""
-        out = [PromptMessage.assistant(response.text or "", response.tool_invocations)]
+        out: list[PromptMessage] = [
+            PromptMessage.assistant(response.text or "", response.tool_invocations)
+        ]
         repeated = False
         for invocation in response.tool_invocations:
             key = _call_key(invocation)

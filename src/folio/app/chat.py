@@ -18,24 +18,16 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from types import MappingProxyType
 from typing import Any
 
 from folio.agent.citations import select_citations, sources_of
 from folio.agent.context import estimate_tokens
 from folio.agent.guardrail import Guardrail, GuardrailVerdict
 from folio.agent.prompt_builder import conversation_system_prompt
-from folio.agent.strategies import AlwaysRetrieveStrategy, ToolUseRetrievalStrategy, exchanges
+from folio.agent.strategies import exchanges
 from folio.agent.tools import ToolContext, ToolRegistry, ToolServices
 from folio.domain.books import Book, SearchHit
-from folio.domain.conversations import (
-    ChatMessage,
-    Conversation,
-    MessageRole,
-    Source,
-    Turn,
-    title_from_message,
-)
+from folio.domain.conversations import ChatMessage, Conversation, Source, Turn, title_from_message
 from folio.domain.errors import (
     ConversationError,
     ConversationErrorCode,
@@ -44,12 +36,10 @@ from folio.domain.errors import (
     StorageError,
     StorageErrorCode,
 )
-from folio.domain.llm import PromptMessage, PromptRole, TokenUsage, ToolInvocation
+from folio.domain.llm import PromptMessage, TokenUsage, ToolInvocation, ToolResultMessage
 from folio.domain.ports import (
-    BookRepository,
     BookSearcher,
     ChatProvider,
-    ChunkIndex,
     ConversationContextStrategy,
     RetrievalOutcome,
     RetrievalStrategy,
@@ -123,14 +113,12 @@ class _ToolRunner:
     context: ToolContext
     services: ToolServices
     on_event: EventSink | None = None
-    state: dict[str, Any] = field(default_factory=dict)
     records: list[ToolCallRecord] = field(default_factory=list)
-    returned: list[tuple[str, Any]] = field(default_factory=list)  # (tool, data) of successes
+    returned: list[object] = field(default_factory=list)  # the data of successful calls
 
-    def __call__(self, invocation: ToolInvocation) -> PromptMessage:
+    def __call__(self, invocation: ToolInvocation) -> ToolResultMessage:
         self._emit(ToolCallStarted(invocation.tool_name, dict(invocation.arguments)))
-        ctx = replace(self.context, state=MappingProxyType(dict(self.state)))
-        result = self.registry.run(invocation, ctx, self.services, state=self.state)
+        result = self.registry.run(invocation, self.context, self.services)
         self.records.append(
             ToolCallRecord(
                 invocation.tool_name,
@@ -141,10 +129,15 @@ class _ToolRunner:
             )
         )
         if result.success:
-            self.returned.append((invocation.tool_name, result.data))
+            self.returned.append(result.data)
         self._emit(ToolCallFinished(invocation.tool_name, result.success, result.summary))
+        outcome = result.outcome()
         return PromptMessage.tool_result(
-            invocation.tool_use_id, result.to_json(), is_error=not result.success
+            invocation.tool_use_id,
+            outcome.to_json(),
+            is_error=not result.success,
+            tool_name=invocation.tool_name,
+            outcome=outcome,
         )
 
     def _emit(self, event: ChatEvent) -> None:
@@ -191,35 +184,33 @@ class ChatWithBook:
 
     def __init__(
         self,
+        *,
         uow: UnitOfWorkFactory,
-        books: BookRepository,
-        searcher: BookSearcher,
-        chunks: ChunkIndex,
+        services: ToolServices,
         provider: ChatProvider,
         tools: ToolRegistry,
         context: ConversationContextStrategy,
-        *,
-        retrieval: RetrievalStrategy | None = None,
-        fallback: RetrievalStrategy | None = None,
+        retrieval: RetrievalStrategy,
+        fallback: RetrievalStrategy,
         guardrail: Guardrail | None = None,
-        max_tool_rounds: int = 3,
-        search_k: int = 5,
         clock: Callable[[], datetime] = _utcnow,
         user: str | None = None,
         max_message_chars: int = 8000,
     ) -> None:
-        self._max_message_chars = max_message_chars
+        """``retrieval`` runs the turn; ``fallback`` runs it when the provider has no tool use
+        (or says so with ``LLMError(UNSUPPORTED_FEATURE)``). The composition root chooses both."""
         self._uow = uow
-        self._books = books
+        self._services = services
+        self._books = services.books
         self._provider = provider
         self._tools = tools
         self._context = context
-        self._services = ToolServices(searcher, books, chunks, search_k)
-        self._retrieval = retrieval or ToolUseRetrievalStrategy(max_tool_rounds=max_tool_rounds)
-        self._fallback = fallback or AlwaysRetrieveStrategy(k=search_k)
+        self._retrieval = retrieval
+        self._fallback = fallback
         self._guardrail = guardrail
         self._clock = clock
         self._user = user
+        self._max_message_chars = max_message_chars
 
     def execute(
         self, conversation_id: str, message: str, *, on_event: EventSink | None = None
@@ -317,7 +308,7 @@ class ChatWithBook:
         except LLMError as e:
             if e.code != LLMErrorCode.UNSUPPORTED_FEATURE:
                 raise
-        fresh = replace(runner, state={}, records=[], returned=[])
+        fresh = replace(runner, records=[], returned=[])
         outcome = self._fallback.execute(self._provider, messages, tools, fresh, on_text=on_text)
         steps = ("provider has no tool use: fell back to always-retrieve", *outcome.reasoning_steps)
         return replace(outcome, reasoning_steps=steps), fresh
@@ -414,32 +405,19 @@ class ChatWithBook:
 
 
 # --- helpers -----------------------------------------------------------------------------------
-_ROLES = {
-    PromptRole.USER: MessageRole.USER,
-    PromptRole.ASSISTANT: MessageRole.ASSISTANT,
-    PromptRole.TOOL_RESULT: MessageRole.TOOL_RESULT,
-}
-
-
 def _chat_messages(
     conversation_id: str, turn_number: int, prompts: Sequence[PromptMessage], now: datetime
 ) -> list[ChatMessage]:
     tool_names = {i.tool_use_id: i.tool_name for p in prompts for i in p.tool_invocations}
+    named = [
+        replace(p, tool_name=tool_names.get(p.tool_use_id))
+        if isinstance(p, ToolResultMessage) and p.tool_name is None
+        else p
+        for p in prompts
+    ]
     return [
-        ChatMessage(
-            id=uuid.uuid4().hex,
-            conversation_id=conversation_id,
-            turn_number=turn_number,
-            seq=seq,
-            role=_ROLES[p.role],
-            content=p.content,
-            created_at=now,
-            tool_use_id=p.tool_use_id,
-            tool_invocations=p.tool_invocations,
-            tool_name=tool_names.get(p.tool_use_id) if p.tool_use_id else None,
-            is_error=p.is_error,
-        )
-        for seq, p in enumerate(prompts)
+        ChatMessage(uuid.uuid4().hex, conversation_id, turn_number, seq, message, now)
+        for seq, message in enumerate(named)
     ]
 
 

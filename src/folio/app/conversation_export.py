@@ -12,21 +12,14 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal, cast
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
 
 from folio.domain.books import Book
-from folio.domain.conversations import (
-    ChatMessage,
-    Conversation,
-    MessageRole,
-    Source,
-    Turn,
-    validate_title,
-)
+from folio.domain.conversations import ChatMessage, Conversation, Source, Turn, validate_title
 from folio.domain.errors import ConversationError, ConversationErrorCode
-from folio.domain.llm import ToolInvocation
+from folio.domain.llm import PromptMessage, PromptRole, ToolInvocation
 
 if TYPE_CHECKING:  # the use case module imports this one; the detail is only a parameter type
     from folio.app.conversations import ConversationDetail
@@ -47,11 +40,14 @@ class InvocationOut(_Strict):
     parse_error: str | None = None
 
 
+StoredRole = Literal[PromptRole.USER, PromptRole.ASSISTANT, PromptRole.TOOL_RESULT]
+
+
 class MessageOut(_Strict):
     id: str
     turn_number: int = Field(ge=1)
     seq: int = Field(ge=0)
-    role: MessageRole
+    role: StoredRole
     content: str
     created_at: AwareDatetime
     tool_use_id: str | None = None
@@ -140,16 +136,30 @@ def first_violation(messages: Sequence[MessageOut], turns: Sequence[TurnOut]) ->
 def _turn_violation(turn: list[MessageOut]) -> str | None:
     if [m.seq for m in turn] != list(range(len(turn))):
         return "message seq numbers must run 0..n-1"
-    if turn[0].role is not MessageRole.USER:
+    for m in turn:
+        try:  # the message model refuses fields its kind cannot have
+            PromptMessage.of(
+                m.role,
+                m.content,
+                tool_use_id=m.tool_use_id,
+                tool_invocations=tuple(
+                    ToolInvocation(i.tool_name, i.tool_use_id) for i in m.tool_invocations
+                ),
+                tool_name=m.tool_name,
+                is_error=m.is_error,
+            )
+        except ValueError as e:
+            return f"seq {m.seq}: {e}"
+    if turn[0].role is not PromptRole.USER:
         return "the first message must be the reader's (role user)"
-    if any(m.role is MessageRole.USER for m in turn[1:]):
+    if any(m.role is PromptRole.USER for m in turn[1:]):
         return "only one message of the turn may be the reader's"
     last = turn[-1]
-    if last.role is not MessageRole.ASSISTANT or last.tool_invocations:
+    if last.role is not PromptRole.ASSISTANT or last.tool_invocations:
         return "the last message must be the answer (an assistant message without tool calls)"
     pending: set[str] = set()
     for m in turn[1:]:
-        if m.role is MessageRole.TOOL_RESULT:
+        if m.role is PromptRole.TOOL_RESULT:
             if m.tool_use_id not in pending:
                 return f"seq {m.seq}: a tool result answers no open tool call ({m.tool_use_id!r})"
             pending.discard(m.tool_use_id)
@@ -217,7 +227,8 @@ def to_export(detail: ConversationDetail, book: Book | None) -> ConversationExpo
 
 def _message_out(m: ChatMessage) -> MessageOut:
     return MessageOut(
-        id=m.id, turn_number=m.turn_number, seq=m.seq, role=m.role, content=m.content,
+        id=m.id, turn_number=m.turn_number, seq=m.seq, role=cast(StoredRole, m.role),
+        content=m.content,
         created_at=m.created_at, tool_use_id=m.tool_use_id, tool_name=m.tool_name,
         is_error=m.is_error,
         tool_invocations=[
@@ -253,7 +264,7 @@ def from_export(
     cid = new_id()
     conversation = Conversation(cid, book_id, validate_title(c.title), c.created_at, c.updated_at)
     messages = [
-        ChatMessage(
+        ChatMessage.of(
             id=new_id(), conversation_id=cid, turn_number=m.turn_number, seq=m.seq, role=m.role,
             content=m.content, created_at=m.created_at, tool_use_id=m.tool_use_id,
             tool_name=m.tool_name, is_error=m.is_error,
@@ -300,8 +311,8 @@ def render_markdown(detail: ConversationDetail, book: Book | None) -> str:
 def _turn_markdown(
     number: int, messages: list[ChatMessage], sources: tuple[Source, ...]
 ) -> list[str]:
-    question = next((m.content for m in messages if m.role is MessageRole.USER), "")
-    answers = [m for m in messages if m.role is MessageRole.ASSISTANT and m.content.strip()]
+    question = next((m.content for m in messages if m.role is PromptRole.USER), "")
+    answers = [m for m in messages if m.role is PromptRole.ASSISTANT and m.content.strip()]
     final = [m for m in answers if not m.tool_invocations] or answers
     answer = final[-1].content if final else "*(no answer)*"
     lines = [f"## {number}. You", "", question, "", "**folio:**", "", answer, ""]

@@ -10,21 +10,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from enum import StrEnum
 from typing import Any
 
 from folio.domain.books import cite_location
 from folio.domain.errors import ConversationError, ConversationErrorCode
-from folio.domain.llm import ToolInvocation
+from folio.domain.llm import PromptMessage, PromptRole, ToolInvocation
 
 TITLE_MAX_CHARS = 60  # an automatic title
 MAX_TITLE_CHARS = 200  # any title
-
-
-class MessageRole(StrEnum):
-    USER = "user"
-    ASSISTANT = "assistant"
-    TOOL_RESULT = "tool_result"
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,17 +37,69 @@ class Conversation:
 
 @dataclass(frozen=True, slots=True)
 class ChatMessage:
+    """A stored message: the message (``folio.domain.llm``'s one model) plus its ids, its turn and
+    its order within the turn. The role, content and tool fields are the message's."""
+
     id: str
     conversation_id: str
     turn_number: int
     seq: int  # order within the turn, from 0
-    role: MessageRole
-    content: str
+    message: PromptMessage
     created_at: datetime
-    tool_use_id: str | None = None
-    tool_invocations: tuple[ToolInvocation, ...] = ()
-    tool_name: str | None = None  # for tool_result: the tool that produced it
-    is_error: bool = False
+
+    @staticmethod
+    def of(
+        id: str,
+        conversation_id: str,
+        turn_number: int,
+        seq: int,
+        role: PromptRole | str,
+        content: str,
+        created_at: datetime,
+        tool_use_id: str | None = None,
+        tool_invocations: tuple[ToolInvocation, ...] = (),
+        tool_name: str | None = None,
+        is_error: bool = False,
+    ) -> ChatMessage:
+        """A stored message from its columns (storage rows, imports). Raises ``ValueError`` for a
+        combination no message can have (a tool_use_id on a user message)."""
+        message = PromptMessage.of(
+            role,
+            content,
+            tool_use_id=tool_use_id,
+            tool_invocations=tool_invocations,
+            tool_name=tool_name,
+            is_error=is_error,
+        )
+        return ChatMessage(id, conversation_id, turn_number, seq, message, created_at)
+
+    @property
+    def role(self) -> PromptRole:
+        return self.message.role
+
+    @property
+    def content(self) -> str:
+        return self.message.content
+
+    @property
+    def tool_use_id(self) -> str | None:
+        return self.message.tool_use_id
+
+    @property
+    def tool_invocations(self) -> tuple[ToolInvocation, ...]:
+        return self.message.tool_invocations
+
+    @property
+    def tool_name(self) -> str | None:
+        """For a tool result: the tool that produced it."""
+        return self.message.tool_name
+
+    @property
+    def is_error(self) -> bool:
+        return self.message.is_error
+
+    def with_content(self, content: str) -> ChatMessage:
+        return replace(self, message=self.message.with_content(content))
 
 
 @dataclass(frozen=True, slots=True)

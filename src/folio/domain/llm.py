@@ -7,9 +7,11 @@ from its vendor's wire format; no vendor type crosses the adapter boundary.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import Any
+from typing import Any, ClassVar, Self
+
+from folio.domain.passages import ToolOutcome, decode_tool_result
 
 
 class PromptRole(StrEnum):
@@ -31,38 +33,129 @@ class ToolInvocation:
     parse_error: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
 class PromptMessage:
-    """One message of the prompt.
+    """One message of a conversation with a model: the ONE message model of folio.
 
-    - ``assistant`` messages may carry ``tool_invocations`` (the calls the model made in that
-    message);
-    - ``tool_result`` messages carry the ``tool_use_id`` they answer and the result as JSON text.
+    A closed family discriminated by ``role``: ``SystemMessage``, ``UserMessage``,
+    ``AssistantMessage`` (may carry the tool calls the model made) and ``ToolResultMessage``
+    (answers one call by its ``tool_use_id``). Each kind has only the fields it can have, so a
+    tool_use_id on a user message cannot be built. The read-only defaults below let code read any
+    message uniformly ("which calls does it carry?": none, for a user message). A stored
+    ``ChatMessage`` is one of these plus its ids, turn and seq.
     """
 
-    role: PromptRole
+    __slots__ = ()
+    role: ClassVar[PromptRole]
     content: str
-    tool_use_id: str | None = None
+
+    @property
+    def tool_invocations(self) -> tuple[ToolInvocation, ...]:
+        return ()
+
+    def with_content(self, content: str) -> Self:
+        """The same message with other text."""
+        return replace(self, content=content)  # type: ignore[type-var]
+
+    @property
+    def tool_use_id(self) -> str | None:
+        return None
+
+    @property
+    def tool_name(self) -> str | None:
+        return None
+
+    @property
+    def is_error(self) -> bool:
+        return False
+
+    @staticmethod
+    def system(content: str) -> SystemMessage:
+        return SystemMessage(content)
+
+    @staticmethod
+    def user(content: str) -> UserMessage:
+        return UserMessage(content)
+
+    @staticmethod
+    def assistant(content: str, invocations: tuple[ToolInvocation, ...] = ()) -> AssistantMessage:
+        return AssistantMessage(content, tuple(invocations))
+
+    @staticmethod
+    def tool_result(
+        tool_use_id: str,
+        content: str,
+        *,
+        is_error: bool = False,
+        tool_name: str | None = None,
+        outcome: ToolOutcome | None = None,
+    ) -> ToolResultMessage:
+        return ToolResultMessage(content, tool_use_id, tool_name, is_error, outcome)
+
+    @staticmethod
+    def of(
+        role: PromptRole | str,
+        content: str,
+        *,
+        tool_use_id: str | None = None,
+        tool_invocations: tuple[ToolInvocation, ...] = (),
+        tool_name: str | None = None,
+        is_error: bool = False,
+    ) -> AnyMessage:
+        """The message of kind ``role`` (from storage or an import). Fields a kind cannot have
+        are an error, not silently dropped."""
+        kind = PromptRole(role)
+        if kind is PromptRole.TOOL_RESULT:
+            if tool_invocations:
+                raise ValueError("A tool result carries no tool calls")
+            return ToolResultMessage(content, tool_use_id or "", tool_name, is_error)
+        if tool_use_id is not None or tool_name is not None or is_error:
+            raise ValueError(f"A {kind.value} message answers no tool call")
+        if kind is PromptRole.ASSISTANT:
+            return AssistantMessage(content, tuple(tool_invocations))
+        if tool_invocations:
+            raise ValueError(f"A {kind.value} message carries no tool calls")
+        return SystemMessage(content) if kind is PromptRole.SYSTEM else UserMessage(content)
+
+
+@dataclass(frozen=True, slots=True)
+class SystemMessage(PromptMessage):
+    content: str
+    role: ClassVar[PromptRole] = PromptRole.SYSTEM
+
+
+@dataclass(frozen=True, slots=True)
+class UserMessage(PromptMessage):
+    content: str
+    role: ClassVar[PromptRole] = PromptRole.USER
+
+
+@dataclass(frozen=True, slots=True)
+class AssistantMessage(PromptMessage):
+    content: str
     tool_invocations: tuple[ToolInvocation, ...] = ()
+    role: ClassVar[PromptRole] = PromptRole.ASSISTANT
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResultMessage(PromptMessage):
+    """The result of the call ``tool_use_id`` as the model receives it: ``content`` is its JSON
+    text (the one codec of ``folio.domain.passages``); ``outcome`` the same result still typed,
+    when it was produced in this process (None once it has been through storage: decode
+    ``content`` then)."""
+
+    content: str
+    tool_use_id: str
+    tool_name: str | None = None
     is_error: bool = False
+    outcome: ToolOutcome | None = field(default=None, compare=False, repr=False)
+    role: ClassVar[PromptRole] = PromptRole.TOOL_RESULT
 
-    @staticmethod
-    def system(content: str) -> PromptMessage:
-        return PromptMessage(PromptRole.SYSTEM, content)
+    def typed(self) -> ToolOutcome:
+        """The result as a typed value (decoded from ``content`` when it is not at hand)."""
+        return self.outcome if self.outcome is not None else decode_tool_result(self.content)
 
-    @staticmethod
-    def user(content: str) -> PromptMessage:
-        return PromptMessage(PromptRole.USER, content)
 
-    @staticmethod
-    def assistant(content: str, invocations: tuple[ToolInvocation, ...] = ()) -> PromptMessage:
-        return PromptMessage(PromptRole.ASSISTANT, content, tool_invocations=invocations)
-
-    @staticmethod
-    def tool_result(tool_use_id: str, content: str, *, is_error: bool = False) -> PromptMessage:
-        return PromptMessage(
-            PromptRole.TOOL_RESULT, content, tool_use_id=tool_use_id, is_error=is_error
-        )
+AnyMessage = SystemMessage | UserMessage | AssistantMessage | ToolResultMessage
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from folio.domain.conversations import ChatMessage, Conversation, MessageRole, Source, Turn
-from folio.domain.llm import ToolInvocation
+from folio.domain.conversations import ChatMessage, Conversation, Source, Turn
+from folio.domain.llm import PromptRole, ToolInvocation
 
 
 def encode_datetime(value: datetime) -> str:
@@ -96,12 +96,12 @@ def message_to_dict(m: ChatMessage) -> dict[str, Any]:
 
 
 def message_from_dict(d: Mapping[str, Any], conversation_id: str) -> ChatMessage:
-    return ChatMessage(
+    return ChatMessage.of(
         id=d["id"],
         conversation_id=conversation_id,
         turn_number=int(d["turn_number"]),
         seq=int(d["seq"]),
-        role=MessageRole(d["role"]),
+        role=PromptRole(d["role"]),
         content=d["content"],
         created_at=decode_datetime(d["created_at"]),
         tool_use_id=d.get("tool_use_id"),

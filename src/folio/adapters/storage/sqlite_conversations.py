@@ -29,14 +29,9 @@ from folio.adapters.storage.conversation_codec import (
     source_to_dict,
 )
 from folio.adapters.storage.sqlite_db import Database
-from folio.domain.conversations import (
-    ChatMessage,
-    Conversation,
-    MessageRole,
-    Turn,
-    validate_title,
-)
+from folio.domain.conversations import ChatMessage, Conversation, Turn, validate_title
 from folio.domain.errors import BookError, BookErrorCode, ConversationError, ConversationErrorCode
+from folio.domain.llm import PromptRole
 
 
 class SqliteConversationStore:
@@ -251,12 +246,12 @@ def _message_params(m: ChatMessage) -> tuple[Any, ...]:
 
 
 def _message(row: sqlite3.Row) -> ChatMessage:
-    return ChatMessage(
+    return ChatMessage.of(
         id=row["id"],
         conversation_id=row["conversation_id"],
         turn_number=row["turn_number"],
         seq=row["seq"],
-        role=MessageRole(row["role"]),
+        role=PromptRole(row["role"]),
         content=row["content"],
         created_at=decode_datetime(row["created_at"]),
         tool_use_id=row["tool_use_id"],

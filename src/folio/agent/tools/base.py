@@ -1,33 +1,28 @@
 """The tool contract: what a tool is, what it receives and what it returns.
 
 Tools are stateless. They read a ``ToolContext`` (read-only: the book, the conversation, the reading
-position, the turn's state) and a ``ToolServices`` bundle (the ports they may use), and return a
-``ToolResult``; they never mutate anything themselves. State changes travel in
-``ToolResult.state_updates`` and the registry applies the declared ones.
+position) and a ``ToolServices`` bundle (the ports they may use), and return a ``ToolResult``; they
+never mutate anything. A book tool's data is a typed value of ``folio.domain.passages``; it becomes
+JSON only in ``ToolResult.to_json`` (the one codec).
 """
 
 from __future__ import annotations
 
-import json
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
-from types import MappingProxyType
 from typing import Any
 
 from folio.domain.books import Book, ReadingPosition
 from folio.domain.conversations import Conversation
 from folio.domain.llm import ToolDefinition
+from folio.domain.passages import ToolOutcome, ToolPayload
 from folio.domain.ports import BookRepository, BookSearcher, ChunkIndex
-
-_EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
 class ToolCategory(StrEnum):
-    QUERY = "query"  # reads, no side effects, fast
-    ACTION = "action"  # changes stored state
-    AGENTIC = "agentic"  # calls a model itself, slow
+    QUERY = "query"  # reads, no side effects, fast: every tool folio offers (MCP: read-only)
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +32,6 @@ class ToolContext:
     book: Book
     conversation: Conversation | None = None
     user: str | None = None
-    state: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
 
     @property
     def position(self) -> ReadingPosition:
@@ -61,39 +55,41 @@ class ToolServices:
 
 @dataclass(frozen=True, slots=True)
 class ToolResult:
-    """The outcome of one call. ``error`` is a message for the model (and the user); ``error_code``
-    is for logs and metrics. A result may succeed and still carry an ``error`` (partial result)."""
+    """The outcome of one call. ``data`` is a typed ``ToolPayload`` for the book tools (any
+    JSON-ready value for others); ``error`` is a message for the model (and the user);
+    ``error_code`` is for logs and metrics."""
 
     success: bool
-    data: Any = None
+    data: ToolPayload | Any = None
     error: str | None = None
     error_code: str | None = None
-    state_updates: Mapping[str, Any] | None = None
     summary: str = ""  # one short line for people ("5 passages, pp. 12-40")
 
     @staticmethod
-    def ok(
-        data: Any, *, summary: str = "", state_updates: Mapping[str, Any] | None = None
-    ) -> ToolResult:
-        return ToolResult(True, data, summary=summary, state_updates=state_updates)
+    def ok(data: ToolPayload | Any, *, summary: str = "") -> ToolResult:
+        return ToolResult(True, data, summary=summary)
 
     @staticmethod
     def fail(error: str, code: str) -> ToolResult:
         return ToolResult(False, error=error, error_code=code, summary=f"{code}: {error}")
 
+    def outcome(self) -> ToolOutcome:
+        """The result as the model receives it (typed until it is encoded)."""
+        typed = self.data if isinstance(self.data, ToolPayload) else None
+        return ToolOutcome(
+            self.success,
+            payload=typed if self.success else None,
+            data=None if typed is not None or not self.success else self.data,
+            error=self.error,
+            error_code=self.error_code,
+        )
+
     def envelope(self) -> dict[str, Any]:
-        """The JSON object the model receives (see notes/agent_contract.md)."""
-        out: dict[str, Any] = {"success": self.success}
-        if self.success:
-            out["data"] = self.data
-        if self.error is not None:
-            out["error"] = self.error
-        if not self.success:
-            out["error_code"] = self.error_code
-        return out
+        """The JSON object the model receives."""
+        return self.outcome().envelope()
 
     def to_json(self) -> str:
-        return json.dumps(self.envelope(), ensure_ascii=False, default=str)
+        return self.outcome().to_json()
 
 
 class BaseTool(ABC):

@@ -13,14 +13,20 @@ from typing import Any
 from folio.agent.tools.base import BaseTool, ToolCategory, ToolContext, ToolResult, ToolServices
 from folio.domain.books import Book, Chunk, Page, SearchHit
 from folio.domain.errors import ToolErrorCode
+from folio.domain.passages import (
+    LIST_CHAPTERS,
+    READ_PASSAGE,
+    SEARCH_BOOK,
+    ChapterEntry,
+    ChapterList,
+    Passage,
+    PassageText,
+    SearchResults,
+)
 
 MAX_K = 10
 MAX_PAGES = 3  # per read_passage call
 CONTEXT_CHARS = 600  # read_passage(chunk_id): text kept on each side of the chunk
-
-
-def _pages(first: str, last: str) -> str:
-    return first if first == last else f"{first}-{last}"
 
 
 def _label(book: Book, offset: int) -> str:
@@ -33,7 +39,7 @@ def _chapter(book: Book, offset: int) -> str | None:
 
 
 class SearchBookTool(BaseTool):
-    name = "search_book"
+    name = SEARCH_BOOK
     description = (
         "Search what the reader has read for passages about a query, when the conversation does "
         "not already hold the answer. Returns passages with chapter and pages to cite."
@@ -62,25 +68,22 @@ class SearchBookTool(BaseTool):
         self, ctx: ToolContext, services: ToolServices, *, query: str, k: int | None = None
     ) -> ToolResult:
         hits = services.searcher.search(ctx.book, query, k=min(k or services.search_k, MAX_K))
-        results = [p for p in (_passage(ctx, hit) for hit in hits) if p is not None]
-        data: dict[str, Any] = {
-            "query": query,
-            "reading_limit": ctx.position.describe(),
-            "results": results,
-        }
-        if not results:
-            data["note"] = "No passage before the reader's position matches this query."
-        pages = ", ".join(f"p. {r['pages']}" for r in results[:5])
+        passages = tuple(p for p in (_passage(ctx, hit) for hit in hits) if p is not None)
+        results = SearchResults(
+            query=query,
+            reading_limit=ctx.position.describe(),
+            passages=passages,
+            note=None
+            if passages
+            else "No passage before the reader's position matches this query.",
+        )
+        pages = ", ".join(f"p. {p.pages}" for p in passages[:5])
         return ToolResult.ok(
-            data,
-            summary=f"{len(results)} passage(s)" + (f": {pages}" if pages else ""),
-            state_updates={
-                "last_search": {"query": query, "chunk_ids": [r["chunk_id"] for r in results]}
-            },
+            results, summary=f"{len(passages)} passage(s)" + (f": {pages}" if pages else "")
         )
 
 
-def _passage(ctx: ToolContext, hit: SearchHit) -> dict[str, Any] | None:
+def _passage(ctx: ToolContext, hit: SearchHit) -> Passage | None:
     chunk = hit.chunk.cut_at(ctx.limit)
     if chunk is None or not chunk.text.strip():
         return None
@@ -88,21 +91,20 @@ def _passage(ctx: ToolContext, hit: SearchHit) -> dict[str, Any] | None:
         first, last = hit.page_label_start, hit.page_label_end
     else:  # cut here: the pages are those of the text that is left
         first, last = _label(ctx.book, chunk.char_start), _label(ctx.book, chunk.char_end - 1)
-    return {
-        "chunk_id": chunk.id,
-        "chapter": chunk.chapter,
-        "pages": _pages(first, last),
-        "page_start": first,
-        "page_end": last,
-        "char_start": chunk.char_start,
-        "char_end": chunk.char_end,
-        "score": round(hit.score, 4),
-        "text": chunk.text,
-    }
+    return Passage(
+        chunk_id=chunk.id,
+        chapter=chunk.chapter,
+        page_start=first,
+        page_end=last,
+        char_start=chunk.char_start,
+        char_end=chunk.char_end,
+        text=chunk.text,
+        score=hit.score,
+    )
 
 
 class ReadPassageTool(BaseTool):
-    name = "read_passage"
+    name = READ_PASSAGE
     description = (
         "Read the text around a search_book passage (chunk_id) or a page range (at most "
         f"{MAX_PAGES} pages) the reader has reached."
@@ -191,22 +193,13 @@ def _text_result(
     text = services.books.get_text(book.id, start, end)
     first, last = _label(book, start), _label(book, max(start, end - 1))
     cut_by_position = ctx.limit is not None and end >= ctx.limit
-    data = {
-        "pages": _pages(first, last),
-        "page_start": first,
-        "page_end": last,
-        "chapter": _chapter(book, start),
-        "char_start": start,
-        "char_end": end,
-        "text": text,
-        "reading_limit": ctx.position.describe(),
-        "truncated": truncated or cut_by_position,
-    }
-    return ToolResult.ok(data, summary=f"p. {data['pages']} ({len(text)} chars)")
+    passage = Passage(None, _chapter(book, start), first, last, start, end, text)
+    data = PassageText(passage, ctx.position.describe(), truncated or cut_by_position)
+    return ToolResult.ok(data, summary=f"p. {passage.pages} ({len(text)} chars)")
 
 
 class ListChaptersTool(BaseTool):
-    name = "list_chapters"
+    name = LIST_CHAPTERS
     description = "List the chapters the reader has reached, with their first page."
     parameters: Mapping[str, Any] = {
         "type": "object",
@@ -218,13 +211,11 @@ class ListChaptersTool(BaseTool):
     def execute(self, ctx: ToolContext, services: ToolServices, **kwargs: Any) -> ToolResult:
         book = ctx.book
         reached = [c for c in book.chapters if ctx.limit is None or c.char_start < ctx.limit]
-        chapters = [
-            {"index": c.index, "title": c.title, "page": _label(book, c.char_start)}
-            for c in reached
-        ]
-        data: dict[str, Any] = {"chapters": chapters, "reading_limit": ctx.position.describe()}
-        if not book.chapters:
-            data["note"] = "This book has no chapter structure."
+        chapters = tuple(
+            ChapterEntry(c.index, c.title, _label(book, c.char_start)) for c in reached
+        )
+        note = None if book.chapters else "This book has no chapter structure."
+        data = ChapterList(chapters, ctx.position.describe(), note)
         return ToolResult.ok(data, summary=f"{len(chapters)} chapter(s)")
 
 

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable, Mapping, MutableMapping
-from dataclasses import replace
-from types import MappingProxyType
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -24,19 +22,13 @@ from folio.domain.llm import ToolDefinition, ToolInvocation
 
 logger = logging.getLogger("folio.agent.tools")
 
-# Keys of the per-turn state that tools may update (others are ignored with a warning).
-DEFAULT_STATE_KEYS = frozenset({"last_search"})
-
 
 class ToolRegistry:
     """Holds the tools offered to the model, by name, in registration order."""
 
-    def __init__(
-        self, tools: Iterable[BaseTool] = (), *, state_keys: Iterable[str] = DEFAULT_STATE_KEYS
-    ) -> None:
+    def __init__(self, tools: Iterable[BaseTool] = ()) -> None:
         self._tools: dict[str, BaseTool] = {}
         self._validators: dict[str, Draft202012Validator] = {}
-        self._state_keys = frozenset(state_keys)
         for tool in tools:
             self.register(tool)
 
@@ -67,12 +59,7 @@ class ToolRegistry:
         return [tool.definition() for tool in self._tools.values()]
 
     def run(
-        self,
-        invocation: ToolInvocation,
-        ctx: ToolContext,
-        services: ToolServices,
-        *,
-        state: MutableMapping[str, Any] | None = None,
+        self, invocation: ToolInvocation, ctx: ToolContext, services: ToolServices
     ) -> ToolResult:
         """Run a model's tool call (``INVALID_ARGUMENTS`` when the provider could not parse it)."""
         if invocation.parse_error is not None:
@@ -82,7 +69,7 @@ class ToolRegistry:
             )
             _log(invocation.tool_name, self._category(invocation.tool_name), result, 0.0)
             return result
-        return self.execute(invocation.tool_name, ctx, services, invocation.arguments, state=state)
+        return self.execute(invocation.tool_name, ctx, services, invocation.arguments)
 
     def execute(
         self,
@@ -90,14 +77,10 @@ class ToolRegistry:
         ctx: ToolContext,
         services: ToolServices,
         arguments: Mapping[str, Any] | None = None,
-        *,
-        state: MutableMapping[str, Any] | None = None,
     ) -> ToolResult:
-        """Run tool ``name`` with ``arguments``; apply its declared state updates to ``state``."""
+        """Run tool ``name`` with ``arguments``."""
         started = time.perf_counter()
         result = self._execute(name, ctx, services, dict(arguments or {}))
-        if state is not None:
-            self._apply_state_updates(name, result, state)
         _log(name, self._category(name), result, (time.perf_counter() - started) * 1000)
         return result
 
@@ -113,7 +96,6 @@ class ToolRegistry:
         problem = self._argument_problem(name, arguments)
         if problem is not None:
             return ToolResult.fail(problem, ToolErrorCode.INVALID_ARGUMENTS)
-        ctx = replace(ctx, state=MappingProxyType(dict(ctx.state)))  # tools cannot write state
         try:
             return tool.execute(ctx, services, **arguments)
         except FolioError as e:
@@ -132,15 +114,6 @@ class ToolRegistry:
             f"{'/'.join(map(str, e.path)) or 'arguments'}: {e.message}" for e in errors[:3]
         )
         return f"Invalid arguments for {name}: {details}"
-
-    def _apply_state_updates(
-        self, name: str, result: ToolResult, state: MutableMapping[str, Any]
-    ) -> None:
-        for key, value in (result.state_updates or {}).items():
-            if key in self._state_keys:
-                state[key] = value
-            else:
-                logger.warning("tool %s returned undeclared state key %r: ignored", name, key)
 
     def _category(self, name: str) -> str:
         tool = self._tools.get(name)

@@ -14,7 +14,8 @@ from datetime import UTC, datetime
 from folio.app.chat import ChatWithBook
 from folio.app.conversations import Conversations
 from folio.app.evaluation.retrieval import AgentTurn
-from folio.domain.conversations import ChatMessage, MessageRole, Turn
+from folio.domain.conversations import ChatMessage, Turn
+from folio.domain.llm import PromptRole
 from folio.domain.ports import UnitOfWorkFactory
 
 
@@ -60,10 +61,10 @@ class ChatSession:
         turns: list[Turn] = []
         for number, (question, answer) in enumerate(self._gold, 1):
             for seq, (role, text) in enumerate(
-                ((MessageRole.USER, question), (MessageRole.ASSISTANT, answer))
+                ((PromptRole.USER, question), (PromptRole.ASSISTANT, answer))
             ):
                 messages.append(
-                    ChatMessage(uuid.uuid4().hex, conversation_id, number, seq, role, text, now)
+                    ChatMessage.of(uuid.uuid4().hex, conversation_id, number, seq, role, text, now)
                 )
             turns.append(Turn(conversation_id, number, now, strategy="gold"))
         with self._uow() as uow:

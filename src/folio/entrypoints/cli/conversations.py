@@ -18,8 +18,9 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from folio.domain.conversations import ChatMessage, Conversation, MessageRole
+from folio.domain.conversations import ChatMessage, Conversation
 from folio.domain.errors import ConversationError, ConversationErrorCode
+from folio.domain.llm import PromptRole
 from folio.entrypoints.cli.errors import handle_errors
 from folio.entrypoints.cli.output import clean, escape
 
@@ -168,9 +169,9 @@ def _print_detail(detail: ConversationDetail, *, verbose: bool) -> None:
 
 
 def _print_message(m: ChatMessage, *, verbose: bool) -> None:
-    if m.role is MessageRole.USER:
+    if m.role is PromptRole.USER:
         console.print(f"[bold cyan]You:[/] {escape(m.content)}")
-    elif m.role is MessageRole.ASSISTANT:
+    elif m.role is PromptRole.ASSISTANT:
         if m.content.strip():
             console.print(f"[bold green]folio:[/] {escape(m.content)}")
         if verbose:

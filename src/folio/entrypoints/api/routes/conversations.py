@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import PlainTextResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from folio.domain.conversations import MessageRole
+from folio.domain.llm import PromptRole
 from folio.entrypoints.api.deps import ScopeDep
 from folio.entrypoints.api.errors import ApiError
 from folio.entrypoints.serialize import conversation_dict, message_dict, turn_meta_dict
@@ -66,8 +66,7 @@ def get_conversation(
     messages = [
         message_dict(m)
         for m in detail.messages
-        if verbose
-        or (m.role is MessageRole.USER or (m.role is MessageRole.ASSISTANT and m.content))
+        if verbose or (m.role is PromptRole.USER or (m.role is PromptRole.ASSISTANT and m.content))
     ]
     return conversation_dict(
         detail.conversation,

@@ -1,0 +1,282 @@
+"""The offline agent: no model, no network, the zero-configuration default.
+
+``ExtractiveStrategy`` runs a turn as a model would, with folio's own policies instead of a model:
+
+- small talk (greetings, thanks, acknowledgements in any wording) gets a short reply and no search;
+- anything else gets ONE ``search_book`` call through the tool registry, whose query the injected
+  ``QueryRewriter`` makes self-contained from the conversation ("What happens to him?" -> "What
+  happens to Henry Clerval?");
+- the answer is the 2-4 sentences of the returned passages that best match the rewritten question,
+  quoted, each with its place ``(Chapter X, p. N)``, and it says plainly that it is extracting
+  passages, not writing an answer.
+
+It works on typed values only: the conversation as (question, answer) exchanges and the search's
+``SearchResults`` (``folio.domain.passages``), never on prompt text. Invariants: at most one tool
+call per turn; every quoted sentence is text of a passage the tool returned (white space
+collapsed); no model call is made (``llm_calls`` is 0). Its usage is an ESTIMATE of the tokens a
+model would have been sent and would have written for the same turn (characters / 4: the prompt
+once to decide on the search, once more with the search result to answer), so that evaluations can
+compare the context cost of conversations and history modes offline.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import uuid
+from collections import Counter
+from collections.abc import Callable, Sequence
+
+from folio.agent.followup import is_small_talk as default_small_talk
+from folio.agent.strategies import exchanges
+from folio.domain.llm import (
+    PromptMessage,
+    TokenUsage,
+    ToolDefinition,
+    ToolInvocation,
+    ToolResultMessage,
+)
+from folio.domain.passages import SEARCH_BOOK, Passage, ToolOutcome, decode_tool_result
+from folio.domain.ports import (
+    ChatProvider,
+    Exchange,
+    QueryRewriter,
+    RetrievalOutcome,
+    TextSink,
+    ToolRunner,
+)
+from folio.domain.search import STOPWORDS
+
+OFFLINE_NOTE = "(Offline mode: these are passages extracted from the book, not a generated answer.)"
+MAX_QUOTE_WORDS = 70
+_WORD = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?")
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"'’”)\]]*\s+(?=[\"'“‘(\[]?[A-Z0-9])")
+_WHO = re.compile(r"\s*(?:who|whom|whose)\b", re.IGNORECASE)
+_MID_SENTENCE_NAME = re.compile(r"(?<=[a-z,;] )[A-Z][a-z]{2,}(?: [A-Z][a-z]{2,})?")
+_CAPITALISED_RUN = re.compile(r"[A-Z][a-z]{2,}(?: [A-Z][a-z]{2,})?")
+_DELTA = re.compile(r"\S+\s*|\s+")
+
+
+class ExtractiveStrategy:
+    """Implements ``RetrievalStrategy`` without a model (see the module docstring).
+
+    ``search_query(question, history)`` builds the retrieval query (default: the rewriter's own
+    ``search_query`` when it has one, else ``rewrite``); sentences are scored against
+    ``rewriter.rewrite``'s self-contained question."""
+
+    name = "extractive"
+
+    def __init__(
+        self,
+        rewriter: QueryRewriter,
+        *,
+        is_small_talk: Callable[[str], bool] = default_small_talk,
+        search_query: Callable[[str, Sequence[Exchange]], str] | None = None,
+        k: int = 5,
+        max_sentences: int = 3,
+    ) -> None:
+        self._rewriter = rewriter
+        self._is_small_talk = is_small_talk
+        self._search_query = search_query or _retrieval_query_of(rewriter)
+        self.k = k
+        self._max_sentences = max(2, min(4, max_sentences))
+
+    def execute(
+        self,
+        chat_provider: ChatProvider,
+        messages: Sequence[PromptMessage],
+        tools: Sequence[ToolDefinition],
+        run_tool: ToolRunner,
+        *,
+        on_text: TextSink | None = None,
+    ) -> RetrievalOutcome:
+        """``chat_provider`` is not called: the answer is extracted from the book."""
+        *head, last = messages
+        question = last.content.strip()
+        history = conversation(head)
+        if self._is_small_talk(question):
+            reply = small_talk_reply(question)
+            return self._outcome(reply, (), (), on_text, "small_talk", messages)
+        if not any(tool.name == SEARCH_BOOK for tool in tools):
+            reply = _cannot_search(question)
+            return self._outcome(reply, (), (), on_text, "no_search_tool", messages)
+        query = self._search_query(question, history)
+        call = ToolInvocation(
+            SEARCH_BOOK, f"offline_{uuid.uuid4().hex[:12]}", {"query": query, "k": self.k}
+        )
+        result = run_tool(call)
+        outcome = result.typed() if isinstance(result, ToolResultMessage) else None
+        focus = self._rewriter.rewrite(question, history)
+        answer = self.answer(focus, outcome or decode_tool_result(result.content))
+        calls = (PromptMessage.assistant("", (call,)), result)
+        return self._outcome(answer, calls, (query,), on_text, "answered", messages)
+
+    def answer(self, question: str, outcome: ToolOutcome) -> str:
+        """The extractive answer to ``question`` from one tool result."""
+        if not outcome.success:
+            return f"I could not search the book: {outcome.error or 'the search failed.'}"
+        passages = outcome.passages
+        if passages:
+            return compose_answer(question, passages, self._max_sentences)
+        limit = getattr(outcome.payload, "reading_limit", "") or "your reading position"
+        return (
+            f"I found nothing about that in the book before {limit}. "
+            "Try other words, or a name from the story."
+        )
+
+    def _outcome(
+        self,
+        answer: str,
+        calls: tuple[PromptMessage, ...],
+        queries: tuple[str, ...],
+        on_text: TextSink | None,
+        stop: str,
+        prompt: Sequence[PromptMessage],
+    ) -> RetrievalOutcome:
+        if on_text is not None:
+            for piece in _DELTA.findall(answer):
+                on_text(piece)
+        steps = (f"searched {queries[0]!r}",) if queries else (f"no search: {stop}",)
+        return RetrievalOutcome(
+            answer,
+            (*calls, PromptMessage.assistant(answer)),
+            llm_calls=0,
+            usage=_estimated_usage(prompt, calls, answer),
+            model="extractive",
+            queries=queries,
+            reasoning_steps=steps,
+            strategy=self.name,
+            stop_reason=stop,
+        )
+
+
+def _estimated_usage(
+    prompt: Sequence[PromptMessage], calls: Sequence[PromptMessage], answer: str
+) -> TokenUsage:
+    """What a model would have been sent and written for this turn (see the module docstring)."""
+    sent = _chars(prompt) * (2 if calls else 1) + _chars(calls)
+    written = len(answer) + sum(
+        len(str(dict(i.arguments))) for m in calls for i in m.tool_invocations
+    )
+    return TokenUsage(math.ceil(sent / 4), math.ceil(written / 4))
+
+
+def _chars(messages: Sequence[PromptMessage]) -> int:
+    return sum(len(m.content) for m in messages)
+
+
+def conversation(messages: Sequence[PromptMessage]) -> list[Exchange]:
+    """The earlier (question, answer) exchanges of a prompt, answers without the offline note."""
+    return [(q, _strip_note(a) if a else a) for q, a in exchanges(messages)]
+
+
+def _strip_note(answer: str) -> str:
+    return answer.replace(OFFLINE_NOTE, "").strip()
+
+
+def _retrieval_query_of(rewriter: QueryRewriter) -> Callable[[str, Sequence[Exchange]], str]:
+    """A rewriter may offer ``search_query`` (same signature), a query tuned for recall."""
+    method = getattr(rewriter, "search_query", None)
+    return method if callable(method) else rewriter.rewrite
+
+
+# --- extractive answering ------------------------------------------------------------------------
+def compose_answer(question: str, passages: Sequence[Passage], max_sentences: int = 3) -> str:
+    """The best 2-``max_sentences`` sentences for ``question``, quoted with their citations."""
+    if not passages:
+        return "I found nothing about that in the book before your reading position."
+    picked = best_sentences(question, passages, max_sentences)
+    lines = [f'- "{sentence}" ({passage.location})' for sentence, passage in picked]
+    return "From the book:\n" + "\n".join(lines) + "\n\n" + OFFLINE_NOTE
+
+
+def best_sentences(
+    question: str, passages: Sequence[Passage], limit: int
+) -> list[tuple[str, Passage]]:
+    """Sentences scored by the question's terms (weighted by rarity among the candidates), with
+    a small bonus for better-ranked passages; at least two when the passages have two. For a
+    "who" question, naming the person most of the passages mention counts as one more rare term."""
+    rank = {p.key: i for i, p in reversed(list(enumerate(passages)))}  # 0: the best result
+    candidates = [(s, p) for p in passages for s in split_sentences(p.text)]
+    if not candidates:
+        return []
+    terms = set(_terms(question))
+    document_frequency = Counter(t for s, _ in candidates for t in set(_terms(s)))
+    n = len(candidates)
+    idf = {t: math.log(1 + n / document_frequency[t]) for t in terms if t in document_frequency}
+    person = _salient_name(question, passages)
+    person_weight = max(idf.values(), default=1.0)
+
+    def score(item: tuple[str, Passage]) -> float:
+        sentence, passage = item
+        weight = sum(idf.get(t, 0.0) for t in set(_terms(sentence)))
+        if person and any(part in sentence for part in person.split()):
+            weight += person_weight
+        length = len(sentence.split())
+        brevity = 0.5 if length < 5 or length > MAX_QUOTE_WORDS else 1.0
+        return weight * brevity + 0.3 / (1 + rank[passage.key])
+
+    ranked = sorted(candidates, key=score, reverse=True)
+    useful = [c for c in ranked if score(c) > 0.3 / (1 + rank[c[1].key])]
+    chosen = useful[:limit] if len(useful) >= 2 else ranked[:2]
+    return [(_shorten(s), p) for s, p in chosen]
+
+
+def _salient_name(question: str, passages: Sequence[Passage]) -> str | None:
+    """For a "who" question: the name (not in the question) that the most passages mention, then
+    the most often, if at least two mention it; in its longest form ("Henry Clerval" rather than
+    "Clerval"). A capitalised word counts as a name once it is met inside a sentence."""
+    if not _WHO.match(question):
+        return None
+    asked = set(re.findall(r"[a-z]+", question.lower()))
+    names = {
+        w
+        for p in passages
+        for m in _MID_SENTENCE_NAME.findall(p.text)
+        for w in m.split()
+        if w.lower() not in asked and w.lower() not in STOPWORDS
+    }
+    if not names:
+        return None
+    forms = [m for p in passages for m in _CAPITALISED_RUN.findall(p.text)]
+    mentions = Counter(w for f in forms for w in f.split() if w in names)
+    in_passages = Counter(w for p in passages for w in names if re.search(rf"\b{w}\b", p.text))
+    best = max(names, key=lambda w: (in_passages[w], mentions[w]))
+    if in_passages[best] < 2:
+        return None
+    longer: Counter[str] = Counter(
+        f for f in forms if best in f.split() and set(f.split()) <= names
+    )
+    return max(longer, key=lambda f: (len(f.split()) > 1, longer[f])) if longer else best
+
+
+def split_sentences(text: str) -> list[str]:
+    flat = " ".join(text.split())
+    return [s.strip() for s in _SENTENCE_END.split(flat) if len(s.strip()) > 1]
+
+
+def _terms(text: str) -> list[str]:
+    return [w for w in _WORD.findall(text.lower()) if w not in STOPWORDS and len(w) > 1]
+
+
+def _shorten(sentence: str) -> str:
+    tokens = sentence.split()
+    return sentence if len(tokens) <= MAX_QUOTE_WORDS else " ".join(tokens[:MAX_QUOTE_WORDS]) + " …"
+
+
+def small_talk_reply(text: str) -> str:
+    lowered = text.lower()
+    if re.search(r"\b(thanks?|thx|cheers)\b", lowered):
+        return "You're welcome! Ask me anything else about the book."
+    if re.search(r"\b(bye|goodbye|see you)\b", lowered):
+        return "Goodbye, and happy reading!"
+    if re.search(r"\b(hi|hello|hey|good (morning|afternoon|evening))\b", lowered):
+        return "Hello! Ask me about the book: characters, events, places. I will quote the pages."
+    return "Happy to help. Ask me about the book whenever you like."
+
+
+def _cannot_search(question: str) -> str:
+    return (
+        "I am running offline without a language model and cannot search this book here, so I "
+        f"cannot answer {question!r}. " + OFFLINE_NOTE
+    )

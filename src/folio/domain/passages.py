@@ -1,0 +1,281 @@
+"""What the book tools return, as typed values, and their ONE JSON codec.
+
+A ``Passage`` is a piece of the book a tool handed to the model: where it is (chunk, chapter, pages,
+character offsets) and its text. The tool results (``SearchResults``, ``PassageText``,
+``ChapterList``) stay typed from the tool to the citation; they become JSON only where they cross
+to a model or to storage (``encode_payload``), and come back through ``decode_payload``. Nothing
+else in folio reads or writes a tool result's JSON.
+
+The JSON shape is the one models have always seen (``{"query", "reading_limit", "results": [...]}``
+for a search, ``{"pages", "chapter", "text", ...}`` for a read, ``{"chapters": [...]}`` for the
+table of contents), so stored conversations decode unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from folio.domain.books import cite_location
+
+SEARCH_BOOK = "search_book"
+READ_PASSAGE = "read_passage"
+LIST_CHAPTERS = "list_chapters"
+
+
+@dataclass(frozen=True, slots=True)
+class Passage:
+    """A piece of the book: ``chunk_id`` is None for text read by page range."""
+
+    chunk_id: str | None
+    chapter: str | None
+    page_start: str  # page labels as the reader sees them
+    page_end: str
+    char_start: int
+    char_end: int
+    text: str
+    score: float = 0.0
+
+    @property
+    def pages(self) -> str:
+        a, b = self.page_start, self.page_end
+        return a if a == b else f"{a}-{b}"
+
+    @property
+    def location(self) -> str:
+        """ "Chapter 5, p. 41" / "pp. 41-42"."""
+        return cite_location(self.chapter, self.page_start, self.page_end)
+
+    @property
+    def key(self) -> tuple[str | None, int, int]:
+        """Identity of the text: the same chunk cut the same way is the same passage."""
+        return (self.chunk_id, self.char_start, self.char_end)
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResults:
+    """What ``search_book`` returned: the query, the reading limit searched up to, the passages."""
+
+    query: str
+    reading_limit: str
+    passages: tuple[Passage, ...] = ()
+    note: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PassageText:
+    """What ``read_passage`` returned: text around a passage or a page range."""
+
+    passage: Passage
+    reading_limit: str
+    truncated: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ChapterEntry:
+    index: int
+    title: str
+    page: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChapterList:
+    """What ``list_chapters`` returned: the chapters the reader has reached."""
+
+    chapters: tuple[ChapterEntry, ...]
+    reading_limit: str
+    note: str | None = None
+
+
+ToolPayload = SearchResults | PassageText | ChapterList
+
+
+def passages_in(payload: object) -> tuple[Passage, ...]:
+    """The passages a tool result carries (none for a chapter list or an untyped result)."""
+    if isinstance(payload, SearchResults):
+        return payload.passages
+    if isinstance(payload, PassageText):
+        return (payload.passage,)
+    return ()
+
+
+# --- the codec -----------------------------------------------------------------------------------
+def _passage_json(p: Passage, *, brief: bool = False) -> dict[str, Any]:
+    if brief:
+        return {"chapter": p.chapter, "pages": p.pages, "text": p.text}
+    out: dict[str, Any] = {
+        "chunk_id": p.chunk_id,
+        "chapter": p.chapter,
+        "pages": p.pages,
+        "page_start": p.page_start,
+        "page_end": p.page_end,
+        "char_start": p.char_start,
+        "char_end": p.char_end,
+        "score": round(p.score, 4),
+        "text": p.text,
+    }
+    if p.chunk_id is None:
+        del out["chunk_id"], out["score"]
+    return out
+
+
+def encode_payload(payload: ToolPayload | Any, *, brief: bool = False) -> Any:
+    """A tool result as JSON-ready data (untyped data passes through as it is). ``brief``: only
+    what a later turn needs to read an earlier one (the query, and each passage's chapter, pages
+    and text), as the conversation window sends it."""
+    if isinstance(payload, SearchResults):
+        if brief:
+            return {
+                "query": payload.query,
+                "results": [_passage_json(p, brief=True) for p in payload.passages],
+            }
+        out: dict[str, Any] = {
+            "query": payload.query,
+            "reading_limit": payload.reading_limit,
+            "results": [_passage_json(p) for p in payload.passages],
+        }
+        if payload.note:
+            out["note"] = payload.note
+        return out
+    if isinstance(payload, PassageText):
+        body = _passage_json(payload.passage, brief=brief)
+        if brief:
+            return body
+        return {
+            **body,
+            "reading_limit": payload.reading_limit,
+            "truncated": payload.truncated,
+        }
+    if isinstance(payload, ChapterList):
+        out = {
+            "chapters": [
+                {"index": c.index, "title": c.title, "page": c.page} for c in payload.chapters
+            ],
+            "reading_limit": payload.reading_limit,
+        }
+        if payload.note:
+            out["note"] = payload.note
+        return out
+    return payload
+
+
+def _str(value: Any, default: str = "") -> str:
+    return default if value is None else str(value)
+
+
+def _int(value: Any) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return 0
+
+
+def _float(value: Any) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def decode_passage(item: Mapping[str, Any]) -> Passage | None:
+    """A passage from its JSON form (older or shortened forms tolerated); None without text."""
+    text = item.get("text")
+    if not isinstance(text, str):
+        return None
+    pages = _str(item.get("pages"))
+    first = _str(item.get("page_start"), pages.split("-")[0] if pages else "?")
+    last = _str(item.get("page_end"), pages.split("-")[-1] if pages else first)
+    chunk_id = item.get("chunk_id")
+    chapter = item.get("chapter")
+    return Passage(
+        chunk_id=str(chunk_id) if chunk_id else None,
+        chapter=str(chapter) if chapter else None,
+        page_start=first,
+        page_end=last,
+        char_start=_int(item.get("char_start")),
+        char_end=_int(item.get("char_end")),
+        text=text,
+        score=_float(item.get("score")),
+    )
+
+
+def decode_payload(data: Any) -> ToolPayload | None:
+    """A tool result's typed value from its JSON data; None when it is not one of the book tools'
+    results."""
+    if not isinstance(data, Mapping):
+        return None
+    limit = _str(data.get("reading_limit"))
+    note = data.get("note")
+    if isinstance(data.get("results"), list):
+        passages = (decode_passage(r) for r in data["results"] if isinstance(r, Mapping))
+        return SearchResults(
+            query=_str(data.get("query")),
+            reading_limit=limit,
+            passages=tuple(p for p in passages if p is not None),
+            note=str(note) if note else None,
+        )
+    if isinstance(data.get("chapters"), list):
+        chapters = tuple(
+            ChapterEntry(_int(c.get("index")), _str(c.get("title")), _str(c.get("page")))
+            for c in data["chapters"]
+            if isinstance(c, Mapping)
+        )
+        return ChapterList(chapters, limit, str(note) if note else None)
+    passage = decode_passage(data)
+    if passage is not None:
+        return PassageText(passage, limit, bool(data.get("truncated", False)))
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutcome:
+    """A tool result as the model receives it: success, the typed payload (or untyped data of a
+    tool folio does not know), and the error message and code of a failure."""
+
+    success: bool
+    payload: ToolPayload | None = None
+    data: Any = None
+    error: str | None = None
+    error_code: str | None = None
+
+    def envelope(self, *, brief: bool = False) -> dict[str, Any]:
+        out: dict[str, Any] = {"success": self.success}
+        if self.success:
+            out["data"] = (
+                encode_payload(self.payload, brief=brief) if self.payload is not None else self.data
+            )
+        if self.error is not None:
+            out["error"] = self.error
+        if not self.success:
+            out["error_code"] = self.error_code
+        return out
+
+    def to_json(self, *, brief: bool = False) -> str:
+        return json.dumps(self.envelope(brief=brief), ensure_ascii=False, default=str)
+
+    @property
+    def passages(self) -> tuple[Passage, ...]:
+        return passages_in(self.payload)
+
+
+def decode_tool_result(content: str) -> ToolOutcome:
+    """The tool result a model received, from its JSON text (a stored message, a transcript).
+    Text that is not a tool envelope is a failed outcome saying so."""
+    try:
+        envelope = json.loads(content)
+    except (TypeError, ValueError):
+        return ToolOutcome(False, error="The tool returned something unreadable.")
+    if not isinstance(envelope, Mapping):
+        return ToolOutcome(False, error="The tool returned something unreadable.")
+    if not envelope.get("success", False):
+        error = envelope.get("error")
+        code = envelope.get("error_code")
+        return ToolOutcome(
+            False,
+            error=str(error) if error else "The tool failed.",
+            error_code=str(code) if code else None,
+        )
+    data = envelope.get("data")
+    return ToolOutcome(True, payload=decode_payload(data), data=data)

@@ -216,8 +216,7 @@ def bench_engine(
             provider=provider,
             tools=registry,
             context=RecentTurnsStrategy(),
-            retrieval=ToolUseRetrievalStrategy(),
-            fallback=AlwaysRetrieveStrategy(),
+            retrieval=ToolUseRetrievalStrategy(fallback=AlwaysRetrieveStrategy()),
             guardrail=guardrail,
         )
         started = time.perf_counter()
@@ -353,8 +352,7 @@ def bench_tokens(context: Any) -> list[list[Any]]:
         provider=provider,
         tools=default_registry(),
         context=context,
-        retrieval=ToolUseRetrievalStrategy(),
-        fallback=AlwaysRetrieveStrategy(),
+        retrieval=ToolUseRetrievalStrategy(fallback=AlwaysRetrieveStrategy()),
     )
     per_turn = []
     for question in QUESTIONS:

@@ -283,12 +283,12 @@ class Container:
         s = self.settings
         chat_provider = self.chat_provider(provider, model)
         retrieval: RetrievalStrategy
-        fallback: RetrievalStrategy
         if isinstance(chat_provider, OfflineChatProvider):
-            retrieval = fallback = ExtractiveStrategy(HeuristicQueryRewriter(), k=s.search_k)
+            retrieval = ExtractiveStrategy(HeuristicQueryRewriter(), k=s.search_k)
         else:
-            retrieval = ToolUseRetrievalStrategy(max_tool_rounds=s.max_tool_rounds)
-            fallback = AlwaysRetrieveStrategy(k=s.search_k)
+            retrieval = ToolUseRetrievalStrategy(
+                max_tool_rounds=s.max_tool_rounds, fallback=AlwaysRetrieveStrategy(k=s.search_k)
+            )
         return ChatWithBook(
             uow=uow,
             services=ToolServices(self.searcher, books or self.books, self.chunk_index, s.search_k),
@@ -300,7 +300,6 @@ class Container:
                 message_chars=s.max_message_chars,
             ),
             retrieval=retrieval,
-            fallback=fallback,
             guardrail=self.guardrail,
             clock=self.clock,
             max_message_chars=s.max_message_chars,

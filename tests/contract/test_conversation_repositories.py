@@ -6,7 +6,7 @@ Each test runs against all three (the ``store`` fixture); a store that passes is
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -90,6 +90,18 @@ def test_a_saved_conversation_can_be_read_back_in_a_later_unit_of_work(store: St
         got = uow.conversations.get("c1")
     assert got == conv("c1", title="About whales")
     assert got.created_at.tzinfo is not None
+
+
+def test_the_auto_title_flag_is_kept_and_a_rename_clears_it(store: Store) -> None:
+    auto = Conversation("c1", "b1", "New conversation", T0, T0, auto_title=True)
+    saved(store, auto)
+    with store.uow() as uow:
+        assert uow.conversations.get("c1").auto_title is True
+        renamed = uow.conversations.update_title("c1", "Untitled")
+        uow.commit()
+    assert renamed.auto_title is False
+    with store.uow() as uow:
+        assert uow.conversations.get("c1") == replace(auto, title="Untitled", auto_title=False)
 
 
 def test_save_twice_updates_instead_of_duplicating(store: Store) -> None:

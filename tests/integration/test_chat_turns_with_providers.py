@@ -23,10 +23,10 @@ from folio.adapters.llm.ollama import OllamaProvider
 from folio.adapters.llm.openai import OpenAIProvider
 from folio.agent.tools import default_registry
 from folio.app.chat import AnswerDelta, ChatEvent, ChatWithBook, ToolCallFinished, ToolCallStarted
-from folio.app.conversations import ConversationDetail
 from folio.bootstrap import Container
 from folio.config import load_settings
 from folio.domain.books import Book
+from folio.domain.conversations import ConversationDetail
 from folio.domain.errors import LLMError, LLMErrorCode
 from folio.domain.llm import PromptRole
 from folio.domain.ports import ChatProvider

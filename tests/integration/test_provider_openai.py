@@ -274,7 +274,7 @@ def test_a_refused_connection_names_the_server() -> None:
     assert "localhost:1234" in caught.value.message
 
 
-def test_a_compatible_server_without_tool_support_is_unsupported_and_reports_no_tools() -> None:
+def test_a_compatible_server_without_tool_support_is_unsupported_feature() -> None:
     vllm = httpx2.Response(
         400,
         json={
@@ -288,7 +288,8 @@ def test_a_compatible_server_without_tool_support_is_unsupported_and_reports_no_
     with pytest.raises(LLMError) as caught:
         p.chat_with_tools([PromptMessage.user("q")], [SEARCH])
     assert caught.value.code == LLMErrorCode.UNSUPPORTED_FEATURE
-    assert p.supports_tools is False
+    # the adapter only reports: the strategy decides to fall back (tests/unit/test_chat.py)
+    assert p.supports_tools is True
 
 
 def test_a_provider_configured_without_tools_refuses_tool_calls_without_a_request() -> None:

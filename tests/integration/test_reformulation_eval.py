@@ -11,7 +11,7 @@ from folio.agent.reformulation import HeuristicQueryRewriter
 from folio.app.evaluation.reformulation import (
     COPY,
     OVERALL,
-    EvaluationDataError,
+    EvalDataError,
     ReformulationItem,
     evaluate_reformulation,
     load_reformulation_items,
@@ -56,28 +56,28 @@ def test_a_malformed_line_is_reported_with_its_number(tmp_path: Path) -> None:
     path = tmp_path / "bad.jsonl"
     good = '{"question": "Why?", "rewrites": ["Why did he go?"], "history": [["q", null]]}'
     path.write_text(f"{good}\n{{not json\n", encoding="utf-8")
-    with pytest.raises(EvaluationDataError, match="line 2"):
+    with pytest.raises(EvalDataError, match="line 2"):
         load_reformulation_items(path)
 
 
 def test_missing_rewrites_and_bad_history_are_rejected(tmp_path: Path) -> None:
     path = tmp_path / "bad.jsonl"
     path.write_text('{"question": "Why?", "rewrites": []}\n', encoding="utf-8")
-    with pytest.raises(EvaluationDataError, match="line 1: 'rewrites'"):
+    with pytest.raises(EvalDataError, match="line 1: 'rewrites'"):
         load_reformulation_items(path)
     path.write_text(
         '{"question": "Why?", "rewrites": ["a"], "history": [["q"]]}\n', encoding="utf-8"
     )
-    with pytest.raises(EvaluationDataError, match="history"):
+    with pytest.raises(EvalDataError, match="history"):
         load_reformulation_items(path)
 
 
 def test_an_unreadable_or_empty_file_is_a_clear_error(tmp_path: Path) -> None:
-    with pytest.raises(EvaluationDataError, match="cannot read"):
+    with pytest.raises(EvalDataError, match="cannot read"):
         load_reformulation_items(tmp_path / "absent.jsonl")
     empty = tmp_path / "empty.jsonl"
     empty.write_text("\n", encoding="utf-8")
-    with pytest.raises(EvaluationDataError, match="no items"):
+    with pytest.raises(EvalDataError, match="no items"):
         load_reformulation_items(empty)
 
 

@@ -52,13 +52,21 @@ class Clock:
 
 
 class World:
-    def __init__(self, *, conversation_title: str = "New conversation") -> None:
+    def __init__(self, *, conversation_title: str | None = None) -> None:
+        """``conversation_title``: a title the reader gave (None: titled by the first question)."""
         self.story: StoryLibrary = make_story()
         self.store = InMemoryConversationStore()
         self.clock = Clock()
         with self.store.unit_of_work() as uow:
             uow.conversations.save(
-                Conversation("c1", self.story.book.id, conversation_title, T0, T0)
+                Conversation(
+                    "c1",
+                    self.story.book.id,
+                    conversation_title or "New conversation",
+                    T0,
+                    T0,
+                    auto_title=conversation_title is None,
+                )
             )
             uow.commit()
 
@@ -170,6 +178,15 @@ def test_a_title_the_reader_chose_is_kept():
     _first_turn(world)
 
     assert world.conversation().title == "My notes on Victor"
+
+
+@pytest.mark.parametrize("title", ["Untitled", "New conversation", "untitled"])
+def test_a_title_the_reader_chose_is_kept_whatever_it_says(title: str) -> None:
+    world = World(conversation_title=title)
+    _first_turn(world)
+    world.chat(ScriptedChatProvider(["Yes."])).execute("c1", "thanks")
+
+    assert world.conversation().title == title
 
 
 def test_a_follow_up_is_sent_the_previous_turn_with_its_tool_call_and_the_cited_passages(world):
@@ -312,6 +329,19 @@ def test_unsupported_tool_use_falls_back_to_always_retrieve(world):
         PromptRole.TOOL_RESULT,
         PromptRole.ASSISTANT,
     ]
+
+
+def test_after_a_refusal_of_tools_later_turns_go_straight_to_always_retrieve(world):
+    unsupported = LLMError("no tools here", code=LLMErrorCode.UNSUPPORTED_FEATURE)
+    provider = ScriptedChatProvider([unsupported, "Waldman.", "Chemistry."])
+    chat = world.chat(provider)
+
+    chat.execute("c1", "Who taught Victor chemistry?")
+    second = chat.execute("c1", "What did Victor study at Ingolstadt?")
+
+    assert second.strategy == "always_retrieve" and second.llm_calls == 1
+    assert [c.method for c in provider.calls] == ["chat_with_tools", "chat", "chat"]
+    assert provider.supports_tools  # the adapter reported; the strategy decided
 
 
 def test_a_provider_known_to_lack_tools_goes_straight_to_always_retrieve(world):

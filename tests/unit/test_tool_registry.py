@@ -10,7 +10,13 @@ from typing import Any
 import pytest
 
 from folio.agent.tools import BaseTool, ToolContext, ToolRegistry, ToolResult
-from folio.domain.errors import BookError, BookErrorCode, ToolError, ToolErrorCode
+from folio.domain.errors import (
+    BookError,
+    BookErrorCode,
+    FolioError,
+    ProgrammingError,
+    ToolErrorCode,
+)
 from folio.domain.llm import ToolDefinition, ToolInvocation
 from tests.unit.test_book_tools import StoryLibrary, make_story
 
@@ -60,19 +66,19 @@ def _run(registry: ToolRegistry, story: StoryLibrary, name: str, arguments=None,
     return registry.execute(name, ToolContext(book=story.book), story.services(), arguments, **kw)
 
 
-def test_registering_two_tools_with_one_name_is_an_error():
+def test_registering_two_tools_with_one_name_is_a_developer_error_not_a_user_error():
     registry = ToolRegistry([Echo()])
 
-    with pytest.raises(ToolError) as error:
+    with pytest.raises(ProgrammingError, match="Duplicate tool: echo") as error:
         registry.register(Echo())
-    assert error.value.code == ToolErrorCode.DUPLICATE_TOOL
+    assert not isinstance(error.value, FolioError)
 
 
 def test_a_tool_with_an_invalid_schema_cannot_be_registered():
     bad = Echo()
     bad.parameters = {"type": "object", "properties": {"word": {"type": "strnig"}}}
 
-    with pytest.raises(ToolError):
+    with pytest.raises(ProgrammingError, match="invalid parameters schema"):
         ToolRegistry([bad])
 
 
@@ -173,3 +179,12 @@ def test_valid_arguments_reach_the_tool(story):
 
     assert result.data == {"echo": "abab"}
     assert echo.calls == [{"word": "ab", "times": 2}]
+
+
+def test_an_error_takes_only_its_own_code_enum():
+    with pytest.raises(TypeError, match="BookErrorCode"):
+        BookError("x", code=ToolErrorCode.NOT_ALLOWED)
+    with pytest.raises(TypeError):
+        BookError("x", code="NOT_FOUND")  # type: ignore[arg-type]
+    assert BookError("x", code=BookErrorCode.NOT_FOUND).is_not_found
+    assert not BookError("x", code=BookErrorCode.AMBIGUOUS).is_not_found

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from typing import Any
 
 from folio.agent.followup import FollowUpDetector, is_small_talk
@@ -39,6 +40,7 @@ from folio.domain.ports import (
     Exchange,
     QueryRewriter,
     RetrievalOutcome,
+    RetrievalStrategy,
     TextSink,
     ToolRunner,
 )
@@ -181,12 +183,22 @@ def _repeated_result(invocation: ToolInvocation) -> PromptMessage:
 
 
 class ToolUseRetrievalStrategy:
-    """Implements ``RetrievalStrategy`` with the provider's native tool use."""
+    """Implements ``RetrievalStrategy`` with the provider's native tool use.
+
+    With a ``fallback`` strategy, this strategy decides when tool use is not possible: a provider
+    that says it has none (``supports_tools``), or that refuses tools on its first call of a turn
+    (``LLMError(UNSUPPORTED_FEATURE)``), gets the fallback's turn instead, and every later turn of
+    this strategy goes straight to the fallback. Adapters only report; they never change their
+    own capabilities as a side effect."""
 
     name = "tool_use"
 
-    def __init__(self, *, max_tool_rounds: int = 3) -> None:
+    def __init__(
+        self, *, max_tool_rounds: int = 3, fallback: RetrievalStrategy | None = None
+    ) -> None:
         self.max_tool_rounds = max_tool_rounds
+        self.fallback = fallback
+        self._provider_refused_tools = False
 
     def execute(
         self,
@@ -196,6 +208,35 @@ class ToolUseRetrievalStrategy:
         run_tool: ToolRunner,
         *,
         on_text: TextSink | None = None,
+    ) -> RetrievalOutcome:
+        fallback = self.fallback
+        if fallback is not None and (
+            self._provider_refused_tools or not chat_provider.supports_tools
+        ):
+            return fallback.execute(chat_provider, messages, tools, run_tool, on_text=on_text)
+        ran: list[ToolInvocation] = []
+
+        def counted(invocation: ToolInvocation) -> PromptMessage:
+            ran.append(invocation)
+            return run_tool(invocation)
+
+        try:
+            return self._with_tools(chat_provider, messages, tools, counted, on_text)
+        except LLMError as e:
+            if e.code is not LLMErrorCode.UNSUPPORTED_FEATURE or fallback is None or ran:
+                raise
+        self._provider_refused_tools = True
+        outcome = fallback.execute(chat_provider, messages, tools, run_tool, on_text=on_text)
+        steps = ("provider has no tool use: fell back to always-retrieve", *outcome.reasoning_steps)
+        return replace(outcome, reasoning_steps=steps)
+
+    def _with_tools(
+        self,
+        chat_provider: ChatProvider,
+        messages: Sequence[PromptMessage],
+        tools: Sequence[ToolDefinition],
+        run_tool: ToolRunner,
+        on_text: TextSink | None,
     ) -> RetrievalOutcome:
         provider = MeteredProvider(chat_provider)
         convo, new = list(messages), []

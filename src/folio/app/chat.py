@@ -27,16 +27,15 @@ from folio.agent.prompt_builder import conversation_system_prompt
 from folio.agent.strategies import exchanges
 from folio.agent.tools import ToolContext, ToolRegistry, ToolServices
 from folio.domain.books import Book, SearchHit
-from folio.domain.conversations import ChatMessage, Conversation, Source, Turn, title_from_message
+from folio.domain.conversations import ChatMessage, Conversation, Source, Turn
 from folio.domain.errors import (
     ConversationError,
     ConversationErrorCode,
-    LLMError,
-    LLMErrorCode,
     StorageError,
     StorageErrorCode,
 )
 from folio.domain.llm import PromptMessage, TokenUsage, ToolInvocation, ToolResultMessage
+from folio.domain.passages import SEARCH_BOOK
 from folio.domain.ports import (
     BookSearcher,
     ChatProvider,
@@ -46,7 +45,8 @@ from folio.domain.ports import (
     UnitOfWorkFactory,
 )
 
-PLACEHOLDER_TITLES = frozenset({"", "new conversation", "untitled"})
+_UNRECORDED = datetime.fromtimestamp(0, UTC)  # a turn's time is set when it is recorded
+GUARDRAIL = "guardrail"  # the strategy name of a turn the guardrail answered
 
 
 # --- events and results ------------------------------------------------------------------------
@@ -83,24 +83,77 @@ class ToolCallRecord:
 
 @dataclass(frozen=True, slots=True)
 class TurnResult:
-    conversation_id: str
-    turn_number: int
+    """A stored turn as its caller sees it: the ``Turn`` record, the answer, and the tool calls
+    made (the rest reads through to the turn)."""
+
+    turn: Turn
     answer: str
-    citations: tuple[Source, ...] = ()
-    searches: tuple[str, ...] = ()
     tool_calls: tuple[ToolCallRecord, ...] = ()
-    llm_calls: int = 0
-    provider: str = ""
-    model: str = ""
-    input_tokens: int = 0
-    output_tokens: int = 0
-    latency_ms: float = 0.0
-    guardrail_score: float | None = None
-    strategy: str = ""
-    blocked: bool = False
-    cache_read_tokens: int = 0
-    cache_write_tokens: int = 0  # the guardrail answered instead of the model
-    reasoning_steps: tuple[str, ...] = ()
+
+    @property
+    def conversation_id(self) -> str:
+        return self.turn.conversation_id
+
+    @property
+    def turn_number(self) -> int:
+        return self.turn.turn_number
+
+    @property
+    def citations(self) -> tuple[Source, ...]:
+        return self.turn.sources
+
+    @property
+    def searches(self) -> tuple[str, ...]:
+        return self.turn.queries
+
+    @property
+    def llm_calls(self) -> int:
+        return self.turn.llm_calls
+
+    @property
+    def provider(self) -> str:
+        return self.turn.provider
+
+    @property
+    def model(self) -> str:
+        return self.turn.model
+
+    @property
+    def input_tokens(self) -> int:
+        return self.turn.input_tokens
+
+    @property
+    def output_tokens(self) -> int:
+        return self.turn.output_tokens
+
+    @property
+    def cache_read_tokens(self) -> int:
+        return self.turn.cache_read_tokens
+
+    @property
+    def cache_write_tokens(self) -> int:
+        return self.turn.cache_write_tokens
+
+    @property
+    def latency_ms(self) -> float:
+        return self.turn.latency_ms
+
+    @property
+    def guardrail_score(self) -> float | None:
+        return self.turn.guardrail_score
+
+    @property
+    def strategy(self) -> str:
+        return self.turn.strategy
+
+    @property
+    def reasoning_steps(self) -> tuple[str, ...]:
+        return self.turn.reasoning_steps
+
+    @property
+    def blocked(self) -> bool:
+        """The guardrail answered instead of the model."""
+        return self.turn.strategy == GUARDRAIL
 
 
 # --- tool runner -------------------------------------------------------------------------------
@@ -191,14 +244,13 @@ class ChatWithBook:
         tools: ToolRegistry,
         context: ConversationContextStrategy,
         retrieval: RetrievalStrategy,
-        fallback: RetrievalStrategy,
         guardrail: Guardrail | None = None,
         clock: Callable[[], datetime] = _utcnow,
         user: str | None = None,
         max_message_chars: int = 8000,
     ) -> None:
-        """``retrieval`` runs the turn; ``fallback`` runs it when the provider has no tool use
-        (or says so with ``LLMError(UNSUPPORTED_FEATURE)``). The composition root chooses both."""
+        """``retrieval`` runs the turn (it decides itself what to do when the provider has no
+        tool use); the composition root chooses it."""
         self._uow = uow
         self._services = services
         self._books = services.books
@@ -206,7 +258,6 @@ class ChatWithBook:
         self._tools = tools
         self._context = context
         self._retrieval = retrieval
-        self._fallback = fallback
         self._guardrail = guardrail
         self._clock = clock
         self._user = user
@@ -246,7 +297,7 @@ class ChatWithBook:
         if verdict is not None and not verdict.allowed:
             outcome = self._redirect(book, verdict, on_event)
         else:
-            outcome, runner = self._run(messages, runner, on_event)
+            outcome = self._run(messages, runner, on_event)
         latency_ms = (time.perf_counter() - started) * 1000
         return self._store(conversation_id, text, outcome, runner, verdict, latency_ms)
 
@@ -287,31 +338,16 @@ class ChatWithBook:
             (PromptMessage.assistant(answer),),
             llm_calls=verdict.llm_calls,
             usage=verdict.usage,
-            strategy="guardrail",
+            strategy=GUARDRAIL,
             stop_reason="out_of_scope",
         )
 
     def _run(
         self, messages: list[PromptMessage], runner: _ToolRunner, on_event: EventSink | None
-    ) -> tuple[RetrievalOutcome, _ToolRunner]:
+    ) -> RetrievalOutcome:
         on_text = None if on_event is None else (lambda t: on_event(AnswerDelta(t)))
         tools = self._tools.definitions()
-        if not self._provider.supports_tools:
-            return self._fallback.execute(
-                self._provider, messages, tools, runner, on_text=on_text
-            ), runner
-        try:
-            outcome = self._retrieval.execute(
-                self._provider, messages, tools, runner, on_text=on_text
-            )
-            return outcome, runner
-        except LLMError as e:
-            if e.code != LLMErrorCode.UNSUPPORTED_FEATURE:
-                raise
-        fresh = replace(runner, records=[], returned=[])
-        outcome = self._fallback.execute(self._provider, messages, tools, fresh, on_text=on_text)
-        steps = ("provider has no tool use: fell back to always-retrieve", *outcome.reasoning_steps)
-        return replace(outcome, reasoning_steps=steps), fresh
+        return self._retrieval.execute(self._provider, messages, tools, runner, on_text=on_text)
 
     def _store(
         self,
@@ -322,52 +358,25 @@ class ChatWithBook:
         verdict: GuardrailVerdict | None,
         latency_ms: float,
     ) -> TurnResult:
-        guard_usage, guard_calls = TokenUsage(), 0
-        if verdict is not None and verdict.allowed:  # a blocked turn's outcome already has them
-            guard_usage, guard_calls = verdict.usage, verdict.llm_calls
-        usage = outcome.usage + guard_usage
-        llm_calls = outcome.llm_calls + guard_calls
-        citations = (
-            select_citations(outcome.answer, sources_of(runner.returned))
-            if outcome.strategy != "guardrail"
-            else ()
-        )
-        model = outcome.model or self._provider.model_name
+        facts = self._facts(conversation_id, text, outcome, runner, verdict, latency_ms)
         busy_waits = 0
         for attempt in range(STORE_ATTEMPTS):
             tried_at = time.monotonic()
             try:
                 with self._uow() as uow:
-                    conversation = uow.conversations.get(conversation_id)
-                    number = uow.messages.last_turn_number(conversation_id) + 1
-                    now = self._clock()
-                    prompts = (PromptMessage.user(text), *outcome.new_messages)
-                    uow.messages.save_batch(_chat_messages(conversation_id, number, prompts, now))
-                    uow.turns.save(
-                        Turn(
-                            conversation_id=conversation_id,
-                            turn_number=number,
-                            created_at=now,
-                            queries=outcome.queries,
-                            retrieval_attempts=sum(r.name == "search_book" for r in runner.records),
-                            sources=citations,
-                            reasoning_steps=_steps(verdict, outcome),
-                            guardrail_score=verdict.score if verdict else None,
-                            provider=self._provider.provider_name,
-                            model=model,
-                            input_tokens=usage.input_tokens,
-                            output_tokens=usage.output_tokens,
-                            llm_calls=llm_calls,
-                            latency_ms=round(latency_ms, 2),
-                            strategy=outcome.strategy,
-                            extra=_extra(outcome, runner, messages_tokens=estimate_tokens(prompts)),
-                            cache_read_tokens=usage.cache_read_tokens,
-                            cache_write_tokens=usage.cache_write_tokens,
-                        )
+                    recorded = uow.conversations.get(conversation_id).record_turn(
+                        last_turn_number=uow.messages.last_turn_number(conversation_id),
+                        question=text,
+                        replies=outcome.new_messages,
+                        facts=facts,
+                        now=self._clock(),
+                        new_id=lambda: uuid.uuid4().hex,
                     )
-                    uow.conversations.save(_touched(conversation, text, now))
+                    uow.messages.save_batch(list(recorded.messages))
+                    uow.turns.save(recorded.turn)
+                    uow.conversations.save(recorded.conversation)
                     uow.commit()
-                break
+                return TurnResult(recorded.turn, outcome.answer, tuple(runner.records))
             except (ConversationError, StorageError) as e:
                 # Another writer took the turn number, or committed since this one read (SQLite
                 # says BUSY at once then): read again and store after it. A BUSY that came after
@@ -376,57 +385,54 @@ class ChatWithBook:
                 if e.code not in RETRYABLE or attempt == STORE_ATTEMPTS - 1:
                     raise
                 if (
-                    e.code == StorageErrorCode.BUSY
+                    e.code is StorageErrorCode.BUSY
                     and waited
                     and (busy_waits := busy_waits + 1) > 1
                 ):
                     raise
                 time.sleep(0.02 * (attempt + 1) + random.random() * 0.05)
-        return TurnResult(
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def _facts(
+        self,
+        conversation_id: str,
+        text: str,
+        outcome: RetrievalOutcome,
+        runner: _ToolRunner,
+        verdict: GuardrailVerdict | None,
+        latency_ms: float,
+    ) -> Turn:
+        """What the turn did and cost (its number and time are set when it is recorded)."""
+        guard_usage, guard_calls = TokenUsage(), 0
+        if verdict is not None and verdict.allowed:  # a blocked turn's outcome already has them
+            guard_usage, guard_calls = verdict.usage, verdict.llm_calls
+        usage = outcome.usage + guard_usage
+        blocked = outcome.strategy == GUARDRAIL
+        citations = () if blocked else select_citations(outcome.answer, sources_of(runner.returned))
+        stored = (PromptMessage.user(text), *outcome.new_messages)
+        return Turn(
             conversation_id=conversation_id,
-            turn_number=number,
-            answer=outcome.answer,
-            citations=citations,
-            searches=outcome.queries,
-            tool_calls=tuple(runner.records),
-            llm_calls=llm_calls,
+            turn_number=0,
+            created_at=_UNRECORDED,
+            queries=outcome.queries,
+            retrieval_attempts=sum(r.name == SEARCH_BOOK for r in runner.records),
+            sources=citations,
+            reasoning_steps=_steps(verdict, outcome),
+            guardrail_score=verdict.score if verdict else None,
             provider=self._provider.provider_name,
-            model=model,
+            model=outcome.model or self._provider.model_name,
             input_tokens=usage.input_tokens,
             output_tokens=usage.output_tokens,
+            llm_calls=outcome.llm_calls + guard_calls,
             latency_ms=round(latency_ms, 2),
-            guardrail_score=verdict.score if verdict else None,
             strategy=outcome.strategy,
-            blocked=outcome.strategy == "guardrail",
+            extra=_extra(outcome, runner, messages_tokens=estimate_tokens(stored)),
             cache_read_tokens=usage.cache_read_tokens,
             cache_write_tokens=usage.cache_write_tokens,
-            reasoning_steps=_steps(verdict, outcome),
         )
 
 
 # --- helpers -----------------------------------------------------------------------------------
-def _chat_messages(
-    conversation_id: str, turn_number: int, prompts: Sequence[PromptMessage], now: datetime
-) -> list[ChatMessage]:
-    tool_names = {i.tool_use_id: i.tool_name for p in prompts for i in p.tool_invocations}
-    named = [
-        replace(p, tool_name=tool_names.get(p.tool_use_id))
-        if isinstance(p, ToolResultMessage) and p.tool_name is None
-        else p
-        for p in prompts
-    ]
-    return [
-        ChatMessage(uuid.uuid4().hex, conversation_id, turn_number, seq, message, now)
-        for seq, message in enumerate(named)
-    ]
-
-
-def _touched(conversation: Conversation, text: str, now: datetime) -> Conversation:
-    if conversation.title.strip().lower() in PLACEHOLDER_TITLES:
-        conversation = replace(conversation, title=title_from_message(text))
-    return conversation.touched(now)
-
-
 def _steps(verdict: GuardrailVerdict | None, outcome: RetrievalOutcome) -> tuple[str, ...]:
     head = (f"guardrail: {verdict.reason}",) if verdict else ()
     return (*head, *outcome.reasoning_steps)

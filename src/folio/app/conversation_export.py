@@ -12,17 +12,21 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Final, Literal, cast
+from typing import Any, Final, Literal, cast
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
 
 from folio.domain.books import Book
-from folio.domain.conversations import ChatMessage, Conversation, Source, Turn, validate_title
+from folio.domain.conversations import (
+    ChatMessage,
+    Conversation,
+    ConversationDetail,
+    Source,
+    Turn,
+    validate_title,
+)
 from folio.domain.errors import ConversationError, ConversationErrorCode
 from folio.domain.llm import PromptMessage, PromptRole, ToolInvocation
-
-if TYPE_CHECKING:  # the use case module imports this one; the detail is only a parameter type
-    from folio.app.conversations import ConversationDetail
 
 EXPORT_FORMAT: Final = "folio.conversation"
 EXPORT_VERSION: Final = 1
@@ -99,6 +103,7 @@ class ConversationOut(_Strict):
     title: str = Field(min_length=1)
     created_at: AwareDatetime
     updated_at: AwareDatetime
+    auto_title: bool = False  # titled by its next question (absent in older exports)
 
 
 class ConversationExport(_Strict):
@@ -218,7 +223,11 @@ def to_export(detail: ConversationDetail, book: Book | None) -> ConversationExpo
             content_hash=book.content_hash if book else "",
         ),
         conversation=ConversationOut(
-            id=c.id, title=c.title, created_at=c.created_at, updated_at=c.updated_at
+            id=c.id,
+            title=c.title,
+            created_at=c.created_at,
+            updated_at=c.updated_at,
+            auto_title=c.auto_title,
         ),
         messages=[_message_out(m) for m in detail.messages],
         turns=[_turn_out(t) for t in detail.turns],
@@ -262,7 +271,9 @@ def from_export(
 ) -> tuple[Conversation, list[ChatMessage], list[Turn]]:
     c = e.conversation
     cid = new_id()
-    conversation = Conversation(cid, book_id, validate_title(c.title), c.created_at, c.updated_at)
+    conversation = Conversation(
+        cid, book_id, validate_title(c.title), c.created_at, c.updated_at, c.auto_title
+    )
     messages = [
         ChatMessage.of(
             id=new_id(), conversation_id=cid, turn_number=m.turn_number, seq=m.seq, role=m.role,

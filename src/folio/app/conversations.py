@@ -11,7 +11,6 @@ from __future__ import annotations
 import builtins
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -24,10 +23,9 @@ from folio.app.conversation_export import (
 )
 from folio.domain.books import Book
 from folio.domain.conversations import (
-    ChatMessage,
     Conversation,
+    ConversationDetail,
     ConversationSummary,
-    Turn,
     validate_title,
 )
 from folio.domain.errors import BookError, ConversationError, ConversationErrorCode
@@ -35,16 +33,6 @@ from folio.domain.ports import BookRepository, UnitOfWorkFactory
 
 PLACEHOLDER_TITLE = "New conversation"
 _MAX_CANDIDATES = 5
-
-
-@dataclass(frozen=True, slots=True)
-class ConversationDetail:
-    """A conversation with its whole history, as shown and exported."""
-
-    conversation: Conversation
-    messages: tuple[ChatMessage, ...]
-    turns: tuple[Turn, ...]
-    book_title: str | None = None
 
 
 def _utcnow() -> datetime:
@@ -75,11 +63,14 @@ class Conversations:
 
     def create(self, book_id: str, title: str | None = None) -> Conversation:
         """A new, empty conversation about a book (``BookError(NOT_FOUND)`` if there is none).
-        Without a title it is called ``PLACEHOLDER_TITLE`` until the chat titles it."""
+        Without a title it is called ``PLACEHOLDER_TITLE`` and its first question titles it
+        (``auto_title``); a title the reader gives is kept, whatever it is."""
         self._books.get(book_id)
         now = self._clock()
         name = PLACEHOLDER_TITLE if title is None else validate_title(title)
-        conversation = Conversation(self._new_id(), book_id, name, now, now)
+        conversation = Conversation(
+            self._new_id(), book_id, name, now, now, auto_title=title is None
+        )
         with self._uow() as uow:
             uow.conversations.save(conversation)
             uow.commit()

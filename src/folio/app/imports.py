@@ -11,7 +11,9 @@ import time
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
+from enum import StrEnum
 from pathlib import Path
+from typing import ClassVar
 
 from folio.app.ingest import IngestBook
 from folio.domain.books import BookFormat
@@ -29,8 +31,13 @@ def _utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+class JobErrorCode(StrEnum):
+    NOT_FOUND = "NOT_FOUND"
+
+
 class JobError(FolioError):
-    code: str = "NOT_FOUND"
+    codes: ClassVar[type[StrEnum]] = JobErrorCode
+    code: JobErrorCode = JobErrorCode.NOT_FOUND
 
 
 class _JobProgress:

@@ -7,14 +7,14 @@ assistant message and its ``Turn`` metadata) or not at all.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
 from folio.domain.books import cite_location
 from folio.domain.errors import ConversationError, ConversationErrorCode
-from folio.domain.llm import PromptMessage, PromptRole, ToolInvocation
+from folio.domain.llm import PromptMessage, PromptRole, ToolInvocation, ToolResultMessage
 
 TITLE_MAX_CHARS = 60  # an automatic title
 MAX_TITLE_CHARS = 200  # any title
@@ -22,17 +22,55 @@ MAX_TITLE_CHARS = 200  # any title
 
 @dataclass(frozen=True, slots=True)
 class Conversation:
+    """The aggregate root. ``auto_title``: the conversation has no title of the reader's yet, so
+    its next question titles it (created without a title, never renamed)."""
+
     id: str
     book_id: str
     title: str
     created_at: datetime
     updated_at: datetime
+    auto_title: bool = False
 
     def renamed(self, title: str, now: datetime) -> Conversation:
-        return replace(self, title=validate_title(title), updated_at=now)
+        return replace(self, title=validate_title(title), updated_at=now, auto_title=False)
 
     def touched(self, now: datetime) -> Conversation:
         return replace(self, updated_at=now)
+
+    def record_turn(
+        self,
+        *,
+        last_turn_number: int,
+        question: str,
+        replies: Sequence[PromptMessage],
+        facts: Turn,
+        now: datetime,
+        new_id: Callable[[], str],
+    ) -> RecordedTurn:
+        """The next turn of this conversation: numbered after ``last_turn_number``, the question
+        and the ``replies`` (tool calls, tool results, the answer) as stored messages in order,
+        each tool result named after the call it answers, the turn's ``facts`` under its number,
+        and the conversation touched (and titled from the question while ``auto_title``)."""
+        number = last_turn_number + 1
+        called = {i.tool_use_id: i.tool_name for m in replies for i in m.tool_invocations}
+        named = [
+            replace(m, tool_name=called.get(m.tool_use_id))
+            if isinstance(m, ToolResultMessage) and m.tool_name is None
+            else m
+            for m in (PromptMessage.user(question), *replies)
+        ]
+        messages = tuple(
+            ChatMessage(new_id(), self.id, number, seq, message, now)
+            for seq, message in enumerate(named)
+        )
+        turn = replace(facts, conversation_id=self.id, turn_number=number, created_at=now)
+        conversation = self.touched(now)
+        if self.auto_title:
+            conversation = replace(
+                conversation, title=title_from_message(question), auto_title=False
+            )
+        return RecordedTurn(conversation, messages, turn)
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +180,25 @@ class Turn:
     extra: Mapping[str, Any] = field(default_factory=dict)
     cache_read_tokens: int = 0  # of input_tokens: served from the provider's prompt cache
     cache_write_tokens: int = 0  # of input_tokens: written to the prompt cache
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedTurn:
+    """What one turn adds to storage: the conversation as it now is, the messages, the turn."""
+
+    conversation: Conversation
+    messages: tuple[ChatMessage, ...]
+    turn: Turn
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationDetail:
+    """A conversation with its whole history, as shown and exported."""
+
+    conversation: Conversation
+    messages: tuple[ChatMessage, ...]
+    turns: tuple[Turn, ...]
+    book_title: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,35 +1,62 @@
-"""The one error hierarchy of folio.
+"""The one error hierarchy of folio, and the separate class for developers' mistakes.
 
 Every error a user can cause or meet is a ``FolioError``. Adapters translate vendor exceptions into
 these (``raise LLMError(...) from e``); entry points are the only place they become messages, exit
-codes and HTTP statuses. Each error carries a machine-readable ``code`` besides its human message.
+codes and HTTP statuses. Each error class has its OWN code enum: ``BookError`` takes only a
+``BookErrorCode``, ``LLMError`` only an ``LLMErrorCode`` (another enum, or a bare string, is a
+``TypeError`` at once), so entry points compare codes by enum member, never by string.
+
+A mistake in folio's own code or configuration of code (a tool with an invalid JSON schema, two
+tools with one name) is a ``ProgrammingError``: not a ``FolioError``, never shown to a reader as if
+they had done something wrong.
 """
 
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import ClassVar
+
+
+class ProgrammingError(Exception):
+    """A developer's mistake (not the user's): fix the code, do not show it as a user error."""
 
 
 class FolioError(Exception):
-    """Base of every error folio raises on purpose."""
+    """Base of every error folio raises on purpose. ``codes`` is the class's code enum; ``code``
+    its default member, replaced by the ``code`` argument."""
 
-    code: str = "ERROR"
+    codes: ClassVar[type[StrEnum]]
+    code: StrEnum
 
-    def __init__(self, message: str, *, code: str | None = None, **details: object) -> None:
+    def __init__(self, message: str, *, code: StrEnum | None = None, **details: object) -> None:
         super().__init__(message)
         self.message = message
         if code is not None:
+            if not isinstance(code, self.codes):
+                raise TypeError(
+                    f"{type(self).__name__} takes a {self.codes.__name__}, not {code!r}"
+                )
             self.code = code
         self.details: dict[str, object] = dict(details)
 
     def __str__(self) -> str:
         return self.message
 
+    @property
+    def is_not_found(self) -> bool:
+        """Is this the class's own "not found" (a reference that resolves to nothing)?"""
+        return self.code is getattr(self.codes, "NOT_FOUND", None)
+
+
+class ConfigErrorCode(StrEnum):
+    CONFIG = "CONFIG"
+
 
 class ConfigError(FolioError):
     """Invalid settings or config file."""
 
-    code: str = "CONFIG"
+    codes = ConfigErrorCode
+    code: ConfigErrorCode = ConfigErrorCode.CONFIG
 
 
 class StorageErrorCode(StrEnum):
@@ -43,7 +70,8 @@ class StorageErrorCode(StrEnum):
 class StorageError(FolioError):
     """The data directory or its database cannot be used (busy, read-only, full, damaged)."""
 
-    code: str = StorageErrorCode.STORAGE
+    codes: ClassVar[type[StrEnum]] = StorageErrorCode
+    code: StorageErrorCode = StorageErrorCode.STORAGE
 
 
 class BookErrorCode(StrEnum):
@@ -56,7 +84,8 @@ class BookErrorCode(StrEnum):
 class BookError(FolioError):
     """A book reference that does not resolve, or an invalid operation on a book."""
 
-    code: str = BookErrorCode.NOT_FOUND
+    codes: ClassVar[type[StrEnum]] = BookErrorCode
+    code: BookErrorCode = BookErrorCode.NOT_FOUND
 
 
 class IngestErrorCode(StrEnum):
@@ -68,10 +97,11 @@ class IngestErrorCode(StrEnum):
     TOO_LARGE = "TOO_LARGE"
 
 
-class IngestError(BookError):
+class IngestError(FolioError):
     """A file that cannot become a book: unsupported, corrupt, empty, or already in the library."""
 
-    code: str = IngestErrorCode.CORRUPT
+    codes: ClassVar[type[StrEnum]] = IngestErrorCode
+    code: IngestErrorCode = IngestErrorCode.CORRUPT
 
 
 class ConversationErrorCode(StrEnum):
@@ -82,7 +112,8 @@ class ConversationErrorCode(StrEnum):
 
 
 class ConversationError(FolioError):
-    code: str = ConversationErrorCode.NOT_FOUND
+    codes: ClassVar[type[StrEnum]] = ConversationErrorCode
+    code: ConversationErrorCode = ConversationErrorCode.NOT_FOUND
 
 
 class LLMErrorCode(StrEnum):
@@ -95,16 +126,39 @@ class LLMErrorCode(StrEnum):
 
 
 class LLMError(FolioError):
-    code: str = LLMErrorCode.UNAVAILABLE
+    codes: ClassVar[type[StrEnum]] = LLMErrorCode
+    code: LLMErrorCode = LLMErrorCode.UNAVAILABLE
 
 
 class ToolErrorCode(StrEnum):
     UNKNOWN_TOOL = "UNKNOWN_TOOL"
     INVALID_ARGUMENTS = "INVALID_ARGUMENTS"
     EXCEPTION = "EXCEPTION"
-    DUPLICATE_TOOL = "DUPLICATE_TOOL"
     NOT_ALLOWED = "NOT_ALLOWED"
 
 
 class ToolError(FolioError):
-    code: str = ToolErrorCode.EXCEPTION
+    codes: ClassVar[type[StrEnum]] = ToolErrorCode
+    code: ToolErrorCode = ToolErrorCode.EXCEPTION
+
+
+class EmbeddingErrorCode(StrEnum):
+    FAILED = "EMBEDDING"
+
+
+class EmbeddingError(FolioError):
+    """The embedding model failed on some text."""
+
+    codes: ClassVar[type[StrEnum]] = EmbeddingErrorCode
+    code: EmbeddingErrorCode = EmbeddingErrorCode.FAILED
+
+
+class EvalDataErrorCode(StrEnum):
+    INVALID = "INVALID_EVAL_DATA"
+
+
+class EvalDataError(FolioError):
+    """An evaluation file that is missing or malformed (the message names the line)."""
+
+    codes: ClassVar[type[StrEnum]] = EvalDataErrorCode
+    code: EvalDataErrorCode = EvalDataErrorCode.INVALID

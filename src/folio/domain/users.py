@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
+from typing import ClassVar
 
 from folio.domain.errors import FolioError
 
@@ -31,7 +32,8 @@ class UserErrorCode(StrEnum):
 
 
 class UserError(FolioError):
-    code: str = UserErrorCode.NOT_FOUND
+    codes: ClassVar[type[StrEnum]] = UserErrorCode
+    code: UserErrorCode = UserErrorCode.NOT_FOUND
 
 
 @dataclass(frozen=True, slots=True)

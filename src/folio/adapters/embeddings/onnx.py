@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from folio.domain.errors import ConfigError, FolioError
+from folio.domain.errors import ConfigError, EmbeddingError
 from folio.domain.ports import Vectors
 
 MODEL_NAME = "all-MiniLM-L6-v2"
@@ -154,7 +154,7 @@ class OnnxEmbedder:
         try:
             hidden = session.run(["last_hidden_state"], feeds)[0]
         except Exception as e:  # onnxruntime's own error types (e.g. allocation failures)
-            raise FolioError(f"Embedding failed: {e}", code="EMBEDDING") from e
+            raise EmbeddingError(f"Embedding failed: {e}") from e
         return _mean_pool_normalised(hidden, feeds["attention_mask"])
 
     def _load(self) -> tuple[Any, Any]:

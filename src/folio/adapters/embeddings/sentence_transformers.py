@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from folio.domain.errors import ConfigError, FolioError
+from folio.domain.errors import ConfigError, EmbeddingError
 from folio.domain.ports import Vectors
 
 
@@ -102,9 +102,7 @@ class SentenceTransformerEmbedder:
                 show_progress_bar=False,
             )
         except (RuntimeError, ValueError) as e:  # torch errors are RuntimeErrors
-            raise FolioError(
-                f"Embedding with {self._source!r} failed: {e}", code="EMBEDDING"
-            ) from e
+            raise EmbeddingError(f"Embedding with {self._source!r} failed: {e}") from e
         return np.asarray(vectors, dtype=np.float32)
 
     def _load(self) -> Any:

@@ -190,8 +190,6 @@ class OllamaProvider:
 
     def _error(self, status: int, body: object) -> LLMError:
         detail = str(body.get("error", body)) if isinstance(body, dict) else str(body)
-        if says_no_tools(detail):
-            self._supports_tools = False  # the chat falls back to retrieval without tools
         if status == 404 and "not found" in detail:
             return LLMError(
                 f"Ollama has no model {self._model!r} ({detail}): run `ollama pull {self._model}`",

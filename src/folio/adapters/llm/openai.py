@@ -173,8 +173,6 @@ class OpenAIProvider:
                 auth_hint=_AUTH_HINT,
                 retries=self._max_retries,
             )
-            if error.code == LLMErrorCode.UNSUPPORTED_FEATURE:
-                self._supports_tools = False  # the chat falls back to retrieval without tools
             return error
         if isinstance(e, openai.APIResponseValidationError):
             return bad_response(PROVIDER, e)

@@ -265,8 +265,8 @@ def _step(raw: Any, path: Path) -> ScriptStep:
     if isinstance(raw, list):
         return [_call(c, path) for c in raw]
     if isinstance(raw, dict) and "error" in raw:
-        codes = {c.value for c in LLMErrorCode}
-        code = str(raw["error"]) if str(raw["error"]) in codes else LLMErrorCode.UNAVAILABLE
+        codes = {c.value: c for c in LLMErrorCode}
+        code = codes.get(str(raw["error"]), LLMErrorCode.UNAVAILABLE)
         return LLMError(str(raw.get("message", "The scripted model failed")), code=code)
     return _call(raw, path)
 

@@ -70,13 +70,14 @@ def conversation_to_dict(c: Conversation) -> dict[str, Any]:
         "title": c.title,
         "created_at": encode_datetime(c.created_at),
         "updated_at": encode_datetime(c.updated_at),
+        "auto_title": c.auto_title,
     }
 
 
 def conversation_from_dict(d: Mapping[str, Any]) -> Conversation:
     return Conversation(
         d["id"], d["book_id"], d["title"], decode_datetime(d["created_at"]),
-        decode_datetime(d["updated_at"]),
+        decode_datetime(d["updated_at"]), bool(d.get("auto_title", False)),
     )  # fmt: skip
 
 

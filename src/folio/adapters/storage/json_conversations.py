@@ -79,7 +79,7 @@ def _op_save(c: Conversation, base: Conversation | None) -> Op:
 def _op_title(cid: str, title: str) -> Op:
     def apply(doc: ConversationDoc | None) -> ConversationDoc:
         d = _existing(doc, cid)
-        return replace(d, conversation=replace(d.conversation, title=title))
+        return replace(d, conversation=replace(d.conversation, title=title, auto_title=False))
 
     return apply
 

@@ -54,7 +54,7 @@ class _Conversations:
         self._s.turns.pop(conversation_id, None)
 
     def update_title(self, conversation_id: str, title: str) -> Conversation:
-        updated = replace(self.get(conversation_id), title=validate_title(title))
+        updated = replace(self.get(conversation_id), title=validate_title(title), auto_title=False)
         self.save(updated)
         return updated
 

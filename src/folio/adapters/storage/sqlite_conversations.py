@@ -123,7 +123,7 @@ class SqliteUnitOfWork:
 
 
 class _Conversations:
-    _COLUMNS = "id, book_id, title, created_at, updated_at"
+    _COLUMNS = "id, book_id, title, created_at, updated_at, auto_title"
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self._c = conn
@@ -132,12 +132,12 @@ class _Conversations:
         c = conversation
         try:
             self._c.execute(
-                f"INSERT INTO conversations ({self._COLUMNS}) VALUES (?, ?, ?, ?, ?) "
+                f"INSERT INTO conversations ({self._COLUMNS}) VALUES (?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (id) DO UPDATE SET book_id = excluded.book_id, "
                 "title = excluded.title, created_at = excluded.created_at, "
-                "updated_at = excluded.updated_at",
+                "updated_at = excluded.updated_at, auto_title = excluded.auto_title",
                 (c.id, c.book_id, c.title, encode_datetime(c.created_at),
-                 encode_datetime(c.updated_at)),
+                 encode_datetime(c.updated_at), int(c.auto_title)),
             )  # fmt: skip
         except sqlite3.IntegrityError as e:
             if "FOREIGN KEY" in str(e):
@@ -176,7 +176,7 @@ class _Conversations:
 
     def update_title(self, conversation_id: str, title: str) -> Conversation:
         cursor = self._c.execute(
-            "UPDATE conversations SET title = ? WHERE id = ?",
+            "UPDATE conversations SET title = ?, auto_title = 0 WHERE id = ?",
             (validate_title(title), conversation_id),
         )
         if cursor.rowcount == 0:
@@ -187,7 +187,7 @@ class _Conversations:
 def _conversation(row: sqlite3.Row) -> Conversation:
     return Conversation(
         row["id"], row["book_id"], row["title"], decode_datetime(row["created_at"]),
-        decode_datetime(row["updated_at"]),
+        decode_datetime(row["updated_at"]), bool(row["auto_title"]),
     )  # fmt: skip
 
 

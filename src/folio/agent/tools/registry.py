@@ -17,7 +17,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from folio.agent.tools.base import BaseTool, ToolContext, ToolResult, ToolServices
-from folio.domain.errors import FolioError, ToolError, ToolErrorCode
+from folio.domain.errors import FolioError, ProgrammingError, ToolErrorCode
 from folio.domain.llm import ToolDefinition, ToolInvocation
 
 logger = logging.getLogger("folio.agent.tools")
@@ -33,16 +33,15 @@ class ToolRegistry:
             self.register(tool)
 
     def register(self, tool: BaseTool) -> None:
-        """Add ``tool``. Raises ``ToolError(DUPLICATE_TOOL)`` for a name already taken and
-        ``ToolError(INVALID_ARGUMENTS)`` for a parameters schema that is not valid JSON schema."""
+        """Add ``tool``. A name already taken or a parameters schema that is not valid JSON schema
+        is a developer's mistake: ``ProgrammingError``."""
         if tool.name in self._tools:
-            raise ToolError(f"Duplicate tool: {tool.name}", code=ToolErrorCode.DUPLICATE_TOOL)
+            raise ProgrammingError(f"Duplicate tool: {tool.name}")
         try:
             Draft202012Validator.check_schema(dict(tool.parameters))
         except SchemaError as e:
-            raise ToolError(
-                f"Tool {tool.name} has an invalid parameters schema: {e.message}",
-                code=ToolErrorCode.INVALID_ARGUMENTS,
+            raise ProgrammingError(
+                f"Tool {tool.name} has an invalid parameters schema: {e.message}"
             ) from e
         self._tools[tool.name] = tool
         self._validators[tool.name] = Draft202012Validator(dict(tool.parameters))

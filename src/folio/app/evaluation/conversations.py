@@ -16,13 +16,9 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from folio.domain.errors import FolioError
+from folio.domain.errors import EvalDataError
 
 CONTEXT_CHARS = 40
-
-
-class EvalDataError(FolioError):
-    code = "INVALID_EVAL_DATA"
 
 
 @dataclass(frozen=True, slots=True)

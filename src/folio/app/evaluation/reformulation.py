@@ -17,17 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from folio.app.evaluation.metrics import best_exact_match, best_f1
-from folio.domain.errors import FolioError
+from folio.domain.errors import EvalDataError
 from folio.domain.ports import Exchange, QueryRewriter
 
 COPY = "copy"
 OVERALL = "overall"
-
-
-class EvaluationDataError(FolioError):
-    """An evaluation file that is missing or malformed (the message names the line)."""
-
-    code = "INVALID_EVAL_DATA"
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,14 +111,14 @@ def _predict(item: ReformulationItem, rewriter: QueryRewriter | None) -> str:
 
 
 def load_reformulation_items(path: Path) -> list[ReformulationItem]:
-    """Read a ``reformulation_dev.jsonl`` file; ``EvaluationDataError`` names a bad line."""
+    """Read a ``reformulation_dev.jsonl`` file; ``EvalDataError`` names a bad line."""
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as e:
-        raise EvaluationDataError(f"cannot read {path}: {e}") from e
+        raise EvalDataError(f"cannot read {path}: {e}") from e
     items = [_parse_line(path, n, line) for n, line in enumerate(lines, 1) if line.strip()]
     if not items:
-        raise EvaluationDataError(f"{path}: no items")
+        raise EvalDataError(f"{path}: no items")
     return items
 
 
@@ -133,9 +127,9 @@ def _parse_line(path: Path, number: int, line: str) -> ReformulationItem:
     try:
         raw = json.loads(line)
     except json.JSONDecodeError as e:
-        raise EvaluationDataError(f"{where}: not valid JSON ({e.msg})") from e
+        raise EvalDataError(f"{where}: not valid JSON ({e.msg})") from e
     if not isinstance(raw, dict):
-        raise EvaluationDataError(f"{where}: expected a JSON object")
+        raise EvalDataError(f"{where}: expected a JSON object")
     question = _required_str(raw, "question", where)
     rewrites = raw.get("rewrites")
     if (
@@ -143,10 +137,10 @@ def _parse_line(path: Path, number: int, line: str) -> ReformulationItem:
         or not rewrites
         or not all(isinstance(r, str) for r in rewrites)
     ):
-        raise EvaluationDataError(f"{where}: 'rewrites' must be a non-empty list of strings")
+        raise EvalDataError(f"{where}: 'rewrites' must be a non-empty list of strings")
     topic = raw.get("topic")
     if topic is not None and not isinstance(topic, str):
-        raise EvaluationDataError(f"{where}: 'topic' must be a string")
+        raise EvalDataError(f"{where}: 'topic' must be a string")
     return ReformulationItem(
         id=str(raw.get("id", f"line-{number}")),
         source=str(raw.get("source") or "unknown"),
@@ -160,19 +154,17 @@ def _parse_line(path: Path, number: int, line: str) -> ReformulationItem:
 def _required_str(raw: Mapping[str, Any], key: str, where: str) -> str:
     value = raw.get(key)
     if not isinstance(value, str) or not value.strip():
-        raise EvaluationDataError(f"{where}: '{key}' must be a non-empty string")
+        raise EvalDataError(f"{where}: '{key}' must be a non-empty string")
     return value
 
 
 def _parse_history(value: object, where: str) -> tuple[Exchange, ...]:
     if not isinstance(value, list):
-        raise EvaluationDataError(f"{where}: 'history' must be a list of [question, answer] pairs")
+        raise EvalDataError(f"{where}: 'history' must be a list of [question, answer] pairs")
     history: list[Exchange] = []
     for pair in value:
         ok = isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str)
         if not ok or not (pair[1] is None or isinstance(pair[1], str)):
-            raise EvaluationDataError(
-                f"{where}: each history entry must be [question, answer or null]"
-            )
+            raise EvalDataError(f"{where}: each history entry must be [question, answer or null]")
         history.append((pair[0], pair[1]))
     return tuple(history)

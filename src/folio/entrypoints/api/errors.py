@@ -65,26 +65,22 @@ _INGEST_STATUS = {
 def status_for(error: FolioError) -> int:
     """The HTTP status of a domain error (the one mapping)."""
     if isinstance(error, LLMError):
-        return _LLM_STATUS.get(LLMErrorCode(error.code), 502) if _is(error, LLMErrorCode) else 502
-    if isinstance(error, IngestError) and _is(error, IngestErrorCode):
-        return _INGEST_STATUS.get(IngestErrorCode(error.code), 422)
-    if isinstance(error, UserError) and error.code == UserErrorCode.UNAUTHORIZED:
+        return _LLM_STATUS.get(error.code, 502)
+    if isinstance(error, IngestError):
+        return _INGEST_STATUS.get(error.code, 422)
+    if isinstance(error, UserError) and error.code is UserErrorCode.UNAUTHORIZED:
         return 401
-    if isinstance(error, UserError) and error.code == UserErrorCode.DUPLICATE:
+    if isinstance(error, UserError) and error.code is UserErrorCode.DUPLICATE:
         return 409
     if isinstance(error, (ConfigError, StorageError)):
         return 503
-    if error.code == "NOT_FOUND":
+    if error.is_not_found:
         return 404
-    if isinstance(error, ConversationError) and error.code == ConversationErrorCode.CONFLICT:
+    if isinstance(error, ConversationError) and error.code is ConversationErrorCode.CONFLICT:
         return 409
-    if isinstance(error, BookError) and error.code == BookErrorCode.AMBIGUOUS:
+    if isinstance(error, BookError) and error.code is BookErrorCode.AMBIGUOUS:
         return 409
     return 400
-
-
-def _is(error: FolioError, codes: type[Any]) -> bool:
-    return error.code in {c.value for c in codes}
 
 
 def error_body(code: str, message: str, **details: Any) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from folio.entrypoints.cli.errors import handle_errors
 from folio.entrypoints.cli.output import clean, escape
 
 if TYPE_CHECKING:  # the use cases load only when a command runs: `folio --help` stays fast
-    from folio.app.conversations import ConversationDetail
+    from folio.domain.conversations import ConversationDetail
 
 console = Console()
 SUMMARY_CHARS = 100

@@ -19,6 +19,7 @@ import click
 
 from folio.domain.errors import (
     ConversationError,
+    ConversationErrorCode,
     FolioError,
     LLMError,
 )
@@ -34,9 +35,9 @@ EXIT_INTERRUPTED = 130
 def exit_code_for(error: FolioError) -> int:
     if isinstance(error, LLMError):
         return EXIT_PROVIDER
-    if error.code == "NOT_FOUND":
+    if error.is_not_found:
         return EXIT_NOT_FOUND
-    if isinstance(error, ConversationError) and error.code == "CONFLICT":
+    if isinstance(error, ConversationError) and error.code is ConversationErrorCode.CONFLICT:
         return EXIT_CONFLICT
     return EXIT_ERROR
 

@@ -157,7 +157,9 @@ def test_datetimes_are_stored_as_utc_iso_strings_and_read_back_aware(db: Databas
 
 def test_the_schema_refuses_unknown_roles_and_duplicate_turns(db: Database) -> None:
     conn = db.connect()
-    conn.execute("INSERT INTO conversations VALUES ('c1', 'book-1', 'T', 'x', 'x')")
+    conn.execute(
+        "INSERT INTO conversations (id, book_id, title, created_at, updated_at) VALUES ('c1', 'book-1', 'T', 'x', 'x')"
+    )
     with pytest.raises(sqlite3.IntegrityError, match="CHECK"):
         conn.execute(
             "INSERT INTO chat_messages (id, conversation_id, turn_number, seq, role, content,"

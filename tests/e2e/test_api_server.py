@@ -106,6 +106,18 @@ def test_books_list_get_position_and_search(client: httpx.Client, book_id: str) 
     limit = r.json()["reading_position"]["char_offset"]
     assert all(h["char_end"] <= limit for h in hits["results"])  # nothing past the position
 
+    # A citation's passage, read by offsets: cut at the position, refused past it.
+    span = {"start": limit - 100, "end": limit + 900}
+    text = client.get(f"{V1}/books/{book_id}/text", params=span)
+    assert text.status_code == 200, text.text
+    assert (text.json()["char_start"], text.json()["char_end"]) == (limit - 100, limit)
+    assert len(text.json()["text"]) == 100 and text.json()["location"]
+    past = client.get(f"{V1}/books/{book_id}/text", params={"start": limit, "end": limit + 10})
+    assert "reading position" in assert_error(past, 400, "INVALID_POSITION")["message"]
+    too_long = client.get(f"{V1}/books/{book_id}/text", params={"start": 0, "end": 30_000})
+    assert "20000" in assert_error(too_long, 400, "INVALID_INPUT")["message"]
+    assert_error(client.get(f"{V1}/books/{book_id}/text", params={"start": -1, "end": 5}), 422)
+
     assert client.put(f"{V1}/books/{book_id}/position", json={"reset": True}).status_code == 200
     edited = client.patch(f"{V1}/books/{book_id}", json={"title": "Frankenstein", "author": ""})
     assert (edited.json()["title"], edited.json()["author"]) == ("Frankenstein", None)

@@ -155,6 +155,34 @@ def test_an_invalid_position_is_refused_and_nothing_changes(kwargs: dict[str, ob
     assert store.get("b1").position.is_unlimited
 
 
+def test_read_returns_the_text_with_its_chapter_and_pages() -> None:
+    library, _ = _library(("b1", "Emma"))
+    passage = library.read("b1", 100, 300)
+    assert passage.text == ("word " * 100)[100:300]
+    assert (passage.chapter, passage.page_start, passage.page_end) == ("One", "i", "1")
+    assert (passage.char_start, passage.char_end) == (100, 300)
+
+
+def test_read_never_returns_text_at_or_past_the_reading_position() -> None:
+    library, _ = _library(("b1", "Emma"))
+    library.set_position("b1", page="i")  # the reader is at offset 125
+    passage = library.read("b1", 100, 400)
+    assert (passage.char_start, passage.char_end) == (100, 125)
+    assert passage.text == ("word " * 100)[100:125]
+    with pytest.raises(BookError) as info:
+        library.read("b1", 125, 200)
+    assert info.value.code == BookErrorCode.INVALID_POSITION
+    assert "reading position" in info.value.message
+
+
+@pytest.mark.parametrize(("start", "end"), [(10, 10), (20, 10), (-1, 5), (0, 20_001), (500, 600)])
+def test_a_bad_read_range_is_refused_with_the_bound(start: int, end: int) -> None:
+    library, _ = _library(("b1", "Emma"))
+    with pytest.raises(BookError) as info:
+        library.read("b1", start, end)
+    assert info.value.code == BookErrorCode.INVALID_INPUT
+
+
 # --- SearchBook ------------------------------------------------------------------------------
 def _searchable() -> tuple[SearchBook, Book]:
     text = (

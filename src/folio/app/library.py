@@ -13,10 +13,12 @@ from collections.abc import Callable
 
 from folio.domain.books import Book, ReadingPosition
 from folio.domain.errors import BookError, BookErrorCode
+from folio.domain.passages import Passage
 from folio.domain.ports import BookRepository
 
 SHORT_ID = 8
 MAX_TITLE_CHARS = 500
+MAX_READ_CHARS = 20_000  # one read of the book's text (a citation's passage with its context)
 
 
 class Library:
@@ -100,6 +102,39 @@ class Library:
             )
         book = self._books.get(book_id)
         return self._books.set_position(book.id, _position(book, page, chapter, percent))
+
+    def read(self, book_id: str, start: int, end: int) -> Passage:
+        """The book's text from ``start`` to ``end`` (character offsets), cut at the reading
+        position: nothing at or past it is ever returned.
+
+        Raises:
+            BookError: ``INVALID_INPUT`` for an empty or reversed range, one over
+                ``MAX_READ_CHARS`` or past the end of the book; ``INVALID_POSITION`` when the
+                range starts at or past the reader's position.
+        """
+        book = self._books.get(book_id)
+        if start < 0 or end <= start or end - start > MAX_READ_CHARS:
+            raise BookError(
+                f"A read is 1 to {MAX_READ_CHARS} characters from start to end (got {start}-{end})",
+                code=BookErrorCode.INVALID_INPUT,
+            )
+        if start >= book.char_count:
+            raise BookError(
+                f"The book has {book.char_count} characters; {start} is past its end",
+                code=BookErrorCode.INVALID_INPUT,
+            )
+        limit = book.position.char_offset
+        if limit is not None and start >= limit:
+            raise BookError(
+                f"This part of the book is past your reading position ({book.position.describe()})",
+                code=BookErrorCode.INVALID_POSITION,
+            )
+        end = min(end, book.char_count, limit if limit is not None else end)
+        text = self._books.get_text(book.id, start, end)
+        chapter = book.chapter_at(start)
+        first = book.page_at(start).label if book.pages else "?"
+        last = book.page_at(max(start, end - 1)).label if book.pages else "?"
+        return Passage(None, chapter.title if chapter else None, first, last, start, end, text)
 
 
 def _position(

@@ -80,11 +80,14 @@ def hit_dict(hit: SearchHit) -> dict[str, Any]:
 
 def source_dict(source: Source) -> dict[str, Any]:
     return {
+        "chunk_id": source.chunk_id,
         "chapter": source.chapter,
         "page_start": source.page_start,
         "page_end": source.page_end,
         "quote": source.quote,
         "location": source.location,
+        "char_start": source.char_start,
+        "char_end": source.char_end,
     }
 
 

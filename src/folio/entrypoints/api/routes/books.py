@@ -106,6 +106,28 @@ def set_position(book_id: str, body: PositionIn, scope: ScopeDep) -> dict[str, A
     return book_detail(book)
 
 
+@router.get("/{book_id}/text")
+def read_text(
+    book_id: str,
+    scope: ScopeDep,
+    start: Annotated[int, Query(ge=0)],
+    end: Annotated[int, Query(ge=1)],
+) -> dict[str, Any]:
+    """The book's text between two character offsets (a citation's ``char_start``/``char_end``,
+    widened for context), cut at the reading position; 400 for a range past it."""
+    p = scope.library.read(book_id, start, end)
+    return {
+        "book_id": book_id,
+        "chapter": p.chapter,
+        "page_start": p.page_start,
+        "page_end": p.page_end,
+        "location": p.location,
+        "char_start": p.char_start,
+        "char_end": p.char_end,
+        "text": p.text,
+    }
+
+
 @router.get("/{book_id}/search")
 async def search_book(
     book_id: str,

@@ -1,0 +1,690 @@
+// folio's web page: the library, a book with its reading position, its conversations and the chat.
+// Plain ES modules, no build step. Invariant: text from a book, a reader or a model is only ever set
+// as text (textContent) or through renderMarkdown (sanitized); never as raw HTML.
+import * as api from "./api.js";
+import { renderMarkdown } from "./markdown.js";
+
+const main = document.getElementById("main");
+const crumbs = document.getElementById("crumbs");
+const CONTEXT_CHARS = 600; // text shown on each side of a cited passage
+const POLL_MS = 400;
+const wide = window.matchMedia("(min-width: 721px)");
+
+// ---------------------------------------------------------------- small DOM helpers
+
+function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value === null || value === undefined || value === false) continue;
+    if (key === "class") el.className = value;
+    else if (key === "text") el.textContent = value;
+    else if (key.startsWith("on")) el.addEventListener(key.slice(2), value);
+    else el.setAttribute(key, value === true ? "" : String(value));
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return el;
+}
+
+function toast(message, kind = "") {
+  const el = document.getElementById("toast");
+  el.textContent = message;
+  el.className = `toast show ${kind}`;
+  clearTimeout(toast.timer);
+  toast.timer = setTimeout(() => (el.className = "toast"), 4000);
+}
+
+function errorBox(error, retry) {
+  return h("div", { class: "error-box", role: "alert" },
+    h("span", { text: error.message || String(error) }),
+    retry ? h("button", { type: "button", class: "retry", onclick: retry }, "Retry") : null);
+}
+
+function setCrumbs(...items) {
+  crumbs.replaceChildren(...items.flatMap((item, i) => [
+    ...(i ? [h("span", { class: "sep", "aria-hidden": "true" }, "›")] : []),
+    item.href ? h("a", { href: item.href }, item.text) : h("span", { "aria-current": "page" }, item.text),
+  ]));
+}
+
+// A modal dialog. `fields` are nodes placed in the form; `submit(form)` may throw an ApiError,
+// shown in the dialog (which then stays open). Resolves with submit's value, or null if cancelled.
+function dialog({ title, fields = [], ok = "OK", danger = false, cancel = true, submit = async () => true }) {
+  const dlg = document.getElementById("dialog");
+  const form = document.getElementById("dialog-form");
+  const okButton = document.getElementById("dialog-ok");
+  const error = document.getElementById("dialog-error");
+  document.getElementById("dialog-title").textContent = title;
+  document.getElementById("dialog-body").replaceChildren(...fields);
+  okButton.textContent = ok;
+  okButton.className = danger ? "danger" : "primary";
+  document.getElementById("dialog-cancel").hidden = !cancel;
+  error.textContent = "";
+  return new Promise((resolve) => {
+    let result = null;
+    const onSubmit = async (event) => {
+      event.preventDefault();
+      okButton.disabled = true;
+      try {
+        result = await submit(form);
+        dlg.close();
+      } catch (e) {
+        error.textContent = e.message || String(e);
+      } finally {
+        okButton.disabled = false;
+      }
+    };
+    const close = () => dlg.close();
+    const cancelButton = document.getElementById("dialog-cancel");
+    form.addEventListener("submit", onSubmit);
+    cancelButton.addEventListener("click", close);
+    dlg.addEventListener("close", () => {
+      form.removeEventListener("submit", onSubmit);
+      cancelButton.removeEventListener("click", close);
+      resolve(result);
+    }, { once: true });
+    dlg.showModal();
+    const first = form.querySelector("#dialog-body input, #dialog-body textarea");
+    (first || okButton).focus();
+  });
+}
+
+function field(label, name, value = "", attrs = {}) {
+  return h("label", { class: "field" }, h("span", { text: label }),
+    h("input", { name, value: value ?? "", autocomplete: "off", ...attrs }));
+}
+
+function percentOf(book) {
+  const p = book.reading_position;
+  return p && p.percent !== null && p.percent !== undefined ? p.percent : null;
+}
+
+function positionText(book) {
+  const p = book.reading_position;
+  if (!p || p.kind === "none") return "No position set: the whole book is open";
+  const percent = percentOf(book);
+  const chapter = Array.isArray(book.chapters) && p.kind === "chapter" ? book.chapters[p.value - 1] : null;
+  if (chapter && chapter.title) return `Read to the end of ${chapter.title}` + (percent !== null ? ` (${percent}%)` : "");
+  return `Read to ${p.description}` + (percent !== null && p.kind !== "percent" ? ` (${percent}%)` : "");
+}
+
+// ---------------------------------------------------------------- sign-in
+
+async function whoAmI() {
+  try {
+    const me = await api.get("/me");
+    const who = document.getElementById("who");
+    who.replaceChildren();
+    if (api.token()) {
+      who.append(h("span", { text: me.name }), " ",
+        h("button", { type: "button", class: "link", onclick: () => { api.setToken(""); location.reload(); } }, "Sign out"));
+    }
+    return true;
+  } catch (e) {
+    if (e.status === 401) return false;
+    throw e;
+  }
+}
+
+function signIn(message = "") {
+  setCrumbs({ text: "Sign in" });
+  const input = h("input", { id: "token", name: "token", type: "password", autocomplete: "current-password", required: true });
+  const error = h("p", { class: "error", role: "alert", text: message });
+  const form = h("form", { class: "signin card" },
+    h("h1", { text: "Sign in to folio" }),
+    h("p", { text: "Paste the token you got from `folio users add` (or from whoever runs this folio)." }),
+    h("label", { class: "field", for: "token" }, h("span", { text: "Token" }), input),
+    error,
+    h("button", { type: "submit", class: "primary" }, "Sign in"));
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    api.setToken(input.value.trim());
+    try {
+      if (await whoAmI()) return start();
+      api.setToken("");
+      error.textContent = "This token is not valid.";
+    } catch (e) {
+      error.textContent = e.message;
+    }
+  });
+  main.replaceChildren(form);
+  input.focus();
+}
+
+// ---------------------------------------------------------------- library
+
+async function libraryView() {
+  setCrumbs({ text: "Library" });
+  const input = h("input", { type: "file", multiple: true, id: "files", class: "visually-hidden",
+    accept: ".epub,.pdf,.txt,.text,.md,.markdown,.html,.htm,.xhtml" });
+  const drop = h("label", { class: "dropzone", for: "files", tabindex: "0" },
+    h("strong", { text: "Add books" }),
+    h("span", { text: "Drop EPUB, PDF, HTML, Markdown or text files here, or choose files" }),
+    input);
+  drop.addEventListener("keydown", (e) => {
+    if (e.key === "Enter" || e.key === " ") { e.preventDefault(); input.click(); }
+  });
+  const uploads = h("ul", { class: "uploads", "aria-label": "Uploads", "aria-live": "polite" });
+  const cards = h("div", { class: "cards", id: "cards" });
+  input.addEventListener("change", () => { addFiles([...input.files], uploads, cards); input.value = ""; });
+  for (const type of ["dragenter", "dragover"]) {
+    drop.addEventListener(type, (e) => { e.preventDefault(); drop.classList.add("over"); });
+  }
+  for (const type of ["dragleave", "drop"]) {
+    drop.addEventListener(type, () => drop.classList.remove("over"));
+  }
+  drop.addEventListener("drop", (e) => {
+    e.preventDefault();
+    addFiles([...e.dataTransfer.files], uploads, cards);
+  });
+  main.replaceChildren(h("section", { class: "library" },
+    h("h1", { text: "Your library" }), drop, uploads, cards));
+  await renderCards(cards);
+}
+
+async function renderCards(cards) {
+  let books;
+  try {
+    books = await api.get("/books");
+  } catch (e) {
+    cards.replaceChildren(errorBox(e, () => renderCards(cards)));
+    return;
+  }
+  if (!books.length) {
+    cards.replaceChildren(h("p", { class: "empty", text: "No books yet. Add one above to start." }));
+    return;
+  }
+  cards.replaceChildren(...books.map((book) => bookCard(book, cards)));
+}
+
+function bookCard(book, cards) {
+  const percent = percentOf(book);
+  const href = `#/book/${encodeURIComponent(book.id)}`;
+  const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
+  const meta = [book.format.toUpperCase(), plural(book.pages, "page"), plural(book.chapters, "chapter")].join(" · ");
+  return h("article", { class: "card book-card", "data-book-id": book.id },
+    h("h2", {}, h("a", { href, class: "title" }, book.title)),
+    h("p", { class: "author", text: book.author || "Unknown author" }),
+    h("p", { class: "meta", text: meta }),
+    h("div", { class: "progress-line" },
+      percent === null ? null : h("progress", { max: 100, value: percent, "aria-label": "How far you have read" }),
+      h("span", { class: "position", text: positionText(book) })),
+    h("div", { class: "actions" },
+      h("a", { href, class: "button primary" }, "Open"),
+      h("button", { type: "button", onclick: () => editBook(book, cards) }, "Edit"),
+      h("button", { type: "button", class: "danger-text", onclick: () => deleteBook(book, cards) }, "Delete")));
+}
+
+async function editBook(book, cards) {
+  const done = await dialog({
+    title: "Edit book",
+    ok: "Save",
+    fields: [field("Title", "title", book.title, { required: true, maxlength: 500 }),
+      field("Author", "author", book.author || "", { maxlength: 500 })],
+    submit: async (form) => {
+      const data = new FormData(form);
+      return api.patch(`/books/${encodeURIComponent(book.id)}`,
+        { title: data.get("title"), author: data.get("author") });
+    },
+  });
+  if (done) { toast("Saved"); await renderCards(cards); }
+}
+
+async function deleteBook(book, cards) {
+  const done = await dialog({
+    title: `Delete “${book.title}”?`,
+    fields: [h("p", { text: "The book and all its conversations are deleted. This cannot be undone." })],
+    ok: "Delete",
+    danger: true,
+    submit: () => api.del(`/books/${encodeURIComponent(book.id)}`).then(() => true),
+  });
+  if (done) { toast(`Deleted “${book.title}”`); await renderCards(cards); }
+}
+
+async function addFiles(files, uploads, cards) {
+  const items = files.map((file) => {
+    const bar = h("progress", { max: 100, value: 0, "aria-label": `Progress of ${file.name}` });
+    const status = h("span", { class: "status", text: "Waiting" });
+    const li = h("li", { class: "upload" }, h("span", { class: "name", text: file.name }), bar, status);
+    uploads.append(li);
+    return { file, li, bar, status };
+  });
+  for (const item of items) await uploadOne(item, cards);
+}
+
+async function uploadOne({ file, li, bar, status }, cards) {
+  try {
+    status.textContent = "Uploading";
+    const accepted = await api.upload(file, (fraction) => {
+      bar.value = Math.round(fraction * 50);
+      status.textContent = `Uploading ${Math.round(fraction * 100)}%`;
+    });
+    let job = accepted.job;
+    while (job.status === "queued" || job.status === "running") {
+      const share = job.total ? job.done / job.total : 0;
+      bar.value = 50 + Math.round(share * 50);
+      status.textContent = `Importing${job.stage ? ": " + job.stage : ""}` +
+        (job.total ? ` ${job.done}/${job.total}` : "");
+      await new Promise((r) => setTimeout(r, POLL_MS));
+      job = await api.get(`/jobs/${encodeURIComponent(job.job_id)}`);
+    }
+    if (job.status === "failed") throw new Error(job.error ? job.error.message : "The import failed");
+    bar.value = 100;
+    status.textContent = "Imported";
+    li.classList.add("done");
+    setTimeout(() => li.remove(), 3000);
+    await renderCards(cards);
+  } catch (e) {
+    li.classList.add("failed");
+    status.textContent = e.message;
+    status.setAttribute("role", "alert");
+  }
+}
+
+// ---------------------------------------------------------------- a book: position, conversations, chat
+
+const view = { bookId: null, book: null, cid: null, busy: null, els: null };
+
+async function bookView(bookId, cid) {
+  if (view.bookId === bookId && view.els && main.contains(view.els.chat)) {
+    if (cid !== view.cid) await openConversation(cid);
+    return;
+  }
+  view.bookId = bookId;
+  view.cid = undefined;
+  let book;
+  try {
+    book = await api.get(`/books/${encodeURIComponent(bookId)}`);
+  } catch (e) {
+    view.bookId = null;
+    main.replaceChildren(errorBox(e, () => bookView(bookId, cid)), h("p", {}, h("a", { href: "#/" }, "Back to the library")));
+    return;
+  }
+  view.book = book;
+  const els = {
+    position: h("section", { class: "panel position-panel", "aria-label": "Reading position" }),
+    chapters: h("ol", { class: "chapters", "aria-label": "Chapters" }),
+    conversations: h("ul", { class: "conversations", "aria-label": "Conversations" }),
+    chat: h("section", { class: "chat", "aria-label": "Chat" }),
+  };
+  view.els = els;
+  const side = h("aside", { class: "sidebar" },
+    h("details", { class: "panel", open: wide.matches, id: "book-panel" },
+      h("summary", {}, h("span", { class: "book-title", text: book.title }), h("span", { class: "author", text: book.author || "" }),
+        h("span", { class: "summary-position", id: "summary-position" })),
+      els.position,
+      h("h3", { text: "Chapters" }), els.chapters),
+    h("details", { class: "panel", open: wide.matches, id: "conversations-panel" },
+      h("summary", { text: "Conversations" }),
+      h("button", { type: "button", class: "primary new-conversation", onclick: () => { location.hash = bookHash(); } }, "New conversation"),
+      els.conversations));
+  main.replaceChildren(h("div", { class: "book-layout" }, side, els.chat));
+  renderPosition();
+  await Promise.all([renderConversations(), openConversation(cid)]);
+}
+
+function bookHash(cid) {
+  const base = `#/book/${encodeURIComponent(view.bookId)}`;
+  return cid ? `${base}/c/${encodeURIComponent(cid)}` : base;
+}
+
+function renderPosition() {
+  const { book, els } = view;
+  const limit = book.reading_position.char_offset;
+  let here = -1;
+  book.chapters.forEach((c, i) => { if (limit !== null && c.char_start < limit) here = i; });
+  const kind = h("select", { name: "kind", "aria-label": "Set the position by" },
+    h("option", { value: "chapter" }, "Chapter"), h("option", { value: "page" }, "Page"),
+    h("option", { value: "percent" }, "Percent"));
+  kind.value = book.reading_position.kind === "none" ? "chapter" : book.reading_position.kind;
+  const value = h("input", { name: "value", "aria-label": "Position", size: 6, required: true,
+    value: book.reading_position.value ?? "", inputmode: "decimal" });
+  const error = h("p", { class: "error", role: "alert" });
+  const form = h("form", { class: "position-form" }, kind, value,
+    h("button", { type: "submit", class: "primary" }, "Set"),
+    h("button", { type: "button", onclick: () => setPosition({ reset: true }, error) }, "Whole book"));
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const raw = value.value.trim();
+    const body = kind.value === "page" ? { page: raw } : { [kind.value]: Number(raw) };
+    if (kind.value !== "page" && !Number.isFinite(body[kind.value])) {
+      error.textContent = `“${raw}” is not a number`;
+      return;
+    }
+    setPosition(body, error);
+  });
+  document.getElementById("summary-position").textContent = positionText(book);
+  els.position.replaceChildren(
+    h("p", { class: "you-are-here", id: "position-text" }, h("strong", { text: "You are here: " }), positionText(book)),
+    h("p", { class: "hint", text: "Answers use only what comes before this point: nothing after it is shown." }),
+    form, error);
+  els.chapters.replaceChildren(...book.chapters.map((c, i) => h("li",
+    { class: [c.unread ? "unread" : "", i === here ? "here" : ""].join(" "), "aria-current": i === here ? "location" : null },
+    h("span", { class: "chapter-title", text: c.title ?? "Unread chapter" }),
+    c.page ? h("span", { class: "page", text: `p. ${c.page}` }) : null,
+    i === here ? h("span", { class: "badge", text: "you are here" }) : null,
+    h("button", { type: "button", class: "link small", title: `Set my position to the end of chapter ${i + 1}`,
+      onclick: () => setPosition({ chapter: i + 1 }, error) }, "read to here"))));
+  els.chapters.querySelector(".here")?.scrollIntoView({ block: "nearest" });
+}
+
+async function setPosition(body, error) {
+  error.textContent = "";
+  try {
+    view.book = await api.put(`/books/${encodeURIComponent(view.bookId)}/position`, body);
+    renderPosition();
+    toast(positionText(view.book));
+  } catch (e) {
+    error.textContent = e.message;
+  }
+}
+
+async function renderConversations() {
+  const list = view.els.conversations;
+  let page;
+  try {
+    page = await api.get(`/conversations?book_id=${encodeURIComponent(view.bookId)}&limit=200`);
+  } catch (e) {
+    list.replaceChildren(h("li", {}, errorBox(e, renderConversations)));
+    return;
+  }
+  if (!page.items.length) {
+    list.replaceChildren(h("li", { class: "empty", text: "No conversations yet." }));
+    return;
+  }
+  list.replaceChildren(...page.items.map((c) => h("li",
+    { class: c.conversation_id === view.cid ? "current" : "", "data-conversation-id": c.conversation_id },
+    h("a", { href: bookHash(c.conversation_id), class: "conversation-title",
+      "aria-current": c.conversation_id === view.cid ? "page" : null }, c.title),
+    h("span", { class: "meta", text: `${c.turns} turn${c.turns === 1 ? "" : "s"}` }),
+    h("span", { class: "row-actions" },
+      h("button", { type: "button", class: "link small", onclick: () => renameConversation(c) }, "Rename"),
+      h("button", { type: "button", class: "link small", onclick: () => exportConversation(c, "md") }, "Markdown"),
+      h("button", { type: "button", class: "link small", onclick: () => exportConversation(c, "json") }, "JSON"),
+      h("button", { type: "button", class: "link small danger-text", onclick: () => deleteConversation(c) }, "Delete")))));
+}
+
+async function renameConversation(c) {
+  const done = await dialog({
+    title: "Rename conversation",
+    ok: "Rename",
+    fields: [field("Title", "title", c.title, { required: true, maxlength: 500 })],
+    submit: (form) => api.patch(`/conversations/${encodeURIComponent(c.conversation_id)}`,
+      { title: new FormData(form).get("title") }),
+  });
+  if (!done) return;
+  await renderConversations();
+  if (c.conversation_id === view.cid) setChatTitle(done.title);
+}
+
+async function deleteConversation(c) {
+  const done = await dialog({
+    title: `Delete “${c.title}”?`,
+    fields: [h("p", { text: "Its messages are deleted. This cannot be undone." })],
+    ok: "Delete",
+    danger: true,
+    submit: () => api.del(`/conversations/${encodeURIComponent(c.conversation_id)}`).then(() => true),
+  });
+  if (!done) return;
+  toast(`Deleted “${c.title}”`);
+  if (c.conversation_id === view.cid) location.hash = bookHash();
+  await renderConversations();
+}
+
+async function exportConversation(c, format) {
+  try {
+    const response = await api.call("GET",
+      `/conversations/${encodeURIComponent(c.conversation_id)}/export?format=${format}`, undefined, { raw: true });
+    const blob = await response.blob();
+    const url = URL.createObjectURL(blob);
+    const safe = c.title.replace(/[^\p{L}\p{N} _-]+/gu, "").trim().slice(0, 60) || "conversation";
+    const a = h("a", { href: url, download: `${safe}.${format}` });
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 10_000);
+  } catch (e) {
+    toast(e.message, "bad");
+  }
+}
+
+function setChatTitle(title) {
+  const heading = view.els.chat.querySelector(".chat-title");
+  if (heading) heading.textContent = title;
+  setCrumbs({ text: "Library", href: "#/" }, { text: view.book.title, href: bookHash() }, { text: title });
+}
+
+async function openConversation(cid) {
+  if (view.busy) view.busy.abort();
+  view.cid = cid;
+  const { chat } = view.els;
+  const messages = h("ol", { class: "messages", "aria-label": "Messages" });
+  const textarea = h("textarea", { id: "message", name: "message", rows: 2, required: true,
+    placeholder: `Ask about ${view.book.title}…`, "aria-label": "Your message", maxlength: 100000 });
+  const send = h("button", { type: "submit", class: "primary send" }, "Send");
+  const stop = h("button", { type: "button", class: "stop", hidden: true }, "Stop");
+  const composer = h("form", { class: "composer" }, textarea, send, stop);
+  const title = h("h1", { class: "chat-title", text: "New conversation" });
+  chat.replaceChildren(title, messages, composer);
+  for (const li of view.els.conversations.querySelectorAll("li[data-conversation-id]")) {
+    const current = li.dataset.conversationId === cid;
+    li.classList.toggle("current", current);
+    li.querySelector("a").toggleAttribute("aria-current", current);
+  }
+  composer.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const text = textarea.value.trim();
+    if (!text || view.busy) return;
+    textarea.value = "";
+    ask(text, messages, { send, stop, textarea });
+  });
+  textarea.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      composer.requestSubmit();
+    }
+  });
+  chat.addEventListener("keydown", (event) => {
+    if (event.key === "Escape" && view.busy) view.busy.abort();
+  });
+  stop.addEventListener("click", () => view.busy && view.busy.abort());
+  if (!cid) {
+    setCrumbs({ text: "Library", href: "#/" }, { text: view.book.title });
+    messages.append(h("li", { class: "intro" },
+      h("p", { text: `Ask anything about ${view.book.title}.` }),
+      h("p", { class: "hint", text: `Answers come from the book up to your position (${view.book.reading_position.description}), with page citations.` })));
+    textarea.focus();
+    return;
+  }
+  try {
+    const detail = await api.get(`/conversations/${encodeURIComponent(cid)}`);
+    if (view.cid !== cid) return;
+    setChatTitle(detail.title);
+    renderHistory(detail, messages);
+  } catch (e) {
+    messages.replaceChildren(h("li", {}, errorBox(e, () => openConversation(cid))));
+  }
+  textarea.focus();
+}
+
+function renderHistory(detail, messages) {
+  const citations = new Map(detail.turn_details.map((t) => [t.turn_number, t.citations]));
+  const lastAnswer = new Map();
+  for (const m of detail.messages) if (m.role === "assistant") lastAnswer.set(m.turn_number, m.id);
+  for (const m of detail.messages) {
+    if (m.role === "user") messages.append(userBubble(m.content));
+    else if (m.role === "assistant" && lastAnswer.get(m.turn_number) === m.id) {
+      const bubble = answerBubble();
+      renderMarkdown(bubble.body, m.content);
+      renderCitations(bubble, citations.get(m.turn_number) || []);
+      messages.append(bubble.li);
+    }
+  }
+  messages.lastElementChild?.scrollIntoView({ block: "end" });
+}
+
+function userBubble(text) {
+  return h("li", { class: "message user" }, h("div", { class: "body", text }));
+}
+
+function answerBubble() {
+  const activity = h("p", { class: "activity", "aria-live": "polite" });
+  const body = h("div", { class: "body markdown" });
+  const sources = h("div", { class: "citations" });
+  const li = h("li", { class: "message assistant" }, activity, body, sources);
+  return { li, activity, body, sources };
+}
+
+function describeTool(name, args) {
+  if (name === "search_book") return `Searching: “${args.query ?? ""}”`;
+  if (name === "read_passage") {
+    return args.page_start ? `Reading p. ${args.page_start}${args.page_end ? "–" + args.page_end : ""}` : "Reading a passage";
+  }
+  if (name === "list_chapters") return "Looking at the chapters";
+  return `Using ${name}`;
+}
+
+async function ask(text, messages, controls) {
+  messages.querySelector(".intro")?.remove();
+  const user = userBubble(text);
+  const answer = answerBubble();
+  messages.append(user, answer.li);
+  answer.li.classList.add("streaming");
+  answer.activity.textContent = "Thinking…";
+  answer.li.scrollIntoView({ block: "end" });
+  const abort = new AbortController();
+  view.busy = abort;
+  controls.send.hidden = true;
+  controls.stop.hidden = false;
+  let streamed = "";
+  let pending = false;
+  const paint = () => {
+    pending = false;
+    renderMarkdown(answer.body, streamed);
+    answer.li.scrollIntoView({ block: "end" });
+  };
+  try {
+    if (!view.cid) {
+      const created = await api.post("/conversations", { book_id: view.bookId });
+      view.cid = created.conversation_id;
+      history.replaceState(null, "", bookHash(view.cid));
+      setChatTitle(created.title);
+    }
+    const cid = view.cid;
+    const turn = await api.streamTurn(cid, text, (name, data) => {
+      if (name === "tool_call") answer.activity.textContent = describeTool(data.name, data.arguments || {});
+      else if (name === "tool_result") answer.activity.textContent = data.summary || answer.activity.textContent;
+      else if (name === "delta") {
+        answer.activity.textContent = "Writing…";
+        streamed += data.text;
+        if (!pending) { pending = true; requestAnimationFrame(paint); }
+      }
+    }, abort.signal);
+    answer.activity.textContent = turn.searches.length ? `Searched: ${turn.searches.map((q) => `“${q}”`).join(", ")}` : "";
+    renderMarkdown(answer.body, turn.answer);
+    renderCitations(answer, turn.citations);
+    await renderConversations();
+    if (view.cid === cid) {
+      const item = view.els.conversations.querySelector(`li[data-conversation-id="${CSS.escape(cid)}"] a`);
+      if (item) setChatTitle(item.textContent);
+    }
+  } catch (e) {
+    const stopped = e.name === "AbortError";
+    answer.activity.textContent = "";
+    if (stopped) pending = true; // no late repaint
+    answer.li.classList.add(stopped ? "stopped" : "failed");
+    answer.li.append(stopped
+      ? h("div", { class: "notice", role: "status" }, "Stopped. This turn was not saved. ",
+          h("button", { type: "button", class: "retry", onclick: () => retry() }, "Ask again"))
+      : errorBox(e, () => retry()));
+  } finally {
+    answer.li.classList.remove("streaming");
+    if (view.busy === abort) view.busy = null;
+    controls.send.hidden = false;
+    controls.stop.hidden = true;
+  }
+  function retry() {
+    if (view.busy) return;
+    user.remove();
+    answer.li.remove();
+    ask(text, messages, controls);
+  }
+}
+
+function renderCitations(bubble, citations) {
+  if (!citations.length) { bubble.sources.replaceChildren(); return; }
+  const panel = h("div", { class: "citation-panel", hidden: true });
+  const chips = citations.map((c, i) => {
+    const label = c.page_start ? `p. ${c.page_start}${c.page_end && c.page_end !== c.page_start ? "–" + c.page_end : ""}` : c.chapter || "source";
+    const chip = h("button", { type: "button", class: "chip", "aria-expanded": "false",
+      title: c.location }, h("span", { class: "n", text: String(i + 1) }), label);
+    chip.addEventListener("click", () => {
+      const open = chip.getAttribute("aria-expanded") === "true";
+      for (const other of bubble.sources.querySelectorAll(".chip")) other.setAttribute("aria-expanded", "false");
+      if (open) { panel.hidden = true; return; }
+      chip.setAttribute("aria-expanded", "true");
+      panel.hidden = false;
+      panel.replaceChildren(
+        h("p", { class: "location", text: `[${i + 1}] ${c.location}` }),
+        c.quote ? h("blockquote", { class: "quote", text: c.quote }) : null,
+        h("button", { type: "button", class: "open-passage", onclick: () => openPassage(c) }, "Open the passage"));
+    });
+    return chip;
+  });
+  bubble.sources.replaceChildren(h("div", { class: "chips", role: "group", "aria-label": "Sources" }, h("span", { class: "label", text: "Sources" }), ...chips), panel);
+}
+
+async function openPassage(c) {
+  const text = h("div", { class: "passage", tabindex: "0" }, h("p", { class: "loading", text: "Loading…" }));
+  const shown = dialog({ title: c.location, fields: [text], ok: "Close", cancel: false });
+  try {
+    const start = Math.max(0, c.char_start - CONTEXT_CHARS);
+    const passage = await api.get(`/books/${encodeURIComponent(view.bookId)}/text?start=${start}&end=${c.char_end + CONTEXT_CHARS}`);
+    const from = Math.max(0, c.char_start - passage.char_start);
+    const to = Math.max(from, Math.min(passage.text.length, c.char_end - passage.char_start));
+    text.replaceChildren(
+      h("p", { class: "meta", text: passage.location }),
+      h("div", { class: "passage-text", "data-char-start": passage.char_start, "data-char-end": passage.char_end }, passage.text.slice(0, from), h("mark", {}, passage.text.slice(from, to)), passage.text.slice(to)),
+      passage.char_end < c.char_end + CONTEXT_CHARS && view.book.reading_position.char_offset !== null &&
+        passage.char_end >= view.book.reading_position.char_offset
+        ? h("p", { class: "hint", text: "Your reading position: the text stops here." }) : null);
+    text.querySelector("mark")?.scrollIntoView({ block: "center" });
+  } catch (e) {
+    text.replaceChildren(errorBox(e));
+  }
+  await shown;
+}
+
+// ---------------------------------------------------------------- routing
+
+async function route() {
+  const parts = location.hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent);
+  try {
+    if (parts[0] === "book" && parts[1]) {
+      await bookView(parts[1], parts[2] === "c" && parts[3] ? parts[3] : null);
+    } else {
+      view.bookId = null;
+      view.els = null;
+      if (view.busy) view.busy.abort();
+      await libraryView();
+    }
+  } catch (e) {
+    if (e.status === 401) return signIn("Your token is no longer valid. Sign in again.");
+    main.replaceChildren(errorBox(e, route));
+  }
+}
+
+async function start() {
+  try {
+    if (!(await whoAmI())) return signIn(api.token() ? "This token is not valid." : "");
+  } catch (e) {
+    main.replaceChildren(errorBox(e, start));
+    return;
+  }
+  window.addEventListener("hashchange", route);
+  await route();
+}
+
+start();

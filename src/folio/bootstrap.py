@@ -284,7 +284,10 @@ class Container:
         chat_provider = self.chat_provider(provider, model)
         retrieval: RetrievalStrategy
         if isinstance(chat_provider, OfflineChatProvider):
-            retrieval = ExtractiveStrategy(HeuristicQueryRewriter(), k=s.search_k)
+            rewriter = HeuristicQueryRewriter()
+            retrieval = ExtractiveStrategy(
+                rewriter, search_query=rewriter.query_with_history, k=s.search_k
+            )
         else:
             retrieval = ToolUseRetrievalStrategy(
                 max_tool_rounds=s.max_tool_rounds, fallback=AlwaysRetrieveStrategy(k=s.search_k)

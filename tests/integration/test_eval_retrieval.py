@@ -15,7 +15,7 @@ from folio.app.evaluation.conversations import (
     load_conversations,
 )
 from folio.app.evaluation.retrieval import RetrievalEvaluation
-from folio.app.evaluation.sessions import ChatSession
+from folio.app.evaluation.sessions import ReplaySession
 from folio.bootstrap import Container
 from folio.config import load_settings
 from folio.domain.books import Book
@@ -37,9 +37,9 @@ class World:
         self.raw = self.raw_path.read_text(encoding="utf-8")
         self.mapper = EvidenceMapper(self.raw, self.text)
 
-    def session(self, *, gold_history: bool) -> ChatSession:
+    def session(self, *, gold_history: bool) -> ReplaySession:
         c = self.container
-        return ChatSession(
+        return ReplaySession(
             c.chat(provider="offline"),
             c.conversations,
             c.conversation_uow,
@@ -113,11 +113,11 @@ def test_gold_history_asks_each_question_in_a_fresh_conversation_holding_the_ref
     conversation = _first(world, 1)[0]
     turns = conversation.turns[:3]
     short = EvalConversation(conversation.id, conversation.book, turns)
-    before = {s.conversation.id for s in world.container.conversations.list()}
+    before = {s.conversation.id for s in world.container.conversations.summaries()}
     world.evaluation(modes=("agent",), gold_history=True).run(short)
     created = [
         s.conversation
-        for s in world.container.conversations.list()
+        for s in world.container.conversations.summaries()
         if s.conversation.id not in before
     ]
     assert len(created) == len(turns)

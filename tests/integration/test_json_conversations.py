@@ -99,7 +99,7 @@ def test_a_second_store_instance_sees_every_write_without_a_refresh(
     assert len(reader.get(c.id).messages) == 3
     write_turn(writer, c.id, "two")
     assert [t.turn_number for t in reader.get(c.id).turns] == [1, 2]
-    assert reader.list()[0].turn_count == 2
+    assert reader.summaries()[0].turn_count == 2
     convs.rename(c.id, "Renamed")
     assert reader.resolve(c.id[:6]).title == "Renamed"
 
@@ -162,7 +162,7 @@ def test_a_corrupt_file_is_a_clear_error_and_listing_skips_it(
         convs.get(bad.id)
     assert e.value.code == ConversationErrorCode.INVALID_STATE
     assert f"{bad.id}.json is corrupt" in e.value.message
-    assert [s.conversation.title for s in convs.list()] == ["Good"]
+    assert [s.conversation.title for s in convs.summaries()] == ["Good"]
     assert convs.get(good.id).conversation.title == "Good"
 
 

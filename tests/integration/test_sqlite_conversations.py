@@ -95,7 +95,7 @@ def test_deleting_a_book_deletes_its_conversations_messages_and_turns(
 
     assert counts(db.path) == {"books": 1, "chunks": 1, "conversations": 1, "chat_messages": 4,
                                "turns": 1}  # fmt: skip
-    assert [s.conversation.id for s in convs.list()] == [kept.id]
+    assert [s.conversation.id for s in convs.summaries()] == [kept.id]
 
 
 def test_conversations_and_messages_survive_a_restart(db: Database, convs: Conversations) -> None:
@@ -122,7 +122,7 @@ def test_a_second_store_sees_turns_written_by_the_first_without_any_refresh(
     assert len(reader.get(c.id).messages) == 4
     write_turn(first, c.id, "two")
     assert [t.turn_number for t in reader.get(c.id).turns] == [1, 2]
-    assert reader.list()[0].turn_count == 2
+    assert reader.summaries()[0].turn_count == 2
 
 
 def test_a_turn_that_fails_after_its_tool_results_are_written_leaves_no_rows(
@@ -158,7 +158,8 @@ def test_datetimes_are_stored_as_utc_iso_strings_and_read_back_aware(db: Databas
 def test_the_schema_refuses_unknown_roles_and_duplicate_turns(db: Database) -> None:
     conn = db.connect()
     conn.execute(
-        "INSERT INTO conversations (id, book_id, title, created_at, updated_at) VALUES ('c1', 'book-1', 'T', 'x', 'x')"
+        "INSERT INTO conversations (id, book_id, title, created_at, updated_at) "
+        "VALUES ('c1', 'book-1', 'T', 'x', 'x')"
     )
     with pytest.raises(sqlite3.IntegrityError, match="CHECK"):
         conn.execute(
@@ -219,5 +220,5 @@ def test_a_version_1_database_with_books_upgrades_and_keeps_them_for_conversatio
 
     convs = Conversations(SqliteConversationStore(old).unit_of_work, SqliteLibrary(old))
     c = convs.create("book-1")
-    assert [s.book_title for s in convs.list()] == ["Moby-Dick"]
+    assert [s.book_title for s in convs.summaries()] == ["Moby-Dick"]
     assert convs.get(c.id).conversation == c

@@ -118,11 +118,11 @@ def test_list_shows_most_recent_activity_first_with_turn_counts_and_book_titles(
                at=T0 + timedelta(days=1))  # fmt: skip
     write_turn(store.unit_of_work, first.id, "And Ahab?", "The captain.", at=T0 + timedelta(days=1))
 
-    listed = convs.list()
+    listed = convs.summaries()
     assert [s.conversation.id for s in listed] == [first.id, other.id, second.id]
     assert [s.turn_count for s in listed] == [2, 0, 0]
     assert [s.book_title for s in listed] == ["Moby-Dick", "Dracula", "Moby-Dick"]
-    assert [s.conversation.id for s in convs.list("book-2")] == [other.id]
+    assert [s.conversation.id for s in convs.summaries("book-2")] == [other.id]
 
 
 def test_get_returns_messages_in_order_and_turn_metadata(
@@ -197,9 +197,9 @@ def test_delete_and_delete_for_book(
     a, b, other = convs.create("book-1"), convs.create("book-1"), convs.create("book-2")
     write_turn(store.unit_of_work, b.id, "q", "a")
     convs.delete(a.id)
-    assert {s.conversation.id for s in convs.list()} == {b.id, other.id}
+    assert {s.conversation.id for s in convs.summaries()} == {b.id, other.id}
     assert convs.delete_for_book("book-1") == 1
-    assert [s.conversation.id for s in convs.list()] == [other.id]
+    assert [s.conversation.id for s in convs.summaries()] == [other.id]
     assert store.state.messages.get(b.id) is None and store.state.turns.get(b.id) is None
 
 
@@ -262,7 +262,7 @@ def test_export_import_export_is_identical_apart_from_ids(
     assert imported.id != chatted
     assert {m["id"] for m in first["messages"]}.isdisjoint(m["id"] for m in second["messages"])
     assert _without_ids(second) == _without_ids(first)
-    assert len(convs.list()) == 2
+    assert len(convs.summaries()) == 2
 
 
 def test_import_matches_the_book_by_content_hash_when_the_id_differs(
@@ -322,7 +322,7 @@ def test_a_malformed_import_is_refused_with_a_clear_error_and_stores_nothing(
     assert e.value.code == ConversationErrorCode.INVALID_INPUT
     assert e.value.message.startswith("Not a valid folio conversation export")
     assert expected in e.value.message
-    assert len(convs.list()) == 1
+    assert len(convs.summaries()) == 1
 
 
 @pytest.mark.parametrize("data", [[], "text", None, {"format": "folio.conversation"}])

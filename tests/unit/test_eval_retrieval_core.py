@@ -24,7 +24,7 @@ from folio.app.evaluation.retrieval import (
     RetrievalEvaluation,
     first_hit_rank,
 )
-from folio.app.evaluation.sessions import ChatSession
+from folio.app.evaluation.sessions import ReplaySession
 from folio.bootstrap import Container
 from folio.config import load_settings
 from folio.domain.books import Book, BookFormat, Chunk, SearchHit
@@ -204,8 +204,8 @@ def test_without_gold_history_the_session_keeps_its_own_answers() -> None:
     assert session.gold == []
 
 
-# --- ChatSession (the real chat pipeline, in-memory stores, scripted model) ----------------------
-def _session(provider: ScriptedChatProvider, *, gold_history: bool) -> ChatSession:
+# --- ReplaySession (the real chat pipeline, in-memory stores, scripted model) -------------------
+def _session(provider: ScriptedChatProvider, *, gold_history: bool) -> ReplaySession:
     story = make_story()
     store = InMemoryConversationStore()
     container = Container(
@@ -217,7 +217,7 @@ def _session(provider: ScriptedChatProvider, *, gold_history: bool) -> ChatSessi
     )
     chat = container.chat()
     conversations = container.conversations
-    return ChatSession(
+    return ReplaySession(
         chat, conversations, store.unit_of_work, story.book.id, gold_history=gold_history
     )
 

@@ -53,7 +53,8 @@ def found(*passages: Passage, query: str = "q") -> ToolOutcome:
 
 
 def strategy() -> ExtractiveStrategy:
-    return ExtractiveStrategy(HeuristicQueryRewriter())
+    rewriter = HeuristicQueryRewriter()
+    return ExtractiveStrategy(rewriter, search_query=rewriter.query_with_history)
 
 
 def first_turn() -> list[PromptMessage]:

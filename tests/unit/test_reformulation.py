@@ -64,7 +64,7 @@ def test_a_question_without_history_or_already_self_contained_is_unchanged() -> 
 
 def test_search_query_adds_the_key_terms_of_earlier_questions() -> None:
     history = [("Where did Anne go after the ball?", "home"), ("Was she relieved?", "yes")]
-    query = HeuristicQueryRewriter().search_query("Why?", history)
+    query = HeuristicQueryRewriter().query_with_history("Why?", history)
     assert query.startswith("Why")
     for term in ("anne", "ball", "relieved"):
         assert term in query.lower()
@@ -111,7 +111,7 @@ def test_search_query_resolves_the_pronoun_and_keeps_earlier_questions_not_answe
             'From the book:\n- "He wept at the departure of Clerval." (Chapter 7, p. 55)',
         )
     ]
-    query = HeuristicQueryRewriter().search_query("What happens to him?", history)
+    query = HeuristicQueryRewriter().query_with_history("What happens to him?", history)
     assert query.startswith("What happens to Clerval?")
     assert "Victor's friend" in query
     assert "chapter" not in query.lower() and "departure" not in query
@@ -123,13 +123,13 @@ def test_a_standalone_question_keeps_only_the_last_questions_of_the_conversation
         ("Who wrote the letter?", "Wentworth"),
     ]
     rewriter = HeuristicQueryRewriter(standalone_turns=1)
-    query = rewriter.search_query("Where is the house of Admiral Croft in Bath?", history)
+    query = rewriter.query_with_history("Where is the house of Admiral Croft in Bath?", history)
     assert "letter" in query and "ball" not in query
 
 
 def test_small_talk_in_the_history_never_reaches_a_search_query() -> None:
     history = [("Where did Anne go after the ball?", "home"), ("thanks!", "You're welcome!")]
-    query = HeuristicQueryRewriter().search_query("Why?", history)
+    query = HeuristicQueryRewriter().query_with_history("Why?", history)
     assert "thanks" not in query.lower() and "welcome" not in query.lower()
     assert "ball" in query
 

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from folio.domain.ports import Exchange
+from folio.domain.search import STOPWORDS as SEARCH_STOPWORDS
 
 WORD = re.compile(r"[A-Za-z][A-Za-z'’\-]*|\d+")
 
@@ -30,26 +31,19 @@ PERSONAL_PRONOUNS = wordset(
 DEMONSTRATIVES = frozenset(["this", "that", "these", "those", "there", "then"])
 REFERRING_WORDS = PERSONAL_PRONOUNS | DEMONSTRATIVES
 
-# Common words that carry no searchable content. Content words are every other word of three letters
-# or more: what is left when a question is stripped of these says what it is about.
-STOPWORDS = (
-    wordset(
-        """
-    a about above after again against all also am an and any are as at be because been before
-    being below between both but by can could did do does doing done down during each else even
-    ever every few for from further get gets got had has have having here how i if in into is
-    isn't was wasn't were weren't just know like make made many may me might more most much must
-    my myself near never no nor not now of off on once one only or other others our ours out
-    over own really same say said see seem seemed should so some something such tell than that
-    the thee then there these they thing things this those through thou thy to too under until
-    up upon us very want was way we well went were what when where whether which while who whom
-    whose why will with would yes yet you your yours ok okay oh did does happen happened happens
-    happening please think thought anything everything go going come came give gave take took
-    let us why
+# Words that carry no searchable content: the index's stopwords plus the filler of conversation
+# ("tell", "happened", "please"). Content words are every other word of three letters or more: what
+# is left when a question is stripped of these says what it is about.
+CONVERSATIONAL_FILLER = wordset(
     """
-    )
-    | REFERRING_WORDS
+    above against anything below between both came come done else even ever every everything
+    gave get gets give go going got happen happened happening happens isn't know let like made
+    make many may might much must near never oh ok okay one others please really said say see
+    seem seemed something take tell thee thing things think thou thought thy took upon us want
+    wasn't way well went weren't whether whose yes yet
+    """
 )
+STOPWORDS = SEARCH_STOPWORDS | CONVERSATIONAL_FILLER | REFERRING_WORDS
 
 # Openings that only make sense as the continuation of an exchange.
 ELLIPTICAL_START = re.compile(

@@ -60,9 +60,10 @@ _DELTA = re.compile(r"\S+\s*|\s+")
 class ExtractiveStrategy:
     """Implements ``RetrievalStrategy`` without a model (see the module docstring).
 
-    ``search_query(question, history)`` builds the retrieval query (default: the rewriter's own
-    ``search_query`` when it has one, else ``rewrite``); sentences are scored against
-    ``rewriter.rewrite``'s self-contained question."""
+    ``search_query(question, history)`` builds the retrieval query (default: ``rewriter.rewrite``,
+    the self-contained question; the composition root passes the heuristic rewriter's
+    ``query_with_history``, tuned for recall); sentences are scored against the rewritten
+    question."""
 
     name = "extractive"
 
@@ -77,7 +78,7 @@ class ExtractiveStrategy:
     ) -> None:
         self._rewriter = rewriter
         self._is_small_talk = is_small_talk
-        self._search_query = search_query or _retrieval_query_of(rewriter)
+        self._search_query = search_query or rewriter.rewrite
         self.k = k
         self._max_sentences = max(2, min(4, max_sentences))
 
@@ -172,12 +173,6 @@ def conversation(messages: Sequence[PromptMessage]) -> list[Exchange]:
 
 def _strip_note(answer: str) -> str:
     return answer.replace(OFFLINE_NOTE, "").strip()
-
-
-def _retrieval_query_of(rewriter: QueryRewriter) -> Callable[[str, Sequence[Exchange]], str]:
-    """A rewriter may offer ``search_query`` (same signature), a query tuned for recall."""
-    method = getattr(rewriter, "search_query", None)
-    return method if callable(method) else rewriter.rewrite
 
 
 # --- extractive answering ------------------------------------------------------------------------

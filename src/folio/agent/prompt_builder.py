@@ -7,14 +7,14 @@ error, never a silently empty hole in a prompt.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from string import Template
-from typing import Any
 
 from folio.domain.books import Book
+from folio.domain.passages import Passage
 
 SYSTEM_PROMPT = "conversation_system_prompt.md"
 
@@ -42,13 +42,11 @@ class PromptBuilder:
     def with_section(self, heading: str, body: str) -> PromptBuilder:
         return self._add(f"{heading}:\n{body.strip()}" if body.strip() else "")
 
-    def with_passages(self, passages: Sequence[Mapping[str, Any]]) -> PromptBuilder:
-        """Passages as ``search_book`` returns them (chapter, pages, text)."""
+    def with_passages(self, passages: Sequence[Passage]) -> PromptBuilder:
+        """Passages as ``search_book`` returns them, each under its place in the book."""
         if not passages:
             return self.with_note("The search found no passage before the reader's position.")
-        blocks = [
-            f"[{i}] {cite(p)}\n{str(p.get('text', '')).strip()}" for i, p in enumerate(passages, 1)
-        ]
+        blocks = [f"[{i}] {p.location}\n{p.text.strip()}" for i, p in enumerate(passages, 1)]
         return self.with_section("Passages from the book", "\n\n".join(blocks))
 
     def with_question(self, question: str, *, label: str = "Question") -> PromptBuilder:
@@ -62,14 +60,6 @@ class PromptBuilder:
 
     def _add(self, part: str) -> PromptBuilder:
         return PromptBuilder(self.base, (*self.parts, part)) if part else self
-
-
-def cite(passage: Mapping[str, Any]) -> str:
-    """``Chapter 5, p. 41`` for a passage (page only when it has no chapter)."""
-    pages = str(passage.get("pages") or "?")
-    where = f"p. {pages}" if "-" not in pages else f"pp. {pages}"
-    chapter = passage.get("chapter")
-    return f"{chapter}, {where}" if chapter else where
 
 
 def conversation_system_prompt(book: Book) -> str:

@@ -3,8 +3,8 @@
 - ``HeuristicQueryRewriter`` works offline: it finds what the conversation is about (the names
   and noun phrases of earlier questions, the person an earlier "who ...?" was answered with: see
   ``folio.agent.referents``) and puts it in place of the follow-up's pronoun or ellipsis.
-  ``search_query`` adds the key terms of earlier questions, because for retrieval recall matters
-  more than fluency.
+  ``query_with_history`` adds the key terms of earlier questions, because for retrieval recall
+  matters more than fluency.
 - ``LLMQueryRewriter`` asks a chat model with ``prompts/reformulation_prompt.md`` and falls back
   to the heuristic when the model fails.
 
@@ -17,7 +17,6 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
-from importlib import resources
 
 from folio.agent.followup import (
     FollowUpDetector,
@@ -26,6 +25,7 @@ from folio.agent.followup import (
     proper_nouns,
     wordset,
 )
+from folio.agent.prompt_builder import PromptBuilder
 from folio.agent.referents import GROUP, PERSON, Referents, find_referents, question_subject
 from folio.domain.errors import LLMError
 from folio.domain.llm import PromptMessage
@@ -52,11 +52,14 @@ _WHAT_ABOUT_NAME = re.compile(
 )
 
 
+REFORMULATION_PROMPT = "reformulation_prompt.md"
+
+
 class HeuristicQueryRewriter:
     """Rewrites follow-ups with the conversation's salient entity; no model, no network."""
 
     def __init__(self, *, history_turns: int = 10, standalone_turns: int = 2) -> None:
-        """``search_query`` appends the questions of the last ``history_turns`` exchanges to a
+        """``query_with_history`` appends the questions of the last ``history_turns`` exchanges to a
         follow-up, and of the last ``standalone_turns`` to a question that reads on its own."""
         self._turns = history_turns
         self._standalone_turns = standalone_turns
@@ -79,7 +82,7 @@ class HeuristicQueryRewriter:
             rewritten = _complete_ellipsis(question, history, referents)
         return rewritten or question
 
-    def search_query(self, question: str, history: Sequence[Exchange]) -> str:
+    def query_with_history(self, question: str, history: Sequence[Exchange]) -> str:
         """A query for the book index: the rewritten question, then the earlier questions of the
         conversation (the last ``history_turns``; only the last ``standalone_turns`` when the
         question does not read as a follow-up).
@@ -215,27 +218,17 @@ class LLMQueryRewriter:
         return f"{self._provider.provider_name}/{self._provider.model_name}"
 
 
-def load_reformulation_template() -> str:
-    return (
-        resources.files("folio.agent")
-        .joinpath("prompts/reformulation_prompt.md")
-        .read_text(encoding="utf-8")
-    )
-
-
 def build_reformulation_prompt(question: str, history: Sequence[Exchange]) -> str:
-    """The template with ``{history}`` and ``{question}`` filled in."""
+    """The template with ``$history`` and ``$question`` filled in."""
     lines = []
     for earlier, answer in history:
         lines.append(f"User: {earlier.strip()}")
         if answer:
             lines.append(f"Assistant: {_shorten(answer, 400)}")
     conversation = "\n".join(lines) or "(no earlier messages)"
-    return (
-        load_reformulation_template()
-        .replace("{history}", conversation)
-        .replace("{question}", question.strip())
-    )
+    return PromptBuilder.from_template(
+        REFORMULATION_PROMPT, history=conversation, question=question.strip()
+    ).build()
 
 
 def _shorten(text: str, limit: int) -> str:

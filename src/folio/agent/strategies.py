@@ -19,7 +19,6 @@ import json
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
-from typing import Any
 
 from folio.agent.followup import FollowUpDetector, is_small_talk
 from folio.agent.prompt_builder import PromptBuilder
@@ -34,7 +33,9 @@ from folio.domain.llm import (
     TokenUsage,
     ToolDefinition,
     ToolInvocation,
+    ToolResultMessage,
 )
+from folio.domain.passages import SEARCH_BOOK, ToolOutcome, decode_tool_result
 from folio.domain.ports import (
     ChatProvider,
     Exchange,
@@ -45,7 +46,6 @@ from folio.domain.ports import (
     ToolRunner,
 )
 
-SEARCH_TOOL = "search_book"
 REPEATED_CALL = "REPEATED_CALL"
 NO_ANSWER = "I couldn't find a clear answer to that in the part of the book you have read."
 
@@ -167,7 +167,7 @@ def _call_key(invocation: ToolInvocation) -> str:
 
 def _search_query(invocation: ToolInvocation) -> str | None:
     query = invocation.arguments.get("query")
-    if invocation.tool_name == SEARCH_TOOL and isinstance(query, str):
+    if invocation.tool_name == SEARCH_BOOK and isinstance(query, str):
         return query
     return None
 
@@ -367,12 +367,12 @@ class AlwaysRetrieveStrategy:
             )
         query, steps = self._query(provider, question, exchanges(head))
         invocation = ToolInvocation(
-            SEARCH_TOOL, f"auto_{uuid.uuid4().hex[:12]}", {"query": query, "k": self.k}
+            SEARCH_BOOK, f"auto_{uuid.uuid4().hex[:12]}", {"query": query, "k": self.k}
         )
         result = run_tool(invocation)
         prompt = (
             PromptBuilder()
-            .with_passages(_passages(result.content))
+            .with_passages(_typed(result).passages)
             .with_question(question)
             .with_note(
                 "Answer from these passages and the conversation only. Cite them as "
@@ -418,11 +418,11 @@ class AlwaysRetrieveStrategy:
         )
 
 
-def _passages(tool_result_json: str) -> list[dict[str, Any]]:
-    try:
-        envelope = json.loads(tool_result_json)
-    except ValueError:
-        return []
-    data = envelope.get("data") if isinstance(envelope, dict) else None
-    results = data.get("results") if isinstance(data, dict) else None
-    return [r for r in results if isinstance(r, dict)] if isinstance(results, list) else []
+def _typed(result: PromptMessage) -> ToolOutcome:
+    """A tool result message's outcome, typed (decoded by the one codec when it has been through
+    storage or came from elsewhere)."""
+    return (
+        result.typed()
+        if isinstance(result, ToolResultMessage)
+        else decode_tool_result(result.content)
+    )

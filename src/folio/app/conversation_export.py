@@ -16,7 +16,7 @@ from typing import Any, Final, Literal, cast
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
 
-from folio.domain.books import Book
+from folio.domain.books import Book, places_line
 from folio.domain.conversations import (
     ChatMessage,
     Conversation,
@@ -333,14 +333,9 @@ def _turn_markdown(
     return lines
 
 
-def format_citations(sources: tuple[Source, ...]) -> str:
+def format_citations(sources: Sequence[Source]) -> str:
     """``Loomings, pp. 12-13; p. 40``: each cited place once, in order."""
-    seen: list[str] = []
-    for s in sources:
-        text = s.location
-        if text not in seen:
-            seen.append(text)
-    return "; ".join(seen)
+    return places_line(sources)
 
 
 def _when(moment: datetime) -> str:

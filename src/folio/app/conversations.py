@@ -8,7 +8,6 @@ export formats (JSON schema and Markdown) live in ``app/conversation_export.py``
 
 from __future__ import annotations
 
-import builtins
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -76,8 +75,9 @@ class Conversations:
             uow.commit()
         return conversation
 
-    def list(self, book_id: str | None = None) -> builtins.list[ConversationSummary]:
-        """All conversations (or a book's), most recent activity first, with turn counts."""
+    def summaries(self, book_id: str | None = None) -> list[ConversationSummary]:
+        """All conversations (or a book's), most recent activity first, with their number of
+        turns (turns are numbered 1..n without gaps, so the last number is the count)."""
         titles = {b.id: b.title for b in self._books.list()}
         with self._uow() as uow:
             found = (

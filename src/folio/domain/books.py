@@ -9,9 +9,11 @@ most one chapter.
 from __future__ import annotations
 
 import bisect
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
+from typing import Any
 
 from folio.domain.errors import BookError, BookErrorCode
 
@@ -210,6 +212,12 @@ class SearchHit:
     @property
     def location(self) -> str:
         return cite_location(self.chunk.chapter, self.page_label_start, self.page_label_end)
+
+
+def places_line(located: Iterable[Any]) -> str:
+    """``Loomings, pp. 12-13; p. 40``: the ``location`` of each item (a source, a passage, a hit)
+    once, in order."""
+    return "; ".join(dict.fromkeys(item.location for item in located))
 
 
 def cite_location(chapter: str | None, page_start: str, page_end: str) -> str:

@@ -1,9 +1,9 @@
 """Real chat sessions for the retrieval evaluation.
 
-``ChatSession`` replays a conversation through ``ChatWithBook``: the system's own answers become the
-history of the next turn. With gold history, each question is asked in a fresh conversation whose
-earlier turns hold the reference questions and answers instead (written through the same unit of
-work as any turn), so the search is judged on the history a perfect reader would have had.
+``ReplaySession`` replays a conversation through ``ChatWithBook``: the system's own answers become
+the history of the next turn. With gold history, each question is asked in a fresh conversation
+whose earlier turns hold the reference questions and answers instead (written through the same unit
+of work as any turn), so the search is judged on the history a perfect reader would have had.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from folio.domain.llm import PromptRole
 from folio.domain.ports import UnitOfWorkFactory
 
 
-class ChatSession:
+class ReplaySession:
     """One evaluated conversation replayed through the real chat pipeline."""
 
     def __init__(

@@ -132,7 +132,7 @@ def _pick_conversation(
         if conversation.book_id != book.id:
             raise click.UsageError(f"Conversation {conversation.id[:8]} is about another book")
         return str(conversation.id), False
-    existing = [] if new else conversations.list(book.id)
+    existing = [] if new else conversations.summaries(book.id)
     if existing and ask:
         chosen = _choose(book, existing)
         if chosen is not None:

@@ -11,6 +11,7 @@ from rich.live import Live
 from rich.markdown import Markdown
 from rich.text import Text
 
+from folio.domain.books import places_line
 from folio.entrypoints.cli.output import clean
 
 
@@ -21,12 +22,7 @@ def format_arguments(arguments: Any) -> str:
 
 
 def citation_line(citations: Any) -> str:
-    seen: list[str] = []
-    for c in citations:
-        where = c.location
-        if where not in seen:
-            seen.append(where)
-    return "; ".join(seen)
+    return places_line(citations)
 
 
 class TurnView:

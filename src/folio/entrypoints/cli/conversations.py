@@ -95,7 +95,7 @@ def list_cmd(lazy: Any, book: str | None, as_json: bool) -> None:
     """List conversations, most recent activity first (only BOOK's when given)."""
     container = lazy.get()
     book_id = container.library.resolve(book).id if book else None
-    summaries = container.conversations.list(book_id)
+    summaries = container.conversations.summaries(book_id)
     if as_json:
         _json_out([
             _conversation_dict(s.conversation, book_title=s.book_title, turns=s.turn_count)

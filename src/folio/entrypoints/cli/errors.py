@@ -42,8 +42,17 @@ def exit_code_for(error: FolioError) -> int:
     return EXIT_ERROR
 
 
+_debug = False
+
+
+def set_debug(enabled: bool) -> None:
+    """``--debug``: tracebacks instead of one-line errors."""
+    global _debug
+    _debug = enabled
+
+
 def debug_enabled() -> bool:
-    return os.environ.get("FOLIO_DEBUG", "").lower() in {"1", "true", "yes", "on"}
+    return _debug or os.environ.get("FOLIO_DEBUG", "").lower() in {"1", "true", "yes", "on"}
 
 
 def fail(message: str, code: int = EXIT_ERROR) -> NoReturn:

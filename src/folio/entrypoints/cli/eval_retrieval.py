@@ -155,7 +155,7 @@ def _evaluation(
 ) -> RetrievalEvaluation:
 
     from folio.app.evaluation.retrieval import RetrievalEvaluation
-    from folio.app.evaluation.sessions import ChatSession
+    from folio.app.evaluation.sessions import ReplaySession
     from folio.bootstrap import Container
 
     raw = path.read_bytes()
@@ -168,9 +168,9 @@ def _evaluation(
     mapper = EvidenceMapper(raw.decode("utf-8"), container.books.get_text(book.id))
     chat = container.chat(provider=provider) if "agent" in modes else None
 
-    def new_session() -> ChatSession:
+    def new_session() -> ReplaySession:
         assert chat is not None
-        return ChatSession(
+        return ReplaySession(
             chat,
             container.conversations,
             container.conversation_uow,

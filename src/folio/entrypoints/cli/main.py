@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from folio.entrypoints.cli.errors import EXIT_ERROR, debug_enabled, handle_errors
+from folio.entrypoints.cli.errors import EXIT_ERROR, debug_enabled, handle_errors, set_debug
 
 if TYPE_CHECKING:
     from folio.bootstrap import Container
@@ -41,30 +41,34 @@ def cli(ctx: click.Context, home: Path | None, debug: bool) -> None:
 
     Start with `folio demo`, or `folio add FILE` then `folio chat BOOK`.
     """
-    import os
-
-    if home is not None:
-        os.environ["FOLIO_HOME"] = str(home)
     if debug:
-        os.environ["FOLIO_DEBUG"] = "1"
+        set_debug(True)
     logging.basicConfig(
         level=logging.DEBUG if debug else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
-    ctx.obj = _LazyContainer()
+    ctx.obj = _LazyContainer(home)
 
 
 class _LazyContainer:
-    """Builds the container (and reads settings) only when a command needs it."""
+    """Builds the container (and reads settings) only when a command needs it. ``home``: the
+    data directory given with ``--home`` (its config file is read from there)."""
 
-    def __init__(self) -> None:
+    def __init__(self, home: Path | None = None) -> None:
+        self._home = home
         self._container: Container | None = None
 
     def get(self) -> Container:
         if self._container is None:
-            from folio.bootstrap import Container
+            import os
 
-            self._container = Container()
+            from folio.bootstrap import Container
+            from folio.config import load_settings
+
+            env = dict(os.environ)
+            if self._home is not None:
+                env["FOLIO_HOME"] = str(self._home)
+            self._container = Container(load_settings(env=env))
         return self._container
 
 

@@ -43,6 +43,8 @@ def serve_cmd(lazy: Any, host: str, port: int, workers: int, log_level: str) -> 
     folio serve --port 8000
     curl -s localhost:8000/api/v1/books
     """
+    import os
+
     import uvicorn
 
     container = lazy.get()
@@ -57,6 +59,9 @@ def serve_cmd(lazy: Any, host: str, port: int, workers: int, log_level: str) -> 
     click.echo(
         f"folio API on http://{_url_host(host)}:{port} (docs: /docs); Ctrl-C stops it", err=True
     )
+    # The app is built by the server (one per worker process) from the environment: hand it the
+    # data directory this command resolved (``--home`` included).
+    os.environ["FOLIO_HOME"] = str(container.settings.home)
     uvicorn.run(
         "folio.entrypoints.api.app:create_app",
         factory=True,

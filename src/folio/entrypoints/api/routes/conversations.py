@@ -43,7 +43,7 @@ def list_conversations(
     """Newest activity first; ``limit``/``offset`` page through them."""
     if book_id is not None:
         scope.books.get(book_id)  # 404 for an unknown book
-    summaries = scope.conversations.list(book_id)
+    summaries = scope.conversations.summaries(book_id)
     page = summaries[offset : offset + limit]
     return {
         "total": len(summaries),

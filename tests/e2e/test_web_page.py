@@ -165,6 +165,12 @@ def test_upload_several_books_by_drag_and_drop_then_edit_and_delete(
 ) -> None:
     page = web.open()
     page.wait_for_selector(".book-card")
+    page.evaluate(
+        """() => { window.__statuses = new Set();
+            new MutationObserver(() => document.querySelectorAll('.upload .status')
+                .forEach(s => window.__statuses.add(s.textContent.split(/[ :]/)[0])))
+              .observe(document.body, { subtree: true, childList: true, characterData: true }); }"""
+    )
     drop_files(page, ".dropzone", {"lighthouse.md": LIGHTHOUSE, "visitor.txt": XSS_BOOK})
     uploads = page.locator(".upload")
     assert uploads.count() == 2
@@ -177,7 +183,17 @@ def test_upload_several_books_by_drag_and_drop_then_edit_and_delete(
     card = page.locator(".book-card", has_text="The Lighthouse Keeper")
     assert "MD" in card.locator(".meta").inner_text() and "3 chapters" in card.inner_text()
     assert "whole book is open" in card.inner_text()
-    shot(page, "library")
+    seen = set(page.evaluate("() => [...window.__statuses]"))
+    assert {"Uploading", "Imported"} <= seen and seen & {"Importing", "Waiting"}, seen
+    if SHOTS:  # the library as a reader has it: positions set
+        for book in api.get("/books").json():
+            position = {"chapter": 12} if book["chapters"] > 12 else {"percent": 40}
+            api.put(f"/books/{book['id']}/position", json=position).raise_for_status()
+        page.reload()
+        page.wait_for_selector(".book-card progress")
+        shot(page, "library")
+        for book in api.get("/books").json():
+            api.put(f"/books/{book['id']}/position", json={"reset": True}).raise_for_status()
 
     card.get_by_role("button", name="Edit").click()
     page.fill("#dialog input[name=title]", "The Keeper of the Light")
@@ -303,6 +319,38 @@ def test_ask_a_follow_up_open_a_citation_rename_reload_and_delete(
     item.wait_for(state="detached")
     assert api.get(f"/conversations/{conversation_id}").status_code == 404
     page.wait_for_selector(".intro")  # back to a new conversation
+
+
+def test_keyboard_alone_asks_opens_a_citation_and_moving_back_hides_it(
+    web: Page, api: httpx.Client, frankenstein: dict[str, Any]
+) -> None:
+    page = web.open(f"#/book/{frankenstein['id']}")
+    page.wait_for_selector(".intro")
+    assert page.evaluate("() => document.activeElement.id") == "message"  # ready to type
+    page.keyboard.type("Who is Clerval?")
+    page.keyboard.press("Enter")
+    page.locator(".message.assistant .chip").first.wait_for()
+    page.wait_for_selector(".message.assistant.streaming", state="detached")
+    page.locator(".chip").first.focus()
+    page.keyboard.press("Enter")  # a chip is a button: Enter opens its quote
+    panel = page.locator(".citation-panel")
+    panel.locator(".quote").wait_for()
+    assert page.evaluate("() => document.activeElement.textContent") == "Open the passage"
+    page.keyboard.press("Enter")
+    page.locator("#dialog .passage-text").wait_for()
+    page.keyboard.press("Escape")
+    assert not page.locator("#dialog").is_visible()
+    cited = int(page.locator(".chip").first.get_attribute("data-char-start") or 0)
+
+    # The reader moves back before the cited passage: its quote is no longer shown
+    book = api.get(f"/books/{frankenstein['id']}").json()
+    percent = round(100 * (cited // 2) / book["char_count"], 1)
+    api.put(f"/books/{frankenstein['id']}/position", json={"percent": percent}).raise_for_status()
+    page.reload()
+    page.locator(".chip").first.click()
+    panel.locator(".past").wait_for()
+    assert panel.locator(".quote").count() == 0
+    assert panel.get_by_role("button", name="Open the passage").count() == 0
 
 
 def test_stop_a_streamed_answer_stores_nothing(

@@ -114,11 +114,11 @@ function positionText(book) {
 
 async function whoAmI() {
   try {
-    const me = await api.get("/me");
+    await api.get("/me");
     const who = document.getElementById("who");
     who.replaceChildren();
     if (api.token()) {
-      who.append(h("span", { text: me.name }), " ",
+      who.append(
         h("button", { type: "button", class: "link", onclick: () => { api.setToken(""); location.reload(); } }, "Sign out"));
     }
     return true;
@@ -619,17 +619,23 @@ function renderCitations(bubble, citations) {
   const chips = citations.map((c, i) => {
     const label = c.page_start ? `p. ${c.page_start}${c.page_end && c.page_end !== c.page_start ? "–" + c.page_end : ""}` : c.chapter || "source";
     const chip = h("button", { type: "button", class: "chip", "aria-expanded": "false",
-      title: c.location }, h("span", { class: "n", text: String(i + 1) }), label);
+      title: c.location, "data-char-start": c.char_start }, h("span", { class: "n", text: String(i + 1) }), label);
     chip.addEventListener("click", () => {
       const open = chip.getAttribute("aria-expanded") === "true";
       for (const other of bubble.sources.querySelectorAll(".chip")) other.setAttribute("aria-expanded", "false");
       if (open) { panel.hidden = true; return; }
       chip.setAttribute("aria-expanded", "true");
       panel.hidden = false;
+      // The reader may have moved the position back since this answer: a passage now past it
+      // is not shown, not even its quote.
+      const limit = view.book.reading_position.char_offset;
+      const past = limit !== null && c.char_start !== undefined && c.char_start >= limit;
       panel.replaceChildren(
         h("p", { class: "location", text: `[${i + 1}] ${c.location}` }),
-        c.quote ? h("blockquote", { class: "quote", text: c.quote }) : null,
-        h("button", { type: "button", class: "open-passage", onclick: () => openPassage(c) }, "Open the passage"));
+        past ? h("p", { class: "hint past", text: "This passage is past your reading position: it stays hidden until you get there." })
+          : c.quote ? h("blockquote", { class: "quote", text: c.quote }) : null,
+        past ? null : h("button", { type: "button", class: "open-passage", onclick: () => openPassage(c) }, "Open the passage"));
+      panel.querySelector("button")?.focus();
     });
     return chip;
   });

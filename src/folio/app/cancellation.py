@@ -10,7 +10,6 @@ event it sends, so a client that disconnects at any point before the end stores 
 from __future__ import annotations
 
 from collections.abc import Callable
-from types import TracebackType
 from typing import Any, Self
 
 from folio.domain.ports import ConversationUnitOfWork, UnitOfWorkFactory
@@ -41,13 +40,8 @@ class _CommitIf:
         self._inner.__enter__()
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._inner.__exit__(exc_type, exc, tb)
+    def __exit__(self, *exc_info: Any) -> None:
+        self._inner.__exit__(*exc_info)
 
     def commit(self) -> None:
         if not self._still_there():

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Sequence
-from types import TracebackType
 from typing import Any, Self
 
 from folio.domain.books import Book, Chunk, ReadingPosition
@@ -168,13 +167,8 @@ class _OwnedUnitOfWork:
         self._inner.__enter__()
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._inner.__exit__(exc_type, exc, tb)
+    def __exit__(self, *exc_info: Any) -> None:
+        self._inner.__exit__(*exc_info)
 
     def commit(self) -> None:
         self._inner.commit()

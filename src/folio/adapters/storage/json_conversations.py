@@ -28,7 +28,6 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from types import TracebackType
 from typing import Self
 
 from folio.adapters.storage.json_files import (
@@ -162,12 +161,7 @@ class JsonUnitOfWork:
         self._staging = _Staging()
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.rollback()
 
     def rollback(self) -> None:

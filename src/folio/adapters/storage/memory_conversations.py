@@ -11,7 +11,6 @@ from __future__ import annotations
 import copy
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from types import TracebackType
 from typing import Self
 
 from folio.domain.conversations import ChatMessage, Conversation, Turn, validate_title
@@ -137,12 +136,7 @@ class InMemoryUnitOfWork:
         self.turns = _Turns(self._staged)
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.rollback()
 
     def commit(self) -> None:

@@ -17,7 +17,6 @@ import json
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from types import TracebackType
 from typing import Any, Self
 
 from folio.adapters.storage.conversation_codec import (
@@ -88,12 +87,7 @@ class SqliteUnitOfWork:
         self.turns = _Turns(conn)
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         conn = self._require()
         try:
             if conn.in_transaction:

@@ -223,6 +223,37 @@ def test_a_file_that_is_not_a_book_fails_in_place(web: Page) -> None:
     assert failed.get_attribute("class") and "empty" in failed.inner_text().lower()
 
 
+def test_imports_are_followed_again_after_leaving_the_library(web: Page, api: httpx.Client) -> None:
+    files = {"file": ("short.md", b"# Short\n\n## One\n\nA short book about a fox.\n")}
+    job = api.post("/books", files=files).json()["job"]
+    page = web.open()
+    page.wait_for_selector(".book-card")
+    pending = [
+        {"job_id": job["job_id"], "filename": "short.md"},
+        {"job_id": "no-such-job", "filename": "lost.epub"},
+    ]
+    page.evaluate("(jobs) => sessionStorage.setItem('folio.jobs', JSON.stringify(jobs))", pending)
+    page.reload()
+    page.locator(".upload.failed", has_text="lost.epub").wait_for()
+    page.locator(".book-card", has_text="Short").wait_for()
+    page.wait_for_function("() => sessionStorage.getItem('folio.jobs') === '[]'")
+
+
+def test_a_draft_survives_a_reload_and_a_refused_message_returns_to_the_box(
+    web: Page, frankenstein: dict[str, Any]
+) -> None:
+    page = web.open(f"#/book/{frankenstein['id']}")
+    page.wait_for_selector(".intro")
+    page.fill("#message", "What does Walton write to his sister?")
+    page.reload()
+    page.wait_for_selector(".intro")
+    assert page.input_value("#message") == "What does Walton write to his sister?"
+    page.fill("#message", "x" * 9000)  # over max_message_chars (8000)
+    page.keyboard.press("Enter")
+    page.locator(".message.assistant .error-box", has_text="8000").wait_for()
+    assert page.input_value("#message") == "x" * 9000  # nothing the reader wrote is lost
+
+
 def test_position_by_chapter_page_and_percent(
     web: Page, api: httpx.Client, frankenstein: dict[str, Any]
 ) -> None:
@@ -393,13 +424,18 @@ def test_a_failed_turn_shows_the_error_in_place_with_a_retry(
     error = page.locator(".message.assistant .error-box")
     error.wait_for()
     assert "model is down" in error.inner_text()
-    conversation_id = current_conversation(page)
-    assert turns(api, conversation_id) == []
+    assert current_conversation(page) == ""  # the first turn failed: no empty conversation kept
+    for _ in range(50):  # the page deletes it without waiting
+        items = api.get("/conversations", params={"book_id": frankenstein["id"]}).json()["items"]
+        if all(c["turns"] > 0 for c in items):
+            break
+        page.wait_for_timeout(100)
+    assert all(c["turns"] > 0 for c in items), items
     server.set_script(DEFAULT_SCRIPT)
     error.get_by_role("button", name="Retry").click()
     page.locator(".message.assistant .chip").first.wait_for()
     assert page.locator(".message.user").count() == 1
-    assert turns(api, conversation_id) == [1]
+    assert turns(api, current_conversation(page)) == [1]
 
 
 def test_html_from_a_book_and_from_the_model_stays_inert(

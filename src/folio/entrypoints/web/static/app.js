@@ -181,6 +181,7 @@ async function libraryView() {
   });
   main.replaceChildren(h("section", { class: "library" },
     h("h1", { text: "Your library" }), drop, uploads, cards));
+  resumeImports(uploads, cards);
   await renderCards(cards);
 }
 
@@ -243,33 +244,71 @@ async function deleteBook(book, cards) {
   if (done) { toast(`Deleted “${book.title}”`); await renderCards(cards); }
 }
 
+// Imports still running when the reader left the library (kept for this tab's session).
+const JOBS_KEY = "folio.jobs";
+const pendingJobs = () => JSON.parse(sessionStorage.getItem(JOBS_KEY) || "[]");
+function keepJob(job, done = false) {
+  const others = pendingJobs().filter((j) => j.job_id !== job.job_id);
+  sessionStorage.setItem(JOBS_KEY, JSON.stringify(done ? others : [...others, { job_id: job.job_id, filename: job.filename }]));
+}
+
+function uploadItem(name, uploads) {
+  const bar = h("progress", { max: 100, value: 0, "aria-label": `Progress of ${name}` });
+  const status = h("span", { class: "status", text: "Waiting" });
+  const li = h("li", { class: "upload" }, h("span", { class: "name", text: name }), bar, status);
+  uploads.append(li);
+  return { li, bar, status };
+}
+
+function resumeImports(uploads, cards) {
+  for (const job of pendingJobs()) {
+    const item = uploadItem(job.filename, uploads);
+    item.bar.value = 50;
+    watchImport({ job_id: job.job_id, filename: job.filename, status: "queued" }, item, cards, true);
+  }
+}
+
 async function addFiles(files, uploads, cards) {
-  const items = files.map((file) => {
-    const bar = h("progress", { max: 100, value: 0, "aria-label": `Progress of ${file.name}` });
-    const status = h("span", { class: "status", text: "Waiting" });
-    const li = h("li", { class: "upload" }, h("span", { class: "name", text: file.name }), bar, status);
-    uploads.append(li);
-    return { file, li, bar, status };
-  });
+  const items = files.map((file) => ({ file, ...uploadItem(file.name, uploads) }));
   for (const item of items) await uploadOne(item, cards);
 }
 
-async function uploadOne({ file, li, bar, status }, cards) {
+async function uploadOne(item, cards) {
+  const { file, bar, status } = item;
   try {
     status.textContent = "Uploading";
     const accepted = await api.upload(file, (fraction) => {
       bar.value = Math.round(fraction * 50);
       status.textContent = `Uploading ${Math.round(fraction * 100)}%`;
     });
-    let job = accepted.job;
+    keepJob(accepted.job);
+    await watchImport(accepted.job, item, cards, false);
+  } catch (e) {
+    failed(item, e);
+  }
+}
+
+function failed({ li, status }, e) {
+  li.classList.add("failed");
+  status.textContent = e.message;
+  status.setAttribute("role", "alert");
+}
+
+async function watchImport(started, item, cards, resumed) {
+  const { li, bar, status } = item;
+  let job = started;
+  try {
+    if (resumed) job = await api.get(`/jobs/${encodeURIComponent(job.job_id)}`);
     while (job.status === "queued" || job.status === "running") {
       const share = job.total ? job.done / job.total : 0;
       bar.value = 50 + Math.round(share * 50);
       status.textContent = `Importing${job.stage ? ": " + job.stage : ""}` +
         (job.total ? ` ${job.done}/${job.total}` : "");
       await new Promise((r) => setTimeout(r, POLL_MS));
+      if (!li.isConnected) return; // the reader left the library: resumed when they come back
       job = await api.get(`/jobs/${encodeURIComponent(job.job_id)}`);
     }
+    keepJob(job, true);
     if (job.status === "failed") throw new Error(job.error ? job.error.message : "The import failed");
     bar.value = 100;
     status.textContent = "Imported";
@@ -277,9 +316,8 @@ async function uploadOne({ file, li, bar, status }, cards) {
     setTimeout(() => li.remove(), 3000);
     await renderCards(cards);
   } catch (e) {
-    li.classList.add("failed");
-    status.textContent = e.message;
-    status.setAttribute("role", "alert");
+    if (e.status === 404) keepJob(job, true); // gone (another session, a restart): forget it
+    failed(item, e);
   }
 }
 
@@ -314,12 +352,13 @@ async function bookView(bookId, cid) {
     h("details", { class: "panel", open: wide.matches, id: "book-panel" },
       h("summary", {}, h("span", { class: "book-title", text: book.title }), h("span", { class: "author", text: book.author || "" }),
         h("span", { class: "summary-position", id: "summary-position" })),
-      els.position,
-      h("h3", { text: "Chapters" }), els.chapters),
+      els.position),
     h("details", { class: "panel", open: wide.matches, id: "conversations-panel" },
       h("summary", { text: "Conversations" }),
       h("button", { type: "button", class: "primary new-conversation", onclick: () => { location.hash = bookHash(); } }, "New conversation"),
-      els.conversations));
+      els.conversations),
+    h("details", { class: "panel", open: wide.matches, id: "chapters-panel" },
+      h("summary", { text: `Chapters (${book.chapters.length})` }), els.chapters));
   main.replaceChildren(h("div", { class: "book-layout" }, side, els.chat));
   renderPosition();
   await Promise.all([renderConversations(), openConversation(cid)]);
@@ -367,7 +406,8 @@ function renderPosition() {
     i === here ? h("span", { class: "badge", text: "you are here" }) : null,
     h("button", { type: "button", class: "link small", title: `Set my position to the end of chapter ${i + 1}`,
       onclick: () => setPosition({ chapter: i + 1 }, error) }, "read to here"))));
-  els.chapters.querySelector(".here")?.scrollIntoView({ block: "nearest" });
+  const mark = els.chapters.querySelector(".here");
+  if (mark) els.chapters.scrollTop = Math.max(0, mark.offsetTop - els.chapters.clientHeight / 2);
 }
 
 async function setPosition(body, error) {
@@ -473,11 +513,14 @@ async function openConversation(cid) {
     li.classList.toggle("current", current);
     li.querySelector("a").toggleAttribute("aria-current", current);
   }
+  textarea.value = sessionStorage.getItem(draftKey()) || "";
+  textarea.addEventListener("input", () => sessionStorage.setItem(draftKey(), textarea.value));
   composer.addEventListener("submit", (event) => {
     event.preventDefault();
     const text = textarea.value.trim();
     if (!text || view.busy) return;
     textarea.value = "";
+    sessionStorage.setItem(draftKey(), text); // until it is answered
     ask(text, messages, { send, stop, textarea });
   });
   textarea.addEventListener("keydown", (event) => {
@@ -511,6 +554,7 @@ async function openConversation(cid) {
 
 function renderHistory(detail, messages) {
   const citations = new Map(detail.turn_details.map((t) => [t.turn_number, t.citations]));
+  const searches = new Map(detail.turn_details.map((t) => [t.turn_number, t.searches]));
   const lastAnswer = new Map();
   for (const m of detail.messages) if (m.role === "assistant") lastAnswer.set(m.turn_number, m.id);
   for (const m of detail.messages) {
@@ -518,11 +562,26 @@ function renderHistory(detail, messages) {
     else if (m.role === "assistant" && lastAnswer.get(m.turn_number) === m.id) {
       const bubble = answerBubble();
       renderMarkdown(bubble.body, m.content);
+      bubble.activity.textContent = searchedText(searches.get(m.turn_number) || []);
       renderCitations(bubble, citations.get(m.turn_number) || []);
       messages.append(bubble.li);
     }
   }
   messages.lastElementChild?.scrollIntoView({ block: "end" });
+}
+
+function searchedText(searches) {
+  return searches.length ? `Searched: ${searches.map((q) => `“${q}”`).join(", ")}` : "";
+}
+
+// What the reader is typing survives a reload (per book and conversation) until it is answered.
+function draftKey() {
+  return `folio.draft.${view.bookId}.${view.cid || "new"}`;
+}
+
+function forgetDraft() {
+  sessionStorage.removeItem(draftKey());
+  sessionStorage.removeItem(`folio.draft.${view.bookId}.new`);
 }
 
 function userBubble(text) {
@@ -560,6 +619,7 @@ async function ask(text, messages, controls) {
   controls.stop.hidden = false;
   let streamed = "";
   let pending = false;
+  let createdHere = null; // a conversation this first turn opened: not kept if the turn is not
   const paint = () => {
     pending = false;
     renderMarkdown(answer.body, streamed);
@@ -568,8 +628,9 @@ async function ask(text, messages, controls) {
   try {
     if (!view.cid) {
       const created = await api.post("/conversations", { book_id: view.bookId });
-      view.cid = created.conversation_id;
+      view.cid = createdHere = created.conversation_id;
       history.replaceState(null, "", bookHash(view.cid));
+      sessionStorage.setItem(draftKey(), text);
       setChatTitle(created.title);
     }
     const cid = view.cid;
@@ -582,7 +643,8 @@ async function ask(text, messages, controls) {
         if (!pending) { pending = true; requestAnimationFrame(paint); }
       }
     }, abort.signal);
-    answer.activity.textContent = turn.searches.length ? `Searched: ${turn.searches.map((q) => `“${q}”`).join(", ")}` : "";
+    answer.activity.textContent = searchedText(turn.searches);
+    forgetDraft();
     renderMarkdown(answer.body, turn.answer);
     renderCitations(answer, turn.citations);
     await renderConversations();
@@ -593,8 +655,21 @@ async function ask(text, messages, controls) {
   } catch (e) {
     const stopped = e.name === "AbortError";
     answer.activity.textContent = "";
+    if (createdHere && view.cid === createdHere) {
+      api.del(`/conversations/${encodeURIComponent(createdHere)}`).catch(() => {});
+      view.cid = null;
+      history.replaceState(null, "", bookHash());
+      sessionStorage.setItem(draftKey(), text);
+      setCrumbs({ text: "Library", href: "#/" }, { text: view.book.title });
+      const title = view.els.chat.querySelector(".chat-title");
+      if (title) title.textContent = "New conversation";
+    }
     if (stopped) pending = true; // no late repaint
     answer.li.classList.add(stopped ? "stopped" : "failed");
+    if (!stopped && (e.status === 413 || e.status === 422) && !controls.textarea.value) {
+      controls.textarea.value = text; // refused as written: back in the box, to be edited
+      controls.textarea.focus();
+    }
     answer.li.append(stopped
       ? h("div", { class: "notice", role: "status" }, "Stopped. This turn was not saved. ",
           h("button", { type: "button", class: "retry", onclick: () => retry() }, "Ask again"))

@@ -96,6 +96,21 @@ function field(label, name, value = "", attrs = {}) {
     h("input", { name, value: value ?? "", autocomplete: "off", ...attrs }));
 }
 
+function when(iso) {
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return "";
+  const today = new Date().toDateString() === date.toDateString();
+  return today ? date.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })
+    : date.toLocaleDateString([], { day: "numeric", month: "short" });
+}
+
+// Screen readers hear that an answer is ready (the streaming text itself is not read out).
+function announce(message) {
+  const region = document.getElementById("announce");
+  region.textContent = "";
+  setTimeout(() => (region.textContent = message), 50);
+}
+
 function percentOf(book) {
   const p = book.reading_position;
   return p && p.percent !== null && p.percent !== undefined ? p.percent : null;
@@ -157,7 +172,7 @@ function signIn(message = "") {
 
 async function libraryView() {
   setCrumbs({ text: "Library" });
-  const input = h("input", { type: "file", multiple: true, id: "files", class: "visually-hidden",
+  const input = h("input", { type: "file", multiple: true, id: "files", class: "visually-hidden", tabindex: "-1",
     accept: ".epub,.pdf,.txt,.text,.md,.markdown,.html,.htm,.xhtml" });
   const drop = h("label", { class: "dropzone", for: "files", tabindex: "0" },
     h("strong", { text: "Add books" }),
@@ -438,7 +453,7 @@ async function renderConversations() {
     { class: c.conversation_id === view.cid ? "current" : "", "data-conversation-id": c.conversation_id },
     h("a", { href: bookHash(c.conversation_id), class: "conversation-title",
       "aria-current": c.conversation_id === view.cid ? "page" : null }, c.title),
-    h("span", { class: "meta", text: `${c.turns} turn${c.turns === 1 ? "" : "s"}` }),
+    h("span", { class: "meta", text: `${c.turns} turn${c.turns === 1 ? "" : "s"} · ${when(c.updated_at)}` }),
     h("span", { class: "row-actions" },
       h("button", { type: "button", class: "link small", onclick: () => renameConversation(c) }, "Rename"),
       h("button", { type: "button", class: "link small", onclick: () => exportConversation(c, "md") }, "Markdown"),
@@ -645,6 +660,7 @@ async function ask(text, messages, controls) {
     }, abort.signal);
     answer.activity.textContent = searchedText(turn.searches);
     forgetDraft();
+    announce(`Answer ready${turn.citations.length ? `, ${turn.citations.length} sources` : ""}`);
     renderMarkdown(answer.body, turn.answer);
     renderCitations(answer, turn.citations);
     await renderConversations();

@@ -11,7 +11,7 @@ the use cases.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -396,16 +396,25 @@ class UserScope:
         return self.container._chat_on(uow, provider, model, self.books, window)
 
     def stateless_chat(
-        self, book_id: str, provider: str | None = None, model: str | None = None
+        self,
+        book_id: str,
+        provider: str | None = None,
+        model: str | None = None,
+        *,
+        history: Sequence[tuple[str, str]] = (),
     ) -> tuple[ChatWithBook, str]:
         """A chat turn that stores nothing: the use case on a throwaway in-memory conversation
-        store holding one empty conversation about ``book_id`` (``BookError`` if the user has no
-        such book). Returns the use case and that conversation's id."""
+        store holding one conversation about ``book_id`` (``BookError`` if the user has no such
+        book) whose earlier turns are ``history``, the client's own (question, answer) pairs.
+        Returns the use case and that conversation's id."""
         from folio.adapters.storage.memory_conversations import InMemoryConversationStore
         from folio.app.conversations import Conversations
 
         store = InMemoryConversationStore()
-        conversation = Conversations(store.unit_of_work, self.books).create(book_id)
+        conversations = Conversations(store.unit_of_work, self.books)
+        conversation = conversations.create(book_id)
+        if history:
+            conversations.seed_exchanges(conversation.id, history, origin="client_history")
         chat = self.container._chat_on(store.unit_of_work, provider, model, self.books)
         return chat, conversation.id
 

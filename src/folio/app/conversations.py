@@ -9,7 +9,7 @@ export formats (JSON schema and Markdown) live in ``app/conversation_export.py``
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -25,9 +25,11 @@ from folio.domain.conversations import (
     Conversation,
     ConversationDetail,
     ConversationSummary,
+    Turn,
     validate_title,
 )
 from folio.domain.errors import BookError, ConversationError, ConversationErrorCode
+from folio.domain.llm import PromptMessage
 from folio.domain.ports import BookRepository, UnitOfWorkFactory
 
 PLACEHOLDER_TITLE = "New conversation"
@@ -90,6 +92,32 @@ class Conversations:
             ConversationSummary(c, n, titles.get(c.book_id))
             for c, n in zip(found, counts, strict=True)
         ]
+
+    def seed_exchanges(
+        self, conversation_id: str, exchanges: Sequence[tuple[str, str]], *, origin: str
+    ) -> None:
+        """Store (question, answer) exchanges held elsewhere (a chat client's own history, an
+        evaluation's reference answers) as the next turns of the conversation, in one unit of
+        work, so that a follow-up reads them like any history. They searched and cite nothing;
+        their turn records say where they came from (``strategy=origin``)."""
+        now = self._clock()
+        with self._uow() as uow:
+            conversation = uow.conversations.get(conversation_id)
+            last = uow.messages.last_turn_number(conversation_id)
+            for question, answer in exchanges:
+                recorded = conversation.record_turn(
+                    last_turn_number=last,
+                    question=question,
+                    replies=(PromptMessage.assistant(answer),),
+                    facts=Turn(conversation_id, 0, now, strategy=origin),
+                    now=now,
+                    new_id=self._new_id,
+                )
+                uow.messages.save_batch(list(recorded.messages))
+                uow.turns.save(recorded.turn)
+                conversation, last = recorded.conversation, last + 1
+            uow.conversations.save(conversation)
+            uow.commit()
 
     def get(self, conversation_id: str) -> ConversationDetail:
         with self._uow() as uow:

@@ -8,14 +8,9 @@ of work as any turn), so the search is judged on the history a perfect reader wo
 
 from __future__ import annotations
 
-import uuid
-from datetime import UTC, datetime
-
 from folio.app.chat import ChatWithBook
 from folio.app.conversations import Conversations
 from folio.app.evaluation.retrieval import AgentTurn
-from folio.domain.conversations import ChatMessage, Turn
-from folio.domain.llm import PromptRole
 from folio.domain.ports import UnitOfWorkFactory
 
 
@@ -56,19 +51,4 @@ class ReplaySession:
         self._gold.append((question, answer))
 
     def _seed(self, conversation_id: str) -> None:
-        now = datetime.now(UTC)
-        messages: list[ChatMessage] = []
-        turns: list[Turn] = []
-        for number, (question, answer) in enumerate(self._gold, 1):
-            for seq, (role, text) in enumerate(
-                ((PromptRole.USER, question), (PromptRole.ASSISTANT, answer))
-            ):
-                messages.append(
-                    ChatMessage.of(uuid.uuid4().hex, conversation_id, number, seq, role, text, now)
-                )
-            turns.append(Turn(conversation_id, number, now, strategy="gold"))
-        with self._uow() as uow:
-            uow.messages.save_batch(messages)
-            for turn in turns:
-                uow.turns.save(turn)
-            uow.commit()
+        self._conversations.seed_exchanges(conversation_id, self._gold, origin="gold")

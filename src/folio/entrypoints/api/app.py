@@ -31,6 +31,7 @@ ROUTERS: tuple[str, ...] = (
     "folio.entrypoints.api.routes.books",
     "folio.entrypoints.api.routes.conversations",
     "folio.entrypoints.api.routes.chat",
+    "folio.entrypoints.api.routes.openai_compat",
 )
 
 WEB_STATIC = Path(__file__).resolve().parent.parent / "web" / "static"

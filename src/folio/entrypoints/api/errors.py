@@ -1,5 +1,8 @@
 """The only place where errors become HTTP responses: one JSON body for every failure,
-``{"error": {"code": ..., "message": ...}}``, and the domain error -> status mapping.
+``{"error": {"code": ..., "message": ...}}``, and the domain error -> status mapping. Under the
+OpenAI-compatible prefix ``/v1/`` the same failures take OpenAI's error shape
+(``{"error": {"message", "type", "param", "code"}}``), which OpenAI clients turn into their own
+exceptions.
 
 Invariant: no request can produce a traceback or an HTML page; an unexpected exception is a 500
 with the same body (and is logged), never the exception's text.
@@ -89,7 +92,28 @@ def error_body(code: str, message: str, **details: Any) -> dict[str, Any]:
     return {"error": body}
 
 
-def _response(status: int, code: str, message: str, **details: Any) -> JSONResponse:
+OPENAI_PREFIX = "/v1/"
+
+
+def openai_error_body(status: int, code: str, message: str) -> dict[str, Any]:
+    """An error as OpenAI's API writes it."""
+    if status == 401:
+        kind = "authentication_error"
+    elif status == 429:
+        kind = "rate_limit_error"
+    elif status >= 500:
+        kind = "server_error"
+    else:
+        kind = "invalid_request_error"
+    text = " ".join(message.split())
+    return {"error": {"message": text, "type": kind, "param": None, "code": str(code)}}
+
+
+def _response(
+    request: Request, status: int, code: str, message: str, **details: Any
+) -> JSONResponse:
+    if request.url.path.startswith(OPENAI_PREFIX):
+        return JSONResponse(openai_error_body(status, code, message), status_code=status)
     return JSONResponse(error_body(code, message, **details), status_code=status)
 
 
@@ -104,33 +128,34 @@ def install(app: FastAPI) -> None:
     """Register the handlers that give every failure the one error body."""
 
     @app.exception_handler(FolioError)
-    async def folio_error(_: Request, e: FolioError) -> JSONResponse:
+    async def folio_error(request: Request, e: FolioError) -> JSONResponse:
         status = status_for(e)
-        response = _response(status, e.code, e.message)
+        response = _response(request, status, e.code, e.message)
         if status == 401:
             response.headers["WWW-Authenticate"] = "Bearer"
         return response
 
     @app.exception_handler(ApiError)
-    async def api_error(_: Request, e: ApiError) -> JSONResponse:
+    async def api_error(request: Request, e: ApiError) -> JSONResponse:
         headers = {"WWW-Authenticate": "Bearer"} if e.status == 401 else None
-        response = _response(e.status, e.code, e.message)
+        response = _response(request, e.status, e.code, e.message)
         if headers:
             response.headers.update(headers)
         return response
 
     @app.exception_handler(RequestValidationError)
-    async def invalid(_: Request, e: RequestValidationError) -> JSONResponse:
+    async def invalid(request: Request, e: RequestValidationError) -> JSONResponse:
         problems = []
         for item in e.errors()[:5]:
             where = ".".join(str(x) for x in item.get("loc", ()) if x != "body") or "request"
             problems.append(f"{where}: {item.get('msg', 'invalid')}")
-        return _response(422, "INVALID_INPUT", "Invalid request: " + "; ".join(problems))
+        message = "Invalid request: " + "; ".join(problems)
+        return _response(request, 422, "INVALID_INPUT", message)
 
     @app.exception_handler(StarletteHTTPException)
-    async def http_error(_: Request, e: StarletteHTTPException) -> JSONResponse:
+    async def http_error(request: Request, e: StarletteHTTPException) -> JSONResponse:
         message = e.detail if isinstance(e.detail, str) else _status_code_name(e.status_code)
-        response = _response(e.status_code, _status_code_name(e.status_code), message)
+        response = _response(request, e.status_code, _status_code_name(e.status_code), message)
         if e.headers:
             response.headers.update(e.headers)
         return response
@@ -138,4 +163,5 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(Exception)
     async def unexpected(request: Request, e: Exception) -> JSONResponse:
         log.exception("Unexpected error on %s %s", request.method, request.url.path)
-        return _response(500, "INTERNAL", "Unexpected server error (this is a bug in folio)")
+        message = "Unexpected server error (this is a bug in folio)"
+        return _response(request, 500, "INTERNAL", message)

@@ -1,0 +1,330 @@
+"""OpenAI-compatible routes: any OpenAI Chat Completions client (Open WebUI, LibreChat, the
+``openai`` SDK, scripts) talks to folio's own agent.
+
+- ``GET /v1/models``: the caller's books, one "model" per book (``id`` = the book id; ``title``,
+  ``author`` and the reading position as extra fields).
+- ``POST /v1/chat/completions``: ``model`` names the book (its id, or a reference as the CLI takes
+  it: an id prefix or a title). Stateless by default: the request's messages are the history, the
+  way chat UIs send them (every earlier user/assistant pair feeds folio's follow-up handling), the
+  last user message is the question, and nothing is stored. With the top-level extension field
+  ``folio_conversation_id`` the turn is a stored turn of that folio conversation (its stored
+  history is used; the request's earlier messages are not). The client's system messages are
+  ignored: folio's own prompt holds the reading position and the no-spoiler rules.
+- ``stream: true`` sends ``chat.completion.chunk`` frames (a role chunk, content deltas, the final
+  chunk with ``finish_reason`` and the ``folio`` extra field, a usage chunk when
+  ``stream_options.include_usage``) and ends with ``data: [DONE]``.
+
+Citations are in the answer text (a ``Sources:`` line naming chapter and page, unless the answer
+already cites them) and, structured, in the ``folio`` field of the response or final chunk.
+folio's internal tool calls (its searches of the book) are not exposed as ``tool_calls``. Errors
+before the answer are statuses in OpenAI's error shape (``errors.py``); an error after the stream
+started is one ``data: {"error": ...}`` frame, then ``[DONE]``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+import threading
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable
+from typing import Any, Literal
+
+from fastapi import APIRouter
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from folio.app.cancellation import TurnCancelled
+from folio.app.chat import AnswerDelta, ChatEvent, TurnResult
+from folio.bootstrap import UserScope
+from folio.domain.books import Book, places_line
+from folio.domain.errors import FolioError
+from folio.entrypoints.api.deps import ScopeDep, TurnSlotsDep, UserDep
+from folio.entrypoints.api.errors import ApiError, openai_error_body, status_for
+from folio.entrypoints.api.routes.chat import _checked
+from folio.entrypoints.api.streaming import SSE_HEADERS, TurnControl
+from folio.entrypoints.serialize import source_dict
+
+router = APIRouter(prefix="/v1", tags=["openai-compatible"])
+log = logging.getLogger("folio.api")
+
+MAX_MESSAGES = 1000
+_SOURCES_LINE = re.compile(r"\n*Sources: [^\n]*\s*$")
+
+
+class ContentPart(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    type: str
+    text: str | None = None
+
+
+class ChatMessageIn(BaseModel):
+    model_config = ConfigDict(extra="allow")  # name, tool_calls, refusal...: accepted, unused
+    role: Literal["system", "developer", "user", "assistant", "tool", "function"]
+    content: str | list[ContentPart] | None = None
+
+    def text(self) -> str:
+        if isinstance(self.content, list):
+            return "\n".join(p.text or "" for p in self.content if p.type == "text")
+        return self.content or ""
+
+
+class StreamOptions(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    include_usage: bool = False
+
+
+class ChatCompletionIn(BaseModel):
+    """OpenAI's request body; sampling parameters (temperature, top_p, max_tokens...) are
+    accepted and left to folio's configured model."""
+
+    model_config = ConfigDict(extra="allow")
+    model: str = Field(min_length=1, max_length=200)
+    messages: list[ChatMessageIn] = Field(min_length=1, max_length=MAX_MESSAGES)
+    stream: bool = False
+    stream_options: StreamOptions | None = None
+    folio_conversation_id: str | None = Field(default=None, max_length=200)
+
+
+@router.get("/models")
+def list_models(scope: ScopeDep) -> dict[str, Any]:
+    """The caller's books as models."""
+    return {"object": "list", "data": [_model(b) for b in scope.library.list_books()]}
+
+
+@router.get("/models/{model_id}")
+def get_model(model_id: str, scope: ScopeDep) -> dict[str, Any]:
+    return _model(_book(scope, model_id))
+
+
+def _model(book: Book) -> dict[str, Any]:
+    return {
+        "id": book.id,
+        "object": "model",
+        "created": int(book.created_at.timestamp()) if book.created_at else 0,
+        "owned_by": "folio",
+        "title": book.title,
+        "author": book.author,
+        "position": book.position.describe(),
+    }
+
+
+def _book(scope: UserScope, model: str) -> Book:
+    try:
+        return scope.books.get(model)
+    except FolioError:
+        return scope.library.resolve(model)  # a prefix or a title; NOT_FOUND names the choices
+
+
+@router.post("/chat/completions", response_model=None)
+async def chat_completions(
+    body: ChatCompletionIn, scope: ScopeDep, user: UserDep, slots: TurnSlotsDep
+) -> dict[str, Any] | StreamingResponse:
+    question, history = _conversation(body.messages)
+    text = _checked(question, scope.container)
+    control = TurnControl()
+
+    def prepare() -> tuple[Book, Callable[[Callable[[ChatEvent], None] | None], TurnResult]]:
+        book = _book(scope, body.model)
+        if body.folio_conversation_id is None:
+            chat, conversation_id = scope.stateless_chat(book.id, history=history)
+        else:
+            conversation = scope.conversations.find(body.folio_conversation_id)
+            if conversation.book_id != book.id:
+                raise ApiError(
+                    404,
+                    "NOT_FOUND",
+                    f"No conversation {body.folio_conversation_id!r} about book {book.id!r}",
+                )
+            conversation_id = conversation.id
+            chat = scope.chat(still_wanted=control.still_wanted, still_there=control.still_there)
+        return book, lambda on_event: chat.execute(conversation_id, text, on_event=on_event)
+
+    book, run = await run_in_threadpool(prepare)
+    completion = Completion(book.id, stored=body.folio_conversation_id is not None)
+    slots.acquire(user.user_id)
+    if not body.stream:
+        try:
+            return completion.response(await run_in_threadpool(run, None))
+        finally:
+            slots.release(user.user_id)
+    include_usage = bool(body.stream_options and body.stream_options.include_usage)
+    events = _stream(run, completion, control, include_usage, lambda: slots.release(user.user_id))
+    return StreamingResponse(events, media_type="text/event-stream", headers=SSE_HEADERS)
+
+
+def _conversation(messages: list[ChatMessageIn]) -> tuple[str, list[tuple[str, str]]]:
+    """The question (the last message, a user's) and the earlier (question, answer) pairs."""
+    if messages[-1].role != "user":
+        raise ApiError(
+            400, "INVALID_INPUT", "The last message must be the user's question (role user)"
+        )
+    exchanges: list[tuple[str, str]] = []
+    asked: str | None = None
+    for message in messages[:-1]:
+        if message.role == "user":
+            asked = message.text()
+        elif message.role == "assistant" and asked is not None:
+            answer = _SOURCES_LINE.sub("", message.text()).strip()
+            if asked.strip() and answer:
+                exchanges.append((asked.strip(), answer))
+            asked = None
+    return messages[-1].text(), exchanges
+
+
+class Completion:
+    """The OpenAI shapes of one answer: ids, timestamps, the answer text with its sources."""
+
+    def __init__(self, model: str, *, stored: bool) -> None:
+        self.id = f"chatcmpl-{uuid.uuid4().hex[:24]}"
+        self.created = int(time.time())
+        self.model = model
+        self.stored = stored
+
+    def extra(self, result: TurnResult) -> dict[str, Any]:
+        """The ``folio`` field: where the answer comes from, and the stored turn (if stored)."""
+        return {
+            "conversation_id": result.conversation_id if self.stored else None,
+            "turn_number": result.turn_number if self.stored else None,
+            "citations": [source_dict(c) for c in result.citations],
+            "searches": list(result.searches),
+            "provider": result.provider,
+            "model": result.model,
+        }
+
+    def response(self, result: TurnResult) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "object": "chat.completion",
+            "created": self.created,
+            "model": self.model,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": answer_text(result)},
+                    "logprobs": None,
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": _usage(result),
+            "folio": self.extra(result),
+        }
+
+    def chunk(
+        self, delta: dict[str, Any], finish: str | None = None, **extra: Any
+    ) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "model": self.model,
+            "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+            **extra,
+        }
+
+    def usage_chunk(self, result: TurnResult) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "model": self.model,
+            "choices": [],
+            "usage": _usage(result),
+        }
+
+
+def sources_suffix(result: TurnResult) -> str:
+    """The ``Sources:`` line the answer text ends with, unless the answer cites its pages."""
+    if not result.citations or all(_cites(result.answer, c.page_start) for c in result.citations):
+        return ""
+    return f"\n\nSources: {places_line(result.citations)}"
+
+
+def answer_text(result: TurnResult) -> str:
+    return result.answer + sources_suffix(result)
+
+
+def _cites(answer: str, page: str) -> bool:
+    return re.search(rf"\bpp?\. ?{re.escape(page)}\b", answer) is not None
+
+
+def _usage(result: TurnResult) -> dict[str, int]:
+    return {
+        "prompt_tokens": result.input_tokens,
+        "completion_tokens": result.output_tokens,
+        "total_tokens": result.input_tokens + result.output_tokens,
+    }
+
+
+def _data(payload: Any) -> bytes:
+    return f"data: {json.dumps(payload, ensure_ascii=False, separators=(',', ':'))}\n\n".encode()
+
+
+async def _stream(
+    run: Callable[[Callable[[ChatEvent], None] | None], TurnResult],
+    completion: Completion,
+    control: TurnControl,
+    include_usage: bool,
+    release: Callable[[], None],
+) -> AsyncIterator[bytes]:
+    """The turn in a worker thread; its answer deltas as chunks. A client that goes away cancels
+    the turn (nothing stored for a stored conversation)."""
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+    released = threading.Event()
+
+    def emit(kind: str, item: Any) -> None:
+        loop.call_soon_threadsafe(queue.put_nowait, (kind, item))
+
+    def on_event(event: ChatEvent) -> None:
+        if control.cancelled.is_set():
+            raise TurnCancelled
+        if isinstance(event, AnswerDelta) and event.text:
+            emit("delta", event.text)
+
+    def work() -> None:
+        try:
+            emit("done", run(on_event))
+        except TurnCancelled:
+            emit("cancelled", None)
+        except FolioError as e:
+            emit("error", e)
+        except Exception:
+            log.exception("Unexpected error in a streamed chat completion")
+            emit("crash", None)
+        finally:
+            if not released.is_set():
+                released.set()
+                release()
+
+    worker = loop.run_in_executor(None, work)
+    try:
+        yield _data(completion.chunk({"role": "assistant", "content": ""}))
+        while True:
+            kind, item = await queue.get()
+            if kind == "delta":
+                yield _data(completion.chunk({"content": item}))
+            elif kind == "done":
+                suffix = sources_suffix(item)
+                if suffix:
+                    yield _data(completion.chunk({"content": suffix}))
+                yield _data(completion.chunk({}, "stop", folio=completion.extra(item)))
+                if include_usage:
+                    yield _data(completion.usage_chunk(item))
+                break
+            elif kind == "error":
+                yield _data(openai_error_body(status_for(item), item.code, item.message))
+                break
+            elif kind == "crash":
+                yield _data(openai_error_body(500, "INTERNAL", "Unexpected server error"))
+                break
+            else:
+                return
+        yield b"data: [DONE]\n\n"
+    finally:
+        control.cancelled.set()
+        del worker

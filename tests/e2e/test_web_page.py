@@ -259,8 +259,8 @@ def test_position_by_chapter_page_and_percent(
 ) -> None:
     page = web.open(f"#/book/{frankenstein['id']}")
     page.wait_for_selector(".chapters li")
-    page.select_option(".position-form select", "chapter")
-    page.fill(".position-form input", "6")
+    page.select_option(".position-form select[name=kind]", "chapter")
+    page.select_option(".position-form select[name=chapter]", "6")
     page.click(".position-form button[type=submit]")
     here = page.locator(".chapters li.here")
     here.wait_for()
@@ -269,14 +269,22 @@ def test_position_by_chapter_page_and_percent(
     assert "end of Chapter 2" in page.inner_text("#position-text")
     book = api.get(f"/books/{frankenstein['id']}").json()
     assert book["reading_position"]["kind"] == "chapter"
+    assert "Unread chapter" in page.inner_text(".position-form select[name=chapter]")
+    page.get_by_label("Show the titles of unread chapters").check()  # the reader's choice
+    page.wait_for_function(
+        "() => !document.querySelector('.chapters').textContent.includes('Unread chapter')"
+    )
+    assert page.locator(".chapters li.unread").count() > 10  # still marked unread
+    page.get_by_label("Show the titles of unread chapters").uncheck()
+    page.locator(".chapters li", has_text="Unread chapter").first.wait_for()
 
-    page.select_option(".position-form select", "page")
+    page.select_option(".position-form select[name=kind]", "page")
     page.fill(".position-form input", "40")
     page.click(".position-form button[type=submit]")
     page.wait_for_function(
         "() => document.querySelector('#position-text').textContent.includes('page 40')"
     )
-    page.select_option(".position-form select", "percent")
+    page.select_option(".position-form select[name=kind]", "percent")
     page.fill(".position-form input", "250")
     page.click(".position-form button[type=submit]")
     page.locator(".position-panel .error", has_text="100").wait_for()  # the bound

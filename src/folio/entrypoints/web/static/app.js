@@ -347,9 +347,10 @@ async function bookView(bookId, cid) {
   }
   view.bookId = bookId;
   view.cid = undefined;
+  view.reveal = Boolean(localStorage.getItem(`folio.reveal.${bookId}`));
   let book;
   try {
-    book = await api.get(`/books/${encodeURIComponent(bookId)}`);
+    book = await loadBook(bookId);
   } catch (e) {
     view.bookId = null;
     main.replaceChildren(errorBox(e, () => bookView(bookId, cid)), h("p", {}, h("a", { href: "#/" }, "Back to the library")));
@@ -359,6 +360,7 @@ async function bookView(bookId, cid) {
   const els = {
     position: h("section", { class: "panel position-panel", "aria-label": "Reading position" }),
     chapters: h("ol", { class: "chapters", "aria-label": "Chapters" }),
+    reveal: h("div", { class: "reveal-line" }),
     conversations: h("ul", { class: "conversations", "aria-label": "Conversations" }),
     chat: h("section", { class: "chat", "aria-label": "Chat" }),
   };
@@ -373,10 +375,14 @@ async function bookView(bookId, cid) {
       h("button", { type: "button", class: "primary new-conversation", onclick: () => { location.hash = bookHash(); } }, "New conversation"),
       els.conversations),
     h("details", { class: "panel", open: wide.matches, id: "chapters-panel" },
-      h("summary", { text: `Chapters (${book.chapters.length})` }), els.chapters));
+      h("summary", { text: `Chapters (${book.chapters.length})` }), els.reveal, els.chapters));
   main.replaceChildren(h("div", { class: "book-layout" }, side, els.chat));
   renderPosition();
   await Promise.all([renderConversations(), openConversation(cid)]);
+}
+
+function loadBook(bookId) {
+  return api.get(`/books/${encodeURIComponent(bookId)}${view.reveal ? "?all_chapters=true" : ""}`);
 }
 
 function bookHash(cid) {
@@ -393,15 +399,32 @@ function renderPosition() {
     h("option", { value: "chapter" }, "Chapter"), h("option", { value: "page" }, "Page"),
     h("option", { value: "percent" }, "Percent"));
   kind.value = book.reading_position.kind === "none" ? "chapter" : book.reading_position.kind;
-  const value = h("input", { name: "value", "aria-label": "Position", size: 6, required: true,
-    value: book.reading_position.value ?? "", inputmode: "decimal" });
+  const value = h("input", { name: "value", "aria-label": "Page or percent", size: 6,
+    value: book.reading_position.kind === "chapter" ? "" : book.reading_position.value ?? "", inputmode: "decimal" });
+  const chapter = h("select", { name: "chapter", "aria-label": "Chapter" },
+    ...book.chapters.map((c, i) => h("option", { value: i + 1 },
+      `${i + 1}. ${c.title ?? "Unread chapter"}${c.page ? ` (p. ${c.page})` : ""}`)));
+  chapter.value = String(here >= 0 ? here + 1 : 1);
+  const showKind = () => {
+    chapter.hidden = kind.value !== "chapter";
+    value.hidden = !chapter.hidden;
+    value.placeholder = kind.value === "page" ? "page" : "0-100";
+  };
+  kind.addEventListener("change", showKind);
+  showKind();
   const error = h("p", { class: "error", role: "alert" });
-  const form = h("form", { class: "position-form" }, kind, value,
-    h("button", { type: "submit", class: "primary" }, "Set"),
-    h("button", { type: "button", onclick: () => setPosition({ reset: true }, error) }, "Whole book"));
+  const form = h("form", { class: "position-form" }, kind, chapter, value,
+    h("div", { class: "buttons" },
+      h("button", { type: "submit", class: "primary" }, "Set"),
+      h("button", { type: "button", onclick: () => setPosition({ reset: true }, error) }, "Whole book")));
   form.addEventListener("submit", (event) => {
     event.preventDefault();
+    if (kind.value === "chapter") return setPosition({ chapter: Number(chapter.value) }, error);
     const raw = value.value.trim();
+    if (!raw) {
+      error.textContent = `Give a ${kind.value === "page" ? "page" : "percentage"}`;
+      return;
+    }
     const body = kind.value === "page" ? { page: raw } : { [kind.value]: Number(raw) };
     if (kind.value !== "page" && !Number.isFinite(body[kind.value])) {
       error.textContent = `“${raw}” is not a number`;
@@ -414,6 +437,18 @@ function renderPosition() {
     h("p", { class: "you-are-here", id: "position-text" }, h("strong", { text: "You are here: " }), positionText(book)),
     h("p", { class: "hint", text: "Answers use only what comes before this point: nothing after it is shown." }),
     form, error);
+  const reveal = h("input", { type: "checkbox", checked: view.reveal });
+  reveal.addEventListener("change", async () => {
+    view.reveal = reveal.checked;
+    localStorage.setItem(`folio.reveal.${view.bookId}`, view.reveal ? "1" : "");
+    try {
+      view.book = await loadBook(view.bookId);
+      renderPosition();
+    } catch (e) {
+      error.textContent = e.message;
+    }
+  });
+  els.reveal.replaceChildren(h("label", { class: "reveal" }, reveal, " Show the titles of unread chapters (they can give things away)"));
   els.chapters.replaceChildren(...book.chapters.map((c, i) => h("li",
     { class: [c.unread ? "unread" : "", i === here ? "here" : ""].join(" "), "aria-current": i === here ? "location" : null },
     h("span", { class: "chapter-title", text: c.title ?? "Unread chapter" }),
@@ -429,6 +464,7 @@ async function setPosition(body, error) {
   error.textContent = "";
   try {
     view.book = await api.put(`/books/${encodeURIComponent(view.bookId)}/position`, body);
+    if (view.reveal) view.book = await loadBook(view.bookId);
     renderPosition();
     toast(positionText(view.book));
   } catch (e) {

@@ -7,6 +7,7 @@
   ``routers=`` to ``create_app``: module names or routers, included after ``ROUTERS``);
 - routes declare ``container: ContainerDep, user: UserDep`` from ``folio.entrypoints.api.deps``
   and raise folio errors, which ``errors.py`` turns into the one JSON error body;
+- the MCP server (``folio.entrypoints.mcp``) is mounted at ``/mcp/`` behind the same tokens;
 - a static page is mounted at ``/`` from ``folio/entrypoints/web/static`` when that folder has an
   ``index.html`` (or pass ``static_dir=``); ``/api``, ``/docs`` and ``/openapi.json`` keep working.
 """
@@ -14,7 +15,7 @@
 from __future__ import annotations
 
 import importlib
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 
 from fastapi import APIRouter, FastAPI, Request, Response
@@ -34,6 +35,7 @@ ROUTERS: tuple[str, ...] = (
     "folio.entrypoints.api.routes.openai_compat",
 )
 
+MCP_PATH = "/mcp"
 WEB_STATIC = Path(__file__).resolve().parent.parent / "web" / "static"
 
 
@@ -44,14 +46,25 @@ def create_app(
     static_dir: Path | None = None,
 ) -> FastAPI:
     """The folio HTTP API on ``container`` (default: one built from the settings)."""
+    from contextlib import asynccontextmanager
     from importlib.metadata import version
 
+    from folio.entrypoints.mcp.server import http_app
+
     container = container or Container()
+    mcp_app, mcp_sessions = http_app(container, version=version("folio"))
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        async with mcp_sessions.run():
+            yield
+
     app = FastAPI(
         title="folio",
         version=version("folio"),
         summary="Chat with your books: page citations, no spoilers.",
         docs_url="/docs",
+        lifespan=lifespan,
     )
     app.state.container = container
     app.state.turn_slots = TurnSlots(container.settings.max_concurrent_turns)
@@ -62,6 +75,7 @@ def create_app(
     )
     for item in (*ROUTERS, *(routers or ())):
         app.include_router(_router(item))
+    app.mount(MCP_PATH, mcp_app, name="mcp")  # MCP over streamable HTTP, the API's tokens
     static = static_dir or WEB_STATIC
     if (static / "index.html").is_file():
         app.mount("/", StaticFiles(directory=static, html=True), name="web")

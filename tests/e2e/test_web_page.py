@@ -343,6 +343,25 @@ def test_ask_a_follow_up_open_a_citation_rename_reload_and_delete(
     saved = Path(download.value.path()).read_text(encoding="utf-8")
     assert "Who is Clerval?" in saved and "dearest friend" in saved
 
+    with page.expect_download() as download:
+        item.get_by_role("button", name="JSON").click()
+    exported = Path(download.value.path()).read_bytes()
+    page.set_input_files(
+        ".import-conversation input",
+        files=[{"name": "c.json", "mimeType": "application/json", "buffer": exported}],
+    )
+    page.wait_for_function("(old) => !location.hash.endsWith(old)", arg=conversation_id)
+    copy = current_conversation(page)
+    assert copy != conversation_id and turns(api, copy) == [1, 2]
+    page.locator(".message.assistant .chip").first.wait_for()
+    page.set_input_files(
+        ".import-conversation input",
+        files=[{"name": "bad.json", "mimeType": "application/json", "buffer": b"{nope"}],
+    )
+    page.locator(".toast.bad", has_text="not a JSON export").wait_for()
+    api.delete(f"/conversations/{copy}").raise_for_status()
+    page.goto(f"{web.url}/#/book/{frankenstein['id']}/c/{conversation_id}")
+
     page.reload()
     page.wait_for_selector(".message.assistant .chip")
     assert page.locator(".message.user").all_inner_texts() == [

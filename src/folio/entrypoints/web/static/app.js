@@ -372,7 +372,9 @@ async function bookView(bookId, cid) {
       els.position),
     h("details", { class: "panel", open: wide.matches, id: "conversations-panel" },
       h("summary", { text: "Conversations" }),
-      h("button", { type: "button", class: "primary new-conversation", onclick: () => { location.hash = bookHash(); } }, "New conversation"),
+      h("div", { class: "conversation-actions" },
+        h("button", { type: "button", class: "primary new-conversation", onclick: () => { location.hash = bookHash(); } }, "New conversation"),
+        importButton()),
       els.conversations),
     h("details", { class: "panel", open: wide.matches, id: "chapters-panel" },
       h("summary", { text: `Chapters (${book.chapters.length})` }), els.reveal, els.chapters));
@@ -495,6 +497,32 @@ async function renderConversations() {
       h("button", { type: "button", class: "link small", onclick: () => exportConversation(c, "md") }, "Markdown"),
       h("button", { type: "button", class: "link small", onclick: () => exportConversation(c, "json") }, "JSON"),
       h("button", { type: "button", class: "link small danger-text", onclick: () => deleteConversation(c) }, "Delete")))));
+}
+
+// A conversation exported as JSON (here or with `folio conversations export --format json`).
+function importButton() {
+  const input = h("input", { type: "file", accept: ".json,application/json", class: "visually-hidden", tabindex: "-1" });
+  const button = h("button", { type: "button", onclick: () => input.click() }, "Import…");
+  input.addEventListener("change", async () => {
+    const file = input.files[0];
+    input.value = "";
+    if (!file) return;
+    try {
+      let data;
+      try {
+        data = JSON.parse(await file.text());
+      } catch {
+        throw new Error(`${file.name} is not a JSON export of a conversation`);
+      }
+      const imported = await api.post("/conversations/import", data);
+      await renderConversations();
+      if (imported.book_id === view.bookId) location.hash = bookHash(imported.conversation_id);
+      else toast(`Imported “${imported.title}” into another book`);
+    } catch (e) {
+      toast(e.message, "bad");
+    }
+  });
+  return h("span", { class: "import-conversation" }, button, input);
 }
 
 async function renameConversation(c) {

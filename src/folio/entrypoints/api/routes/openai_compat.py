@@ -280,6 +280,8 @@ async def _stream(
     def emit(kind: str, item: Any) -> None:
         loop.call_soon_threadsafe(queue.put_nowait, (kind, item))
 
+    control._emit = emit  # a stored turn commits only once its deltas reached the client
+
     def on_event(event: ChatEvent) -> None:
         if control.cancelled.is_set():
             raise TurnCancelled
@@ -308,6 +310,8 @@ async def _stream(
             kind, item = await queue.get()
             if kind == "delta":
                 yield _data(completion.chunk({"content": item}))
+            elif kind == "flush":  # every earlier chunk has been sent
+                control._flushed.set()
             elif kind == "done":
                 suffix = sources_suffix(item)
                 if suffix:

@@ -90,7 +90,7 @@ def test_a_follow_up_is_searched_with_the_friend_it_refers_to(real_frankenstein:
 
 def test_small_talk_takes_no_model_call_and_no_search(folio: RunFolio) -> None:
     first = ask(folio, FRIEND)
-    thanks = ask(folio, "thanks!", "-c", first["conversation_id"])
+    thanks = ask(folio, "thanks!", "--conversation", first["conversation_id"])
     assert (thanks["llm_calls"], thanks["searches"], thanks["citations"]) == (0, [], [])
     assert thanks["turn_number"] == 2 and thanks["answer"]
     assert first["llm_calls"] == 0 and len(first["searches"]) == 1
@@ -103,9 +103,35 @@ def test_a_one_shot_turn_prints_the_answer_its_pages_and_the_conversation_id(
     out = ok(result)
     assert "Clerval" in out and "Offline mode" in out
     assert "Sources: " in out and re.search(r", pp?\. \d", out)
-    cid = result.stderr.strip().removeprefix("conversation: ")
+    found = re.search(r"^conversation: (\S+)$", result.stderr, re.M)
+    assert found is not None
+    cid = found.group(1)
+    assert "continue it with: folio chat " in result.stderr and " -c -m " in result.stderr
+    assert f"--conversation {cid[:8]}" in result.stderr
     assert [c["conversation_id"] for c in conversations(folio)] == [cid]
     assert conversations(folio)[0]["title"] == "Who is Henry Clerval?"
+
+
+def test_continue_takes_up_the_books_most_recent_conversation(folio: RunFolio) -> None:
+    alone = folio("chat", "Frankenstein", "-c", "-m", "Who is Henry Clerval?")
+    assert "No conversation about Frankenstein" in ok(alone) + alone.stderr  # none yet: a new one
+    older = ask(folio, "Who is Justine?")
+    latest = ask(folio, FRIEND)
+    follow = ask(folio, FOLLOW_UP, "--continue")
+    assert (follow["conversation_id"], follow["turn_number"]) == (latest["conversation_id"], 2)
+    assert "Clerval" in follow["searches"][0]  # it saw the first turn
+    again = folio("chat", "Frankenstein", "-c", "-m", "And then?")
+    ok(again)
+    assert re.search(rf"^conversation: {latest['conversation_id']}$", again.stderr, re.M)
+    turns = {c["conversation_id"]: c["turns"] for c in conversations(folio)}
+    assert turns[latest["conversation_id"]] == 3 and turns[older["conversation_id"]] == 1
+    assert len(turns) == 3
+
+
+def test_continue_excludes_new_and_an_explicit_conversation(folio: RunFolio) -> None:
+    result = folio("chat", "Frankenstein", "-c", "--new", "-m", "Hi")
+    assert result.returncode == 2 and "give one of -c/--continue" in result.stderr
+    assert conversations(folio) == []
 
 
 def stored_offsets(data: dict[str, Any]) -> list[int]:
@@ -158,7 +184,7 @@ def test_a_new_process_resumes_the_conversation_with_its_history(folio: RunFolio
 
 
 def test_an_unknown_conversation_exits_3_with_one_line(folio: RunFolio) -> None:
-    result = folio("chat", "Frankenstein", "-c", "0000dead", "-m", "Hello?")
+    result = folio("chat", "Frankenstein", "--conversation", "0000dead", "-m", "Hello?")
     assert result.returncode == 3
     assert one_error_line(result) == "Error: No conversation '0000dead'"
     assert conversations(folio) == []
@@ -168,7 +194,9 @@ def test_anthropic_without_a_key_names_the_variable_exits_4_and_stores_nothing(
     folio: RunFolio,
 ) -> None:
     cid = ok(folio("conversations", "new", "Frankenstein")).strip()
-    result = folio("chat", "Frankenstein", "-c", cid, "--provider", "anthropic", "-m", FRIEND)
+    result = folio(
+        "chat", "Frankenstein", "--conversation", cid, "--provider", "anthropic", "-m", FRIEND
+    )
     assert result.returncode == 4
     assert "ANTHROPIC_API_KEY" in one_error_line(result)
     assert [(c["conversation_id"], c["turns"]) for c in conversations(folio)] == [(cid, 0)]
@@ -196,7 +224,7 @@ def test_json_without_a_message_and_a_conversation_of_another_book_are_refused(
     other.write_text("Another Book\n\nChapter 1\n\n" + "Nothing happens here. " * 300)
     ok(folio("add", str(other), "--title", "Another Book"))
     cid = ok(folio("conversations", "new", "Another Book")).strip()
-    wrong = folio("chat", "Frankenstein", "-c", cid, "-m", FRIEND)
+    wrong = folio("chat", "Frankenstein", "--conversation", cid, "-m", FRIEND)
     assert wrong.returncode == 2 and "is about another book" in wrong.stderr
     assert "Traceback" not in wrong.stderr
 
@@ -204,7 +232,9 @@ def test_json_without_a_message_and_a_conversation_of_another_book_are_refused(
 def test_a_provider_failing_mid_turn_exits_4_and_stores_nothing(folio: RunFolio) -> None:
     refused = {"OLLAMA_HOST": "http://127.0.0.1:9"}  # nothing listens there: connection refused
     cid = ok(folio("conversations", "new", "Frankenstein")).strip()
-    result = folio("chat", "Frankenstein", "-c", cid, "-p", "ollama", "-m", FRIEND, env=refused)
+    result = folio(
+        "chat", "Frankenstein", "--conversation", cid, "-p", "ollama", "-m", FRIEND, env=refused
+    )
     assert result.returncode == 4 and "Ollama" in one_error_line(result)
     fresh = folio("chat", "Frankenstein", "-p", "ollama", "-m", FRIEND, env=refused)
     assert fresh.returncode == 4

@@ -85,11 +85,12 @@ def test_a_session_answers_with_pages_and_runs_the_slash_commands(
     child.sendline("/history")
     child.expect("Offline mode")
     child.sendline("/position")
-    child.expect(r"Read to the whole book \(change it with: folio position")
+    child.expect(r"Prometheus: read to the whole book")
+    child.expect(r"change it with: /position --chapter N")
     child.sendline("/foo")
     child.expect(r"Unknown command /foo\. /help lists them\.")
     child.sendline("quit")
-    child.expect(r"Saved\. Resume with: folio chat \w{8} -c (\w{8})")
+    child.expect(r"Saved\. Resume with: folio chat \w{8} --conversation (\w{8})")
     short_id = child.match.group(1)
     assert exit_status(child) == 0
 
@@ -105,7 +106,7 @@ def test_ctrl_c_at_the_prompt_keeps_the_session_and_ctrl_d_leaves_it(
     child.expect("you>")
     child.sendintr()
     child.sendline("/position")  # still answering after Ctrl-C
-    child.expect("Read to the whole book")
+    child.expect("read to the whole book")
     child.sendline("Who is Elizabeth?")
     child.expect("Sources: ")
     child.expect("you>")
@@ -137,14 +138,14 @@ def test_the_picker_lists_conversations_and_resuming_one_continues_it(
     child.expect("Who is Victor's friend from Geneva")  # the title, in the picker's table
     child.expect(r"Resume which one\?")
     child.sendline("7")
-    child.expect("Type a number from 1 to 1")
+    child.expect("Type a row number from 1 to 1")
     child.sendline("1")
     child.expect("you>")
     child.sendline("What happens to him?")
     child.expect("Sources: ")
     child.expect("you>")
     child.sendline("quit")
-    child.expect(f"-c {cid[:8]}")
+    child.expect(f"--conversation {cid[:8]}")
     assert exit_status(child) == 0
 
     [entry] = conversations(folio)
@@ -186,3 +187,69 @@ def test_an_empty_piped_session_ends_cleanly_and_keeps_nothing(folio: RunFolio) 
     out = ok(folio("chat", "Frankenstein", input=""))
     assert "Nothing was asked; no conversation was kept." in out
     assert conversations(folio) == []
+
+
+def make_conversations(home: Path, titles: list[str]) -> list[str]:
+    """Conversations about the (only) book with these titles, oldest first, made in-process: the
+    setup of a picker test, not what is under test."""
+    from folio.bootstrap import Container
+    from folio.config import load_settings
+
+    container = Container(load_settings(env=folio_env(home)))
+    [book] = container.library.list_books()
+    return [str(container.conversations.create(book.id, title=t).id) for t in titles]
+
+
+def test_the_picker_pages_and_takes_ids_and_title_words_never_a_row_for_an_id(
+    spawn: Any, folio: RunFolio
+) -> None:
+    titles = [f"Talk {n:02d}" for n in range(13)] + ["The monster's creation"]
+    ids = make_conversations(folio.home, titles)
+    child = spawn("chat", "Frankenstein")
+    child.expect(r"Conversations about Frankenstein.*\(14\)")
+    child.expect("4 older not shown")
+    child.expect(r"Resume which one\?.*m for more")
+    child.sendline("m")
+    child.expect("Talk 00")  # the oldest, on the second page
+    child.expect(r"Resume which one\?")
+    child.sendline("monster creation")  # words of a title
+    child.expect("you>")
+    child.sendline("quit")
+    child.expect(f"--conversation {ids[-1][:8]}")
+    exit_status(child)
+
+    child = spawn("chat", "Frankenstein")
+    child.expect(r"Resume which one\?")
+    child.sendline("Talk")
+    child.expect(r"13 conversations match; rows 2, 3, ")
+    child.sendline(ids[3][:6])  # an id prefix
+    child.expect("you>")
+    child.sendline("quit")
+    child.expect(f"--conversation {ids[3][:8]}")
+    exit_status(child)
+
+
+def test_position_inside_the_repl_moves_the_bookmark_and_the_prompt(
+    spawn: Any, folio: RunFolio
+) -> None:
+    child = spawn("chat", "Frankenstein", "--new")
+    child.expect(r"Frankenstein; or, the Moder… · the whole book · you>")
+    child.sendline("/position 12")
+    child.expect(r"/position --chapter 12, /position --page 12")
+    child.sendline("/position --chapter 3")
+    child.expect(r"Prometheus: read to chapter")  # the number may be styled
+    child.expect(r"Moder… · chapter 3 · you>")
+    child.sendline("/position --page 99999")
+    child.expect("Error: ")
+    child.sendline("/position --chapter 1 --page 2")
+    child.expect("give one of --page")
+    child.sendline("quit")
+    assert exit_status(child) == 0
+    shown = ok_json(folio("position", "Frankenstein", "--json"))
+    assert "3" in json_text(shown)
+
+
+def json_text(value: Any) -> str:
+    import json
+
+    return json.dumps(value)

@@ -30,7 +30,7 @@ def test_the_first_demo_imports_the_book_and_tours_it_offline(demo_run: DemoRun)
     assert len(re.findall(r"^you> ", out, re.MULTILINE)) == 4
     assert len(re.findall(r"^Sources: .*p\. \d+", out, re.MULTILINE)) >= 3
     assert "Clerval" in out
-    assert re.search(r"Resume this conversation: folio chat \w{8} -c \w{8}", out)
+    assert re.search(r"Resume this conversation: folio chat \w{8} --conversation \w{8}", out)
 
 
 @pytest.mark.slow

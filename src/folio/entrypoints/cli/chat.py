@@ -20,7 +20,8 @@ from folio.entrypoints.cli.output import console, escape
 HELP = """Commands:
   /new               start a new conversation about this book
   /rename TITLE      rename this conversation
-  /position          show how far you have read (set it with `folio position`)
+  /position [OPTS]   show how far you have read; set it with the options of `folio position`
+                     (/position --chapter 5, /position --page 45, /position --percent 30)
   /history           show this conversation so far
   /help              this help
   quit, exit, Ctrl-D leave (the conversation is saved); Ctrl-C cancels a turn in flight"""
@@ -46,6 +47,7 @@ class ChatSession:
 
     def ask(self, message: str, *, live: bool) -> Any:
         view = TurnView(console, verbose=self.verbose, live=live)
+        view.start()
         try:
             result = self.chat.execute(self.conversation_id, message, on_event=view)
         except BaseException:
@@ -65,7 +67,14 @@ class ChatSession:
 @click.command("chat")
 @click.argument("book")
 @click.option(
-    "--conversation", "-c", "conversation_ref", help="Resume this conversation (id or prefix)."
+    "--continue",
+    "-c",
+    "continue_",
+    is_flag=True,
+    help="Continue this book's most recent conversation (a new one if it has none).",
+)
+@click.option(
+    "--conversation", "--cid", "conversation_ref", help="Resume this conversation (id or prefix)."
 )
 @click.option("--new", "new", is_flag=True, help="Start a new conversation.")
 @click.option("--title", help="Title for a new conversation (default: from the first question).")
@@ -81,6 +90,7 @@ class ChatSession:
 def chat_cmd(
     lazy: Any,
     book: str,
+    continue_: bool,
     conversation_ref: str | None,
     new: bool,
     title: str | None,
@@ -92,7 +102,9 @@ def chat_cmd(
 ) -> None:
     """Chat with BOOK (id, id prefix or part of the title).
 
-    Without --conversation or --new, lists the book's conversations to resume or offers a new one.
+    Without -c, --conversation or --new, a terminal session lists the book's recent conversations
+    to resume (by row number, id prefix or words of the title) or starts a new one; a one-shot
+    -m starts a new conversation and prints the command that continues it.
     The agent searches the book when it needs to, cites pages, and never goes past your reading
     position. In the chat, /help lists the commands (/new, /rename, /position, /history); quit,
     exit or Ctrl-D leave. With stdin not a terminal, each line read is a message (a scripted
@@ -103,15 +115,20 @@ def chat_cmd(
       folio chat frankenstein                 pick a conversation, or start one
       folio chat frankenstein --new           start a new conversation
       folio chat frankenstein -m "Who is Clerval?" --json
-      folio chat frankenstein -c 3f2a -m "What happens to him?"
+      folio chat frankenstein -c -m "What happens to him?"     continue the latest
+      folio chat frankenstein --conversation 3f2a -m "And then?"
     """
     if as_json and not message:
         raise click.UsageError("--json needs --message")
+    if sum([continue_, conversation_ref is not None, new]) > 1:
+        raise click.UsageError("give one of -c/--continue, --conversation, --new")
     container = lazy.get()
     found = container.library.resolve(book)
     embedding_note(container, found)
     chat = container.chat(provider=provider, model=model)
     interactive = message is None and sys.stdin.isatty()
+    if continue_:
+        conversation_ref = _latest(container, found)
     conversation_id, created = _pick_conversation(
         container, found, conversation_ref, new or bool(message), title, ask=interactive
     )
@@ -140,33 +157,91 @@ def _pick_conversation(
     return str(conversations.create(book.id, title=title).id), True
 
 
-PICKER_SIZE = 15
+def _latest(container: Any, book: Any) -> str | None:
+    """The id of the book's most recently active conversation (``llm -c``); None if it has none."""
+    summaries = container.conversations.summaries(book.id)
+    if not summaries:
+        click.echo(f"No conversation about {book.title} yet; starting one.", err=True)
+        return None
+    return str(summaries[0].conversation.id)
+
+
+PICKER_SIZE = 10
+MIN_ID_PREFIX = 4  # shorter than this, a typed number is only ever a row number
 
 
 def _choose(book: Any, existing: list[Any]) -> str | None:
-    """Ask which conversation to resume; ``None`` for a new one."""
-    shown = existing[:PICKER_SIZE]
+    """Ask which conversation to resume; ``None`` for a new one. Rows are numbered; a number up to
+    the rows shown is a row, never an id; otherwise the answer is an id prefix (4+ characters) or
+    words of a title, matched against ALL the book's conversations."""
+    shown = 0
+    while True:
+        if shown < len(existing):
+            shown = _show_rows(book, existing, shown)
+        more = " m for more," if shown < len(existing) else ""
+        choice = click.prompt(
+            f"Resume which one? (row number, id or words of the title;{more} "
+            "Enter for a new conversation)",
+            default="",
+            show_default=False,
+        ).strip()
+        if not choice:
+            return None
+        if choice.lower() in {"m", "more"} and more:
+            continue
+        if choice.isdigit() and 1 <= int(choice) <= shown:
+            return str(existing[int(choice) - 1].conversation.id)
+        found = _match(existing, choice)
+        if len(found) == 1:
+            return str(found[0].conversation.id)
+        if found:
+            rows = ", ".join(str(existing.index(s) + 1) for s in found[:8])
+            console.print(f"{len(found)} conversations match; rows {rows}.", highlight=False)
+        else:
+            console.print(
+                f"No conversation matches “{escape(choice)}”. Type a row number from 1 to "
+                f"{shown}, an id (at least {MIN_ID_PREFIX} characters) or words of a title.",
+                highlight=False,
+            )
+
+
+def _show_rows(book: Any, existing: list[Any], start: int) -> int:
+    """Print rows ``start``.. of the picker; the number of rows shown so far."""
+    end = min(start + PICKER_SIZE, len(existing))
     table = Table(
-        "#", "title", "turns", "last activity", title=f"Conversations about {escape(book.title)}"
+        "#",
+        "id",
+        "title",
+        "turns",
+        "last activity",
+        title=f"Conversations about {escape(book.title)} ({len(existing)})" if not start else None,
     )
-    for i, summary in enumerate(shown, 1):
+    for i in range(start, end):
+        summary = existing[i]
         c = summary.conversation
         table.add_row(
-            str(i),
+            str(i + 1),
+            c.id[:8],
             escape(c.title),
             str(summary.turn_count),
             c.updated_at.astimezone().strftime("%Y-%m-%d %H:%M"),
         )
     console.print(table)
-    while True:
-        choice = click.prompt(
-            "Resume which one? (Enter for a new conversation)", default="", show_default=False
-        ).strip()
-        if not choice:
-            return None
-        if choice.isdigit() and 1 <= int(choice) <= len(shown):
-            return str(shown[int(choice) - 1].conversation.id)
-        console.print(f"Type a number from 1 to {len(shown)}, or press Enter.", highlight=False)
+    if end < len(existing):
+        console.print(f"{len(existing) - end} older not shown (m for more).", highlight=False)
+    return end
+
+
+def _match(existing: list[Any], text: str) -> list[Any]:
+    """Conversations whose id starts with ``text`` (4+ characters) or whose title holds every
+    word of it (case-insensitive)."""
+    lowered = text.lower()
+    if len(lowered) >= MIN_ID_PREFIX:
+        by_id = [s for s in existing if s.conversation.id.lower().startswith(lowered)]
+        if by_id:
+            return by_id
+    words = lowered.split()
+    return [s for s in existing if all(w in s.conversation.title.lower() for w in words)]
 
 
 def _one_turn(session: ChatSession, message: str, as_json: bool) -> None:
@@ -180,6 +255,11 @@ def _one_turn(session: ChatSession, message: str, as_json: bool) -> None:
         session.discard_if_empty()  # a failed first turn leaves no empty conversation behind
         raise
     click.echo(f"conversation: {session.conversation_id}", err=True)
+    click.echo(
+        f"continue it with: folio chat {session.book.id[:8]} -c -m '...'"
+        f"  (or --conversation {session.conversation_id[:8]})",
+        err=True,
+    )
 
 
 def _repl(session: ChatSession, *, interactive: bool) -> None:
@@ -212,7 +292,8 @@ def _goodbye(session: ChatSession) -> None:
         console.print("Nothing was asked; no conversation was kept.")
         return
     console.print(
-        f"Saved. Resume with: folio chat {session.book.id[:8]} -c {session.conversation_id[:8]}",
+        f"Saved. Resume with: folio chat {session.book.id[:8]} "
+        f"--conversation {session.conversation_id[:8]}",
         highlight=False,
     )
 
@@ -245,7 +326,13 @@ def _line_reader(session: ChatSession, interactive: bool) -> Callable[[], str]:
     home = session.container.settings.home
     home.mkdir(parents=True, exist_ok=True)
     prompt: PromptSession[str] = PromptSession(history=FileHistory(str(home / "chat_history")))
-    return lambda: prompt.prompt("you> ")
+    return lambda: prompt.prompt(prompt_text(session.book))
+
+
+def prompt_text(book: Any) -> str:
+    """The REPL prompt: which book, and where the reader is in it."""
+    title = book.title if len(book.title) <= 28 else book.title[:27] + "…"
+    return f"{title} · {book.position.describe()} · you> "
 
 
 def _slash(session: ChatSession, text: str) -> None:
@@ -264,19 +351,61 @@ def _slash(session: ChatSession, text: str) -> None:
             session.created = False  # named on purpose: kept even without a turn
             console.print(f"Renamed to “{escape(arg)}”.", highlight=False)
     elif command == "/position":
-        book = session.container.library.resolve(session.book.id)
-        session.book = book
-        console.print(
-            f"Read to {book.position.describe()} "
-            f"(change it with: folio position {book.id[:8]} --page N)",
-            highlight=False,
-        )
+        _position(session, arg)
     elif command == "/history":
         _print_history(session)
     elif command == "/help":
         console.print(HELP, highlight=False)
     else:
         console.print(f"Unknown command {escape(command)}. /help lists them.", highlight=False)
+
+
+def _position(session: ChatSession, arg: str) -> None:
+    """``/position [OPTIONS]``: runs ``folio position BOOK OPTIONS`` itself (one code path: the
+    same options, parsing, errors and display), then the session reads the book again so the next
+    turn, and the prompt, use the new position."""
+    import shlex
+
+    from folio.entrypoints.cli.books import position_cmd
+
+    try:
+        args = shlex.split(arg)
+    except ValueError as e:
+        console.print(f"[red]Error:[/] {escape(str(e))}")
+        return
+    if args and not args[0].startswith("-"):
+        console.print(
+            f"Say what {escape(arg)} is: /position --chapter {escape(arg)}, "
+            f"/position --page {escape(arg)} or /position --percent {escape(arg)}.",
+            highlight=False,
+        )
+        return
+    try:
+        position_cmd.main(
+            [session.book.id, *args],
+            prog_name="/position",
+            standalone_mode=False,
+            obj=_Built(session.container),
+        )
+    except click.ClickException as e:
+        e.show()
+    except SystemExit:
+        pass  # position_cmd printed its one-line error
+    session.book = session.container.library.resolve(session.book.id)
+    if not args:
+        console.print(
+            "(change it with: /position --chapter N, --page N or --percent N)", highlight=False
+        )
+
+
+@dataclass(frozen=True)
+class _Built:
+    """A container already built, where a command expects the lazy one (``.get()``)."""
+
+    container: Any
+
+    def get(self) -> Any:
+        return self.container
 
 
 def _guarded(action: Callable[[], object]) -> bool:

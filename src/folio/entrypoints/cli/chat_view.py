@@ -9,9 +9,11 @@ from typing import Any
 from rich.console import Console
 from rich.live import Live
 from rich.markdown import Markdown
+from rich.status import Status
 from rich.text import Text
 
 from folio.domain.books import places_line
+from folio.domain.passages import LIST_CHAPTERS, READ_PASSAGE, SEARCH_BOOK
 from folio.entrypoints.cli.output import clean
 
 
@@ -25,6 +27,14 @@ def citation_line(citations: Any) -> str:
     return places_line(citations)
 
 
+# What the status line says while a tool runs (by tool name); other tools: "NAME...".
+_ACTIVITY = {
+    SEARCH_BOOK: "searching the book...",
+    READ_PASSAGE: "reading the passage...",
+    LIST_CHAPTERS: "looking at the chapters...",
+}
+
+
 class TurnView:
     """Receives the chat's turn events and renders them as they come."""
 
@@ -33,11 +43,33 @@ class TurnView:
         self._verbose = verbose
         self._live_enabled = live
         self._live: Live | None = None
+        self._status: Status | None = None
         self._text = ""
+
+    def start(self) -> None:
+        """On a terminal, a status line ("thinking...", "searching the book...") until the first
+        token of the answer arrives: nothing is silent between Enter and the answer."""
+        if self._live_enabled:
+            self._status = self._console.status("thinking...", spinner="dots")
+            self._status.start()
+
+    def _set_status(self, text: str) -> None:
+        if self._status is not None:
+            self._status.update(text)
+
+    def _stop_status(self) -> None:
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
 
     def __call__(self, event: Any) -> None:
         kind = type(event).__name__
+        if kind == "ToolCallStarted":
+            self._set_status(_ACTIVITY.get(event.name, f"{event.name}..."))
+        elif kind == "ToolCallFinished":
+            self._set_status("thinking...")
         if kind == "ToolCallStarted" and self._verbose:
+            self._stop_status()
             self._stop_live()
             self._console.print(
                 Text(clean(f"  → {event.name}({format_arguments(event.arguments)})"), style="cyan")
@@ -46,6 +78,7 @@ class TurnView:
             style = "green" if event.success else "red"
             self._console.print(Text(clean(f"  ← {event.summary}"), style=style))
         elif kind == "AnswerDelta":
+            self._stop_status()
             self._text += event.text
             if self._live_enabled:
                 if self._live is None:
@@ -66,6 +99,7 @@ class TurnView:
 
     def finish(self, result: Any) -> None:
         """Print the final answer (unless it was streamed) and its citations."""
+        self._stop_status()
         streamed = self._live is not None
         if streamed and self._live is not None:
             self._live.update(Markdown(clean(result.answer)))
@@ -86,6 +120,7 @@ class TurnView:
 
     def abort(self) -> None:
         """The turn failed or was cancelled: text already shown is marked as not an answer."""
+        self._stop_status()
         shown = self._live is not None and bool(self._text.strip())
         self._stop_live()
         if shown:

@@ -97,7 +97,7 @@ def _tour(container: Any, session: ChatSession) -> None:
     console.print()
     console.print(Rule())
     console.print(
-        f"Resume this conversation: folio chat {book.id[:8]} -c "
+        f"Resume this conversation: folio chat {book.id[:8]} --conversation "
         f"{session.conversation_id[:8]}\nSee it with tool calls: "
         f"folio conversations show {session.conversation_id[:8]} --verbose"
     )

@@ -411,6 +411,33 @@ def test_keyboard_alone_asks_opens_a_citation_and_moving_back_hides_it(
     assert panel.get_by_role("button", name="Open the passage").count() == 0
 
 
+def test_page_references_in_an_answer_open_their_source(
+    web: Page, server: FolioServer, frankenstein: dict[str, Any]
+) -> None:
+    server.set_script(
+        {
+            "steps": [
+                {"tool": "search_book", "arguments": {"query": "Clerval"}},
+                "Clerval arrives at the inn (p. 42), later at pp. 46-47; nothing on p. 7 "
+                "and `p. 42` in code stays as it is.",
+            ]
+        }
+    )
+    page = web.open(f"#/book/{frankenstein['id']}")
+    page.wait_for_selector(".intro")
+    answer = ask(page, "Where does Clerval arrive?")
+    pages = [c.split("p. ")[-1] for c in answer.locator(".chip").all_inner_texts()]
+    refs = answer.locator(".body .cite-ref")
+    expected = [str(pages.index(p) + 1) for p in ("42", "46–47") if p in pages]
+    assert expected and refs.all_inner_texts() == expected, pages
+    assert answer.locator(".body code").inner_text() == "p. 42"
+    refs.first.click()
+    opened = answer.locator(".chip").nth(int(expected[0]) - 1)
+    assert opened.get_attribute("aria-expanded") == "true"
+    assert answer.locator(".citation-panel .quote").inner_text()
+    shot(page, "chat-page-references")
+
+
 def test_stop_a_streamed_answer_stores_nothing(
     web: Page, api: httpx.Client, server: FolioServer, frankenstein: dict[str, Any]
 ) -> None:

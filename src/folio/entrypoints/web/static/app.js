@@ -698,6 +698,8 @@ async function ask(text, messages, controls) {
   controls.stop.hidden = false;
   let streamed = "";
   let pending = false;
+  let frame = 0;
+  const noMorePaints = () => { pending = true; cancelAnimationFrame(frame); };
   let createdHere = null; // a conversation this first turn opened: not kept if the turn is not
   const paint = () => {
     pending = false;
@@ -719,9 +721,10 @@ async function ask(text, messages, controls) {
       else if (name === "delta") {
         answer.activity.textContent = "Writing…";
         streamed += data.text;
-        if (!pending) { pending = true; requestAnimationFrame(paint); }
+        if (!pending) { pending = true; frame = requestAnimationFrame(paint); }
       }
     }, abort.signal);
+    noMorePaints(); // a paint still scheduled would draw over the final answer and its links
     answer.activity.textContent = searchedText(turn.searches);
     forgetDraft();
     announce(`Answer ready${turn.citations.length ? `, ${turn.citations.length} sources` : ""}`);
@@ -744,7 +747,8 @@ async function ask(text, messages, controls) {
       const title = view.els.chat.querySelector(".chat-title");
       if (title) title.textContent = "New conversation";
     }
-    if (stopped) pending = true; // no late repaint
+    noMorePaints(); // what had arrived is drawn once, then nothing more
+    renderMarkdown(answer.body, streamed);
     answer.li.classList.add(stopped ? "stopped" : "failed");
     if (!stopped && (e.status === 413 || e.status === 422) && !controls.textarea.value) {
       controls.textarea.value = text; // refused as written: back in the box, to be edited
@@ -795,6 +799,40 @@ function renderCitations(bubble, citations) {
     return chip;
   });
   bubble.sources.replaceChildren(h("div", { class: "chips", role: "group", "aria-label": "Sources" }, h("span", { class: "label", text: "Sources" }), ...chips), panel);
+  linkPageReferences(bubble.body, citations, chips);
+}
+
+// "(p. 42)" in an answer gets the number of the source on that page, a button that opens it.
+const PAGE_REF = /\bpp?\.\s*([0-9ivxlcdm]+)(?:\s*[-–]\s*([0-9ivxlcdm]+))?(?![a-z0-9])/gi;
+
+function covers(citation, page) {
+  const p = page.toLowerCase();
+  const first = String(citation.page_start || "").toLowerCase();
+  const last = String(citation.page_end || citation.page_start || "").toLowerCase();
+  if (p === first || p === last) return true;
+  const [n, a, b] = [p, first, last].map(Number);
+  return Number.isInteger(n) && Number.isInteger(a) && Number.isInteger(b) && a <= n && n <= b;
+}
+
+function linkPageReferences(body, citations, chips) {
+  const walker = document.createTreeWalker(body, NodeFilter.SHOW_TEXT);
+  const nodes = [];
+  while (walker.nextNode()) nodes.push(walker.currentNode);
+  for (const node of nodes) {
+    if (node.parentElement.closest("a, code, pre, button")) continue;
+    const text = node.nodeValue;
+    const parts = [];
+    let last = 0;
+    for (const match of text.matchAll(PAGE_REF)) {
+      const i = citations.findIndex((c) => covers(c, match[1]));
+      if (i < 0) continue;
+      const end = match.index + match[0].length;
+      parts.push(text.slice(last, end), h("button", { type: "button", class: "cite-ref",
+        "aria-label": `Source ${i + 1}`, onclick: () => chips[i].click() }, String(i + 1)));
+      last = end;
+    }
+    if (parts.length) node.replaceWith(...parts, text.slice(last));
+  }
 }
 
 async function openPassage(c) {

@@ -76,14 +76,14 @@ def test_show_json_gives_the_28_chapters_and_the_reading_position(lib: RunFolio,
     assert starts == sorted(starts) and all(c["page"] for c in shown["chapters"])
     assert shown["reading_position"] == {
         "kind": "none", "value": None, "char_offset": None, "description": "the whole book",
-        "percent": None,
+        "chapter": None, "page": None, "page_count": shown["page_count"], "percent": None,
     }  # fmt: skip
 
 
 def test_show_prints_title_chapters_and_pages(lib: RunFolio) -> None:
     out = ok(lib("show", book_id(lib, "frankenstein.epub")))
     assert "Frankenstein" in out and "28 chapters" in out and "Letter 1" in out
-    assert "read to: the whole book" in out
+    assert "read: the whole book" in out
 
 
 def test_a_plain_txt_file_is_added_with_its_title(run_folio: RunFolio, tmp_path: Path) -> None:
@@ -182,12 +182,24 @@ def position(run: RunFolio, ref: str, *args: str) -> dict[str, Any]:
 def test_position_by_page_chapter_percent_and_reset(lib: RunFolio) -> None:
     epub = book_id(lib, "frankenstein.epub")
     shown = ok_json(lib("show", epub, "--json"))
-    chapter6 = shown["chapters"][5]["char_start"]
+    titles = [c["title"] for c in shown["chapters"]]
+    chapter6 = shown["chapters"][titles.index("Chapter 6")]["char_start"]
 
+    # The chapter as the book names it: four Letters come before "Chapter 5"'s chapter 1.
     by_chapter = position(lib, epub, "--chapter", "5")
-    assert (by_chapter["kind"], by_chapter["value"]) == ("chapter", 5.0)
-    assert by_chapter["char_offset"] == chapter6  # up to and including chapter 5
-    assert ok_json(lib("show", epub, "--json"))["reading_position"] == by_chapter
+    assert (by_chapter["kind"], by_chapter["value"]) == ("chapter", titles.index("Chapter 5") + 1)
+    assert by_chapter["char_offset"] == chapter6  # up to and including Chapter 5
+    assert by_chapter["chapter"] == "Chapter 5"
+    assert re.fullmatch(r"through Chapter 5 \(p\. \d+ of \d+, \d+%\)", by_chapter["description"])
+    shown = ok_json(lib("show", epub, "--json"))
+    assert shown["reading_position"] == by_chapter
+    assert [c["title"] for c in shown["chapters"] if c["current"]] == ["Chapter 5"]
+    assert "Chapter 5 <- you are here" in ok(lib("show", epub))
+    for same in ("Chapter 5", "chapter v", "V"):
+        assert position(lib, epub, "--chapter", same) == by_chapter
+    letter = position(lib, epub, "--chapter", "Letter 2")
+    assert letter["chapter"] == "Letter 2" and letter["description"].startswith("through Letter 2")
+    assert "read through Letter 2 (p. " in ok(lib("position", epub))
 
     by_page = position(lib, epub, "--page", "10")
     assert by_page["kind"] == "page" and 0 < by_page["char_offset"] < chapter6 * 2
@@ -195,7 +207,7 @@ def test_position_by_page_chapter_percent_and_reset(lib: RunFolio) -> None:
     half = position(lib, epub, "--percent", "50")
     assert half["kind"] == "percent" and half["char_offset"] == round(shown["char_count"] / 2)
     assert half["percent"] == 50.0
-    assert "read to 50% of the book" in ok(lib("position", epub))
+    assert "read through 50% of the book (Chapter " in ok(lib("position", epub))
 
     reset = position(lib, epub, "--reset")
     assert reset["char_offset"] is None and reset["kind"] == "none"
@@ -206,23 +218,24 @@ def test_a_pdf_position_is_set_by_its_printed_page(lib: RunFolio) -> None:
     pdf = book_id(lib, "frankenstein.pdf")
     page41 = position(lib, pdf, "--page", "41")
     page42 = position(lib, pdf, "--page", "42")
-    assert page41["description"] == "page 41"
+    assert page41["description"].startswith("through p. 41 of 121 (")
     assert 0 < page41["char_offset"] < page42["char_offset"]
 
 
 @pytest.mark.parametrize(
     ("args", "message"),
     [(("--page", "999"), "has no page 999"),
-     (("--chapter", "0"), "has no chapter 0 (chapters 1-28)"),
+     (("--chapter", "0"), "has no chapter '0': its chapters run Letter 1, Letter 2, ..."),
+     (("--chapter", "Chapter 25"), "has no chapter 'Chapter 25'"),
      (("--percent", "150"), "between 0 and 100")],
 )  # fmt: skip
 def test_an_impossible_position_is_refused_and_the_old_one_kept(
     lib: RunFolio, args: tuple[str, ...], message: str
 ) -> None:
     epub = book_id(lib, "frankenstein.epub")
-    position(lib, epub, "--chapter", "3")
+    before = position(lib, epub, "--chapter", "Chapter 3")
     assert message in one_error_line(lib("position", epub, *args))
-    assert position(lib, epub)["value"] == 3.0
+    assert position(lib, epub) == before and before["chapter"] == "Chapter 3"
 
 
 def test_two_position_options_at_once_are_a_usage_error(lib: RunFolio) -> None:
@@ -265,7 +278,7 @@ def test_search_never_returns_text_past_the_reading_position(lib: RunFolio) -> N
     out = ok(lib("search", epub, "Justine"))
     hits = search(lib, epub, "Justine")
     assert all(h["char_end"] <= position(lib, epub)["char_offset"] for h in hits)
-    assert ("No passages found before chapter 1." in out) == (not hits)
+    assert ("No passages found in what you have read (through Chapter 1" in out) == (not hits)
 
 
 def test_search_prints_chapter_and_page_of_each_passage(lib: RunFolio) -> None:
@@ -399,7 +412,7 @@ def test_search_needs_a_book_and_a_query(run_folio: RunFolio) -> None:
 
 def test_show_hides_the_titles_of_unread_chapters_unless_asked(lib: RunFolio) -> None:
     md = book_id(lib, "frankenstein.md")
-    position(lib, md, "--chapter", "5")  # the first five entries: Letters 1-4 and Chapter 1
+    position(lib, md, "--chapter", "1")  # the first five entries: Letters 1-4 and Chapter 1
     try:
         hidden = ok_json(lib("show", md, "--json"))["chapters"]
         assert [c["title"] is None for c in hidden] == [False] * 5 + [True] * 23

@@ -119,7 +119,7 @@ def test_search_book_returns_contract_shaped_results_before_the_position(story: 
 
     assert result.success
     data = result.envelope()["data"]
-    assert data["reading_limit"] == "page 4"
+    assert data["reading_limit"] == "through p. 4 of 6 (Chapter 2, 71%)"
     assert data["results"], "the visible pages mention Victor"
     limit = story.book.position.char_offset
     for passage in data["results"]:

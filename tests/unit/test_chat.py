@@ -232,7 +232,7 @@ def test_the_system_prompt_names_the_book_and_the_reading_position(world):
 
     system = provider.calls[0].messages[0].content
     assert "The Modern Prometheus" in system and "Mary Shelley" in system
-    assert "page 4" in system
+    assert "through p. 4 of 6" in system
 
 
 # --- the loop's limits and tool errors -----------------------------------------------------------

@@ -220,6 +220,7 @@ def test_markdown_export_has_questions_answers_and_citations_but_no_tool_calls(
     assert md.startswith("# Whales\n")
     assert "*Moby-Dick* by Herman Melville" in md
     assert "Started: 2026-03-01 12:01 UTC" in md
+    assert "- Read: the whole book" in md  # the reading position, as the reader says it
     assert "Who tells the story?" in md and "Ishmael tells it (p. 12)." in md
     assert "Sources: Loomings, pp. 12-13" in md
     assert "## 2. You" in md and "You're welcome." in md
@@ -232,7 +233,8 @@ def test_json_export_holds_everything_including_tool_results_and_sources(
     data = convs.export_json(chatted)
     assert (data["format"], data["version"]) == ("folio.conversation", 1)
     assert data["book"] == {"id": "book-1", "title": "Moby-Dick", "author": "Herman Melville",
-                            "content_hash": "h1"}  # fmt: skip
+                            "content_hash": "h1",
+                            "reading_position": "the whole book"}  # fmt: skip
     assert data["conversation"]["title"] == "Whales"
     roles = [m["role"] for m in data["messages"]]
     assert roles == ["user", "assistant", "tool_result", "assistant", "user", "assistant"]

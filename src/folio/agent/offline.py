@@ -121,7 +121,7 @@ class ExtractiveStrategy:
             return compose_answer(question, passages, self._max_sentences)
         limit = getattr(outcome.payload, "reading_limit", "") or "your reading position"
         return (
-            f"I found nothing about that in the book before {limit}. "
+            f"I found nothing about that in what you have read ({limit}). "
             "Try other words, or a name from the story."
         )
 

@@ -13,7 +13,7 @@ from functools import lru_cache
 from importlib import resources
 from string import Template
 
-from folio.domain.books import Book
+from folio.domain.books import Book, PositionKind
 from folio.domain.passages import Passage
 
 SYSTEM_PROMPT = "conversation_system_prompt.md"
@@ -63,18 +63,43 @@ class PromptBuilder:
 
 
 def conversation_system_prompt(book: Book) -> str:
-    """The system prompt of a conversation about ``book`` at its reading position."""
-    position = book.position
-    if position.is_unlimited:
-        reading, limit = "They may ask about the whole book.", "the end of the book"
-    else:
-        limit = position.describe()
-        reading = f"They have read up to {limit}; treat everything after it as unknown."
+    """The system prompt of a conversation about ``book`` at its reading position: the last
+    chapter read is named by its own title, and everything after it is declared unread (never a
+    bare index the model could read as a different chapter)."""
     author = f" by {book.author}" if book.author else ""
     return PromptBuilder.from_template(
         SYSTEM_PROMPT,
         title=book.title,
         author_line=author,
-        reading_position=reading,
-        limit=limit,
+        reading_position=reading_position_rule(book),
+        limit=position_limit(book),
     ).build()
+
+
+def reading_position_rule(book: Book) -> str:
+    """The prompt's sentence about how far the reader is."""
+    if book.position.is_unlimited:
+        return "The reader has finished the book: they may ask about all of it."
+    chapter = book.position_chapter
+    where = book.describe_position()
+    if chapter is None:
+        return (
+            f"The reader is at {where}. Everything in the book is unread: treat all of it as "
+            "unknown to them."
+        )
+    return (
+        f'The reader has read {where}. The last chapter they have read is "{chapter.title}"; '
+        f'everything after the end of "{chapter.title}" is unread and unknown to them.'
+    )
+
+
+def position_limit(book: Book) -> str:
+    """What the prompt's rules call the limit: "the end of "Chapter 5"", "the end of the book"."""
+    if book.position.is_unlimited:
+        return "the end of the book"
+    chapter = book.position_chapter
+    if chapter is None:
+        return "the beginning of the book"
+    if book.position.kind is PositionKind.CHAPTER:
+        return f'the end of "{chapter.title}"'
+    return f'where they stopped ({book.describe_position()}, in "{chapter.title}")'

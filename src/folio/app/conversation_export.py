@@ -96,6 +96,7 @@ class BookRef(_Strict):
     title: str
     author: str | None = None
     content_hash: str
+    reading_position: str | None = None  # as the reader says it, when the book is in the library
 
 
 class ConversationOut(_Strict):
@@ -221,6 +222,7 @@ def to_export(detail: ConversationDetail, book: Book | None) -> ConversationExpo
             title=book.title if book else (detail.book_title or ""),
             author=book.author if book else None,
             content_hash=book.content_hash if book else "",
+            reading_position=book.describe_position() if book else None,
         ),
         conversation=ConversationOut(
             id=c.id,
@@ -309,6 +311,7 @@ def render_markdown(detail: ConversationDetail, book: Book | None) -> str:
     lines = [f"# {c.title}", ""]
     if book is not None:
         lines.append(f"- Book: *{book.title}*" + (f" by {book.author}" if book.author else ""))
+        lines.append(f"- Read: {book.describe_position()}")
     elif detail.book_title:
         lines.append(f"- Book: *{detail.book_title}*")
     lines += [f"- Started: {_when(c.created_at)}", f"- Last activity: {_when(c.updated_at)}", ""]

@@ -84,15 +84,17 @@ class Library:
         book_id: str,
         *,
         page: str | None = None,
-        chapter: int | None = None,
+        chapter: str | int | None = None,
         percent: float | None = None,
         reset: bool = False,
     ) -> Book:
         """Set how far the reader has read: exactly one of ``page`` (label or number), ``chapter``
-        (1-based), ``percent`` (0-100) or ``reset`` (the whole book visible again).
+        (as the book names it: "5", "Chapter 5", "V", "Letter 2", words of its title),
+        ``percent`` (0-100) or ``reset`` (the whole book visible again).
 
         Raises:
-            BookError: ``INVALID_POSITION`` for none or several choices or an out-of-range value.
+            BookError: ``INVALID_POSITION`` for none or several choices or an out-of-range value,
+                ``AMBIGUOUS`` for a chapter reference that names several chapters.
         """
         chosen = [x for x in (page, chapter, percent) if x is not None] + ([True] if reset else [])
         if len(chosen) != 1:
@@ -126,7 +128,7 @@ class Library:
         limit = book.position.char_offset
         if limit is not None and start >= limit:
             raise BookError(
-                f"This part of the book is past your reading position ({book.position.describe()})",
+                f"This part of the book is past your reading position ({book.describe_position()})",
                 code=BookErrorCode.INVALID_POSITION,
             )
         end = min(end, book.char_count, limit if limit is not None else end)
@@ -138,7 +140,7 @@ class Library:
 
 
 def _position(
-    book: Book, page: str | None, chapter: int | None, percent: float | None
+    book: Book, page: str | None, chapter: str | int | None, percent: float | None
 ) -> ReadingPosition:
     if page is not None:
         return book.position_at_page(page.strip())

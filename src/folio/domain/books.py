@@ -15,7 +15,18 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+from folio.domain.chapter_labels import (
+    MAJOR_KEYWORDS,
+    ChapterReference,
+    LabelPart,
+    label_parts,
+    matches,
+    normalise,
+    parse_reference,
+)
 from folio.domain.errors import BookError, BookErrorCode
+
+MAX_CHAPTER_REF_CHARS = 200
 
 
 class BookFormat(StrEnum):
@@ -78,13 +89,6 @@ class ReadingPosition:
     def is_unlimited(self) -> bool:
         return self.char_offset is None
 
-    def describe(self) -> str:
-        if self.kind is PositionKind.NONE or self.char_offset is None:
-            return "the whole book"
-        if self.kind is PositionKind.PERCENT:
-            return f"{self.value:g}% of the book"
-        return f"{self.kind.value} {self.value:g}"
-
 
 @dataclass(frozen=True, slots=True)
 class Book:
@@ -103,6 +107,45 @@ class Book:
 
     def with_position(self, position: ReadingPosition) -> Book:
         return replace(self, position=position)
+
+    # --- the reading position in the book's own words --------------------------------------------
+    @property
+    def position_chapter(self) -> Chapter | None:
+        """The chapter holding the last character the reader has read (``None`` for the whole
+        book, or a position before the first chapter)."""
+        limit = self.position.char_offset
+        if limit is None or limit <= 0:
+            return None
+        return self.chapter_at(limit - 1)
+
+    def percent_read(self) -> float | None:
+        limit = self.position.char_offset
+        if limit is None or not self.char_count:
+            return None
+        return min(100.0, 100 * limit / self.char_count)
+
+    def describe_position(self) -> str:
+        """How far the reader is, as a reader says it: "through Chapter 5 (p. 45 of 205, 23%)",
+        "through p. 45 of 205 (Chapter 5, 23%)", "through 23% (Chapter 5, p. 45 of 205)", or "the
+        whole book". Chapters are named by their own titles, never by an index."""
+        pos = self.position
+        limit = pos.char_offset
+        if limit is None:
+            return "the whole book"
+        percent = _percent_text(self.percent_read() or 0.0)
+        if limit <= 0:
+            return f"the very beginning (nothing read yet, {percent})"
+        page = f"p. {self._page_label(limit - 1)} of {self.page_count}" if self.pages else ""
+        chapter = self.position_chapter
+        title = chapter.title if chapter else ""
+        if pos.kind is PositionKind.CHAPTER and chapter is not None:
+            return f"through {title} ({_join(page, percent)})"
+        if pos.kind is PositionKind.PAGE and page:
+            return f"through {page} ({_join(title, percent)})"
+        return f"through {percent} of the book ({_join(title, page)})"
+
+    def _page_label(self, offset: int) -> str:
+        return self.page_at(offset).label if self.pages else "?"
 
     # --- structure lookups ------------------------------------------------------------------------
     def page_at(self, offset: int) -> Page:
@@ -143,15 +186,81 @@ class Book:
         value = float(page.number)
         return ReadingPosition(page.char_end, PositionKind.PAGE, value)
 
-    def position_at_chapter(self, index: int) -> ReadingPosition:
-        """Read up to and including chapter ``index`` (1-based)."""
-        if not 1 <= index <= len(self.chapters):
+    def find_chapters(self, ref: str) -> list[Chapter]:
+        """The chapters ``ref`` names, in the book's own words: its title ("Chapter 5", "Letter 2"),
+        its number in any spelling ("5", "V", "five": the chapters so numbered, a "Chapter" before
+        a "Letter" or an "Act"), keywords with numbers ("part 2 chapter 3"; "part 2" alone means
+        through its last chapter) or words of its title ("whiteness of the whale"). Several
+        chapters come back when the reference is ambiguous, none when nothing matches."""
+        reference = parse_reference(ref)
+        words = reference.words
+        if not words:
+            return []
+        exact = [c for c in self.chapters if normalise(c.title) == words]
+        if exact:
+            return exact
+        if reference.parts:
+            return self._chapters_by_number(reference)
+        if len(words) >= 3:
+            return [c for c in self.chapters if f" {words} " in f" {normalise(c.title)} "]
+        return []
+
+    def _chapters_by_number(self, reference: ChapterReference) -> list[Chapter]:
+        labelled = list(zip(self.chapters, chapter_label_parts(self.chapters), strict=True))
+        found = [c for c, parts in labelled if matches(reference, parts)]
+        if len(found) > 1 and all(p.keyword is None for p in reference.parts):
+            preferred = [
+                c for c, parts in labelled if c in found and parts[-1].keyword in (None, "chapter")
+            ]
+            found = preferred or found
+        if len(found) > 1 and all(p.keyword in MAJOR_KEYWORDS for p in reference.parts):
+            found = [found[-1]]
+        if found or any(parts for _, parts in labelled):
+            return found
+        # No title carries a number: "5" is the fifth chapter in reading order.
+        (only,) = reference.parts if len(reference.parts) == 1 else (None,)
+        if (
+            only is not None
+            and only.keyword in (None, "chapter")
+            and 1 <= only.number <= len(self.chapters)
+        ):
+            return [self.chapters[only.number - 1]]
+        return []
+
+    def position_at_chapter(self, ref: str | int) -> ReadingPosition:
+        """Read up to and including the chapter ``ref`` names (see ``find_chapters``).
+
+        Raises:
+            BookError: ``INVALID_POSITION`` when no chapter matches (naming the book's chapters),
+                ``AMBIGUOUS`` when several do (naming them).
+        """
+        wanted = str(ref).strip()
+        if len(wanted) > MAX_CHAPTER_REF_CHARS:
             raise BookError(
-                f"{self.title!r} has no chapter {index} (chapters 1-{len(self.chapters)})",
+                f"A chapter is named in at most {MAX_CHAPTER_REF_CHARS} characters",
                 code=BookErrorCode.INVALID_POSITION,
             )
-        return ReadingPosition(
-            self.chapter_end(self.chapters[index - 1]), PositionKind.CHAPTER, float(index)
+        found = self.find_chapters(wanted)
+        if len(found) == 1:
+            chapter = found[0]
+            return ReadingPosition(
+                self.chapter_end(chapter), PositionKind.CHAPTER, float(chapter.index)
+            )
+        if found:
+            names = "; ".join(f"{c.title} (p. {self._page_label(c.char_start)})" for c in found)
+            raise BookError(
+                f"{wanted!r} matches {len(found)} chapters of {self.title!r}: {names}. "
+                "Name one of them by more of its title, or with its part ('part 2 chapter 5').",
+                code=BookErrorCode.AMBIGUOUS,
+                candidates=[c.title for c in found],
+            )
+        if not self.chapters:
+            hint = "it has no chapters; give a page or a percentage instead"
+        else:
+            hint = f"its chapters run {_chapter_span(self.chapters)}"
+        raise BookError(
+            f"{self.title!r} has no chapter {wanted!r}: {hint}",
+            code=BookErrorCode.INVALID_POSITION,
         )
 
     def position_at_percent(self, percent: float) -> ReadingPosition:
@@ -218,6 +327,36 @@ def places_line(located: Iterable[Any]) -> str:
     """``Loomings, pp. 12-13; p. 40``: the ``location`` of each item (a source, a passage, a hit)
     once, in order."""
     return "; ".join(dict.fromkeys(item.location for item in located))
+
+
+def chapter_label_parts(chapters: tuple[Chapter, ...]) -> list[tuple[LabelPart, ...]]:
+    """Each chapter's numbered parts, with the volume/book/part it lies in carried over from the
+    chapter that opened it ("PART II, CHAPTER I" then "CHAPTER II" -> part 2, chapter 2)."""
+    out = []
+    majors: tuple[LabelPart, ...] = ()
+    for chapter in chapters:
+        parts = label_parts(chapter.title)
+        own_majors = tuple(p for p in parts if p.keyword in MAJOR_KEYWORDS)
+        if own_majors:
+            majors = own_majors
+        elif parts and majors:
+            parts = majors + parts
+        out.append(parts)
+    return out
+
+
+def _percent_text(percent: float) -> str:
+    return f"{percent:.1f}%" if 0 < percent < 1 else f"{round(percent)}%"
+
+
+def _join(*parts: str) -> str:
+    return ", ".join(p for p in parts if p)
+
+
+def _chapter_span(chapters: tuple[Chapter, ...]) -> str:
+    if len(chapters) <= 6:
+        return ", ".join(c.title for c in chapters)
+    return f"{chapters[0].title}, {chapters[1].title}, ... {chapters[-1].title} ({len(chapters)})"
 
 
 def cite_location(chapter: str | None, page_start: str, page_end: str) -> str:

@@ -34,6 +34,7 @@ def book_detail(book: Book, *, reveal_unread: bool = False) -> dict[str, Any]:
     data["page_count"] = book.page_count
     data["char_count"] = book.char_count
     limit = book.position.char_offset
+    current = book.position_chapter
     data["chapters"] = []
     for c in book.chapters:
         unread = limit is not None and c.char_start >= limit
@@ -44,21 +45,29 @@ def book_detail(book: Book, *, reveal_unread: bool = False) -> dict[str, Any]:
                 "char_start": c.char_start,
                 "page": book.page_at(c.char_start).label if book.pages else None,
                 "unread": unread,
+                "current": current is not None and c.index == current.index,
             }
         )
     return data
 
 
 def position_dict(book: Book) -> dict[str, Any]:
+    """The position as stored (``kind``, ``value``, ``char_offset``) and as a reader says it:
+    ``description`` ("through Chapter 5 (p. 45 of 205, 23%)"), the last ``chapter`` read by its
+    title, the last ``page`` read by its label."""
     pos = book.position
+    percent = book.percent_read()
+    chapter = book.position_chapter
+    last_page = book.page_at(pos.char_offset - 1).label if pos.char_offset and book.pages else None
     return {
         "kind": pos.kind.value,
         "value": pos.value,
         "char_offset": pos.char_offset,
-        "description": pos.describe(),
-        "percent": None
-        if pos.char_offset is None or not book.char_count
-        else round(100 * pos.char_offset / book.char_count, 1),
+        "description": book.describe_position(),
+        "chapter": chapter.title if chapter else None,
+        "page": last_page,
+        "page_count": book.page_count,
+        "percent": None if percent is None else round(percent, 1),
     }
 
 

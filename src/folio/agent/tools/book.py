@@ -71,7 +71,7 @@ class SearchBookTool(BaseTool):
         passages = tuple(p for p in (_passage(ctx, hit) for hit in hits) if p is not None)
         results = SearchResults(
             query=query,
-            reading_limit=ctx.position.describe(),
+            reading_limit=ctx.book.describe_position(),
             passages=passages,
             note=None
             if passages
@@ -164,7 +164,8 @@ class ReadPassageTool(BaseTool):
             )
         if ctx.limit is not None and first.char_start >= ctx.limit:
             return ToolResult.fail(
-                f"Page {first.label} is past the reader's position ({ctx.position.describe()}): "
+                f"Page {first.label} is past the reader's position "
+                f"({ctx.book.describe_position()}): "
                 "it cannot be shown. Ask only about pages already read.",
                 ToolErrorCode.NOT_ALLOWED,
             )
@@ -194,7 +195,7 @@ def _text_result(
     first, last = _label(book, start), _label(book, max(start, end - 1))
     cut_by_position = ctx.limit is not None and end >= ctx.limit
     passage = Passage(None, _chapter(book, start), first, last, start, end, text)
-    data = PassageText(passage, ctx.position.describe(), truncated or cut_by_position)
+    data = PassageText(passage, ctx.book.describe_position(), truncated or cut_by_position)
     return ToolResult.ok(data, summary=f"p. {passage.pages} ({len(text)} chars)")
 
 
@@ -215,7 +216,7 @@ class ListChaptersTool(BaseTool):
             ChapterEntry(c.index, c.title, _label(book, c.char_start)) for c in reached
         )
         note = None if book.chapters else "This book has no chapter structure."
-        data = ChapterList(chapters, ctx.position.describe(), note)
+        data = ChapterList(chapters, ctx.book.describe_position(), note)
         return ToolResult.ok(data, summary=f"{len(chapters)} chapter(s)")
 
 

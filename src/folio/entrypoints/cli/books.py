@@ -195,7 +195,7 @@ def books_cmd(lazy: Any, as_json: bool) -> None:
     if not books:
         console.print("The library is empty. Add a book with [bold]folio add FILE[/].")
         return
-    table = Table("id", "title", "author", "format", "pages", "chapters", "read to")
+    table = Table("id", "title", "author", "format", "pages", "chapters", "read")
     for b in books:
         table.add_row(
             b.id[:8],
@@ -204,7 +204,7 @@ def books_cmd(lazy: Any, as_json: bool) -> None:
             b.format.value,
             str(b.page_count),
             str(len(b.chapters)),
-            b.position.describe(),
+            escape(b.describe_position()),
         )
     console.print(table)
 
@@ -239,7 +239,7 @@ def show_cmd(lazy: Any, book: str, reveal: bool, as_json: bool) -> None:
     )
     console.print(
         f"{found.page_count} pages, {len(found.chapters)} chapters; "
-        f"read to: {found.position.describe()}"
+        f"read: {escape(found.describe_position())}"
     )
     if found.chapters:
         table = Table("#", "chapter", "page")
@@ -249,6 +249,8 @@ def show_cmd(lazy: Any, book: str, reveal: bool, as_json: bool) -> None:
                 hidden += 1
                 continue
             title = escape(c["title"]) + (" [dim](unread)[/]" if c["unread"] else "")
+            if c["current"]:
+                title += " [bold]<- you are here[/]"
             table.add_row(str(c["index"]), title, str(c["page"] or ""))
         if hidden:
             table.add_row("…", f"[dim]{hidden} unread chapters (--all-chapters shows them)[/]", "")
@@ -278,8 +280,8 @@ def rm_cmd(lazy: Any, book: str, yes: bool) -> None:
 @click.option("--page", help="Read up to and including this page (its printed label or number).")
 @click.option(
     "--chapter",
-    type=int,
-    help="Read up to and including this chapter: its number (#) in `folio show`, in reading order.",
+    help="Read up to and including this chapter, as the book names it: '5', 'Chapter 5', 'V', "
+    "'Letter 2' or words of its title.",
 )
 @click.option("--percent", type=float, help="Read this percentage of the book.")
 @click.option("--reset", is_flag=True, help="No limit: the whole book.")
@@ -290,7 +292,7 @@ def position_cmd(
     lazy: Any,
     book: str,
     page: str | None,
-    chapter: int | None,
+    chapter: str | None,
     percent: float | None,
     reset: bool,
     as_json: bool,
@@ -311,7 +313,7 @@ def position_cmd(
     if as_json:
         click.echo(json.dumps(book_summary(found)["reading_position"], indent=2))
     else:
-        console.print(f"{escape(found.title)}: read to {found.position.describe()}")
+        console.print(f"{escape(found.title)}: read {escape(found.describe_position())}")
 
 
 @click.command("search")
@@ -337,7 +339,11 @@ def search_cmd(lazy: Any, book: str, query: str, k: int, as_json: bool) -> None:
     if not hits:
         console.print(
             "No passages found"
-            + ("." if found.position.is_unlimited else f" before {found.position.describe()}.")
+            + (
+                "."
+                if found.position.is_unlimited
+                else f" in what you have read ({escape(found.describe_position())})."
+            )
         )
         return
     for i, hit in enumerate(hits, 1):

@@ -265,8 +265,8 @@ def _one_turn(session: ChatSession, message: str, as_json: bool) -> None:
 def _repl(session: ChatSession, *, interactive: bool) -> None:
     read = _line_reader(session, interactive)
     console.print(
-        f"[bold]{escape(session.book.title)}[/] — read to "
-        f"{session.book.position.describe()}. Type /help for commands, quit to leave."
+        f"[bold]{escape(session.book.title)}[/] — read "
+        f"{escape(session.book.describe_position())}. Type /help for commands, quit to leave."
     )
     while True:
         try:
@@ -332,7 +332,7 @@ def _line_reader(session: ChatSession, interactive: bool) -> Callable[[], str]:
 def prompt_text(book: Any) -> str:
     """The REPL prompt: which book, and where the reader is in it."""
     title = book.title if len(book.title) <= 28 else book.title[:27] + "…"
-    return f"{title} · {book.position.describe()} · you> "
+    return f"{title} · {book.describe_position()} · you> "
 
 
 def _slash(session: ChatSession, text: str) -> None:
@@ -394,7 +394,8 @@ def _position(session: ChatSession, arg: str) -> None:
     session.book = session.container.library.resolve(session.book.id)
     if not args:
         console.print(
-            "(change it with: /position --chapter N, --page N or --percent N)", highlight=False
+            "(change it with: /position --chapter 'Chapter 5', --page N or --percent N)",
+            highlight=False,
         )
 
 

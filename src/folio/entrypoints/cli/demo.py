@@ -26,7 +26,7 @@ TOUR = (
     "thanks!",
 )
 SPOILER_QUESTION = "Who is murdered?"
-LIMIT_CHAPTER = 5  # the fifth section: after the four letters, "Chapter 1"
+LIMIT_CHAPTER = "Chapter 1"  # after the four letters that open the novel
 
 
 def bundled_book() -> Path:
@@ -84,9 +84,13 @@ def _tour(container: Any, session: ChatSession) -> None:
         book.id, chapter=LIMIT_CHAPTER, page=None, percent=None, reset=False
     )
     session.book = limited
-    through = escape(limited.chapters[LIMIT_CHAPTER - 1].title) if limited.chapters else ""
+    chapter = limited.position_chapter
+    through = escape(chapter.title) if chapter else ""
     console.print(
-        Rule(f"Reading position: through {through} (folio position --chapter {LIMIT_CHAPTER})")
+        Rule(
+            f"Reading position: {escape(limited.describe_position())} "
+            f"(folio position --chapter '{LIMIT_CHAPTER}')"
+        )
     )
     console.print(f"Nothing after {through} can be searched or quoted now.\n")
     console.print(f"[bold]you>[/] {SPOILER_QUESTION}", highlight=False)

@@ -135,7 +135,7 @@ def _book_dict(book: Any) -> dict[str, Any]:
         "title": book.title,
         "author": book.author,
         "format": str(book.format),
-        "position": book.position.describe(),
+        "position": book.describe_position(),
     }
 
 

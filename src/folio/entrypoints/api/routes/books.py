@@ -18,10 +18,11 @@ router = APIRouter(prefix="/api/v1/books", tags=["books"])
 
 
 class PositionIn(BaseModel):
-    """Exactly one of ``chapter`` (1-based), ``page`` (label or number), ``percent``, ``reset``."""
+    """Exactly one of ``chapter`` (as the book names it: "5", "Chapter 5", "Letter 2", words of its
+    title), ``page`` (label or number), ``percent``, ``reset``."""
 
     model_config = ConfigDict(extra="forbid")
-    chapter: int | None = Field(default=None, ge=1, le=100_000)
+    chapter: str | int | None = Field(default=None)
     page: str | int | None = Field(default=None)
     percent: float | None = Field(default=None, ge=0, le=100)
     reset: bool = False

@@ -109,7 +109,7 @@ def _model(book: Book) -> dict[str, Any]:
         "owned_by": "folio",
         "title": book.title,
         "author": book.author,
-        "position": book.position.describe(),
+        "position": book.describe_position(),
     }
 
 

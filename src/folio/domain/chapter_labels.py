@@ -1,0 +1,152 @@
+"""What a chapter is called, and which chapter a reader means.
+
+A book names its divisions in its own words: "Chapter 5", "CHAPTER V.", "Letter 2", "PART I, CHAPTER
+III. The Fight", "XLII. The Whiteness of the Whale". A reader names them the same way ("5", "V",
+"chapter 5", "letter 2", "the whiteness"). ``label_parts`` reads the numbered parts of a title and
+``parse_reference`` reads what a reader typed; ``Book.find_chapters`` matches the two.
+
+Invariant: numbers compare as integers whatever their spelling (``5`` = ``V`` = ``five``), keywords
+compare case-insensitively, and a title without a number has no parts (it is found by its words).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_ROMAN_VALUES = {"i": 1, "v": 5, "x": 10, "l": 50, "c": 100, "d": 500, "m": 1000}
+_ROMAN = re.compile(r"^(?=[mdclxvi])m{0,3}(?:c[md]|d?c{0,3})(?:x[cl]|l?x{0,3})(?:i[xv]|v?i{0,3})$")
+_WORD_NUMBERS = {
+    w: i
+    for i, words in enumerate(
+        [
+            ("one", "first"),
+            ("two", "second"),
+            ("three", "third"),
+            ("four", "fourth"),
+            ("five", "fifth"),
+            ("six", "sixth"),
+            ("seven", "seventh"),
+            ("eight", "eighth"),
+            ("nine", "ninth"),
+            ("ten", "tenth"),
+            ("eleven", "eleventh"),
+            ("twelve", "twelfth"),
+            ("thirteen", "thirteenth"),
+            ("fourteen", "fourteenth"),
+            ("fifteen", "fifteenth"),
+            ("sixteen", "sixteenth"),
+            ("seventeen", "seventeenth"),
+            ("eighteen", "eighteenth"),
+            ("nineteen", "nineteenth"),
+            ("twenty", "twentieth"),
+        ],
+        start=1,
+    )
+    for w in words
+}
+#: Division names, innermost last: a bare number means the innermost numbered division.
+KEYWORDS = (
+    "volume",
+    "book",
+    "part",
+    "chapter",
+    "letter",
+    "stave",
+    "canto",
+    "act",
+    "scene",
+    "section",
+    "fytte",
+)
+MAJOR_KEYWORDS = frozenset({"volume", "book", "part"})
+_NUMBER = r"\d{1,4}|[mdclxvi]+|" + "|".join(sorted(_WORD_NUMBERS, key=len, reverse=True))
+_PAIR = re.compile(rf"\b(?P<kw>{'|'.join(KEYWORDS)})\b\.?\s*(?P<num>{_NUMBER})\b", re.IGNORECASE)
+_LEADING_NUMBER = re.compile(rf"^\s*(?P<num>{_NUMBER})\s*(?:[.:\-—–)]|$)", re.IGNORECASE)
+_NOT_WORD = re.compile(r"[\W_]+")
+
+
+@dataclass(frozen=True, slots=True)
+class LabelPart:
+    """One numbered division in a label: ``keyword`` is ``None`` for a bare number ("XLII.")."""
+
+    keyword: str | None
+    number: int
+
+
+def to_number(text: str) -> int | None:
+    """``5``, ``V``, ``v``, ``five``, ``fifth`` -> 5; anything else -> ``None``."""
+    word = text.strip().lower()
+    if word.isdigit():
+        return int(word)
+    if word in _WORD_NUMBERS:
+        return _WORD_NUMBERS[word]
+    if _ROMAN.match(word):
+        total = 0
+        for a, b in zip(word, [*word[1:], ""], strict=True):
+            value = _ROMAN_VALUES[a]
+            total += -value if b and _ROMAN_VALUES[b] > value else value
+        return total
+    return None
+
+
+def label_parts(title: str) -> tuple[LabelPart, ...]:
+    """The numbered divisions a chapter title names, outermost first: "PART I, CHAPTER III. The
+    Fight" -> (part 1, chapter 3); "XLII. The Whale" -> (42,); "The Whale" -> ()."""
+    head = title[:80]
+    parts = []
+    for m in _PAIR.finditer(head):
+        number = to_number(m.group("num"))
+        if number is not None:
+            parts.append(LabelPart(m.group("kw").lower(), number))
+    if parts:
+        return tuple(parts)
+    leading = _LEADING_NUMBER.match(head)
+    if leading and (number := to_number(leading.group("num"))) is not None:
+        return (LabelPart(None, number),)
+    return ()
+
+
+@dataclass(frozen=True, slots=True)
+class ChapterReference:
+    """What a reader typed to name a chapter: its numbered parts (when it is a label such as
+    "chapter 5", "letter 2", "V") and its words (for matching a title or part of one)."""
+
+    text: str
+    parts: tuple[LabelPart, ...]
+
+    @property
+    def words(self) -> str:
+        return normalise(self.text)
+
+
+def parse_reference(text: str) -> ChapterReference:
+    """A reference is a label when it is made only of keywords and numbers ("5", "Chapter V",
+    "part 2 chapter 3"); otherwise it names a title."""
+    stripped = text.strip()
+    leftover = _PAIR.sub(lambda m: " " if to_number(m.group("num")) else m.group(), stripped)
+    parts: tuple[LabelPart, ...] = ()
+    if _NOT_WORD.sub("", leftover) == "":
+        parts = label_parts(stripped)
+    elif (number := to_number(stripped.rstrip("."))) is not None:
+        parts = (LabelPart(None, number),)
+    return ChapterReference(stripped, parts)
+
+
+def normalise(text: str) -> str:
+    """Lower case, punctuation as spaces, one space between words."""
+    return " ".join(_NOT_WORD.sub(" ", text.casefold()).split())
+
+
+def matches(reference: ChapterReference, parts: tuple[LabelPart, ...]) -> bool:
+    """Whether a chapter whose title has ``parts`` is what ``reference`` names. Every part the
+    reader named must be in the title; a part without keyword matches the innermost division."""
+    if not reference.parts or not parts:
+        return False
+    for wanted in reference.parts:
+        if wanted.keyword is None:
+            if parts[-1].number != wanted.number:
+                return False
+        elif wanted not in parts:
+            return False
+    return True

@@ -177,6 +177,18 @@ def test_search_never_returns_text_past_the_limit_and_cuts_a_straddling_chunk(
     assert cut.char_end == limit and cut.text == straddling.text[:10]
 
 
+def test_search_skips_chunks_starting_before_the_lower_bound(library: Any) -> None:
+    """Front matter the reader has not read (``min_char_offset``) is never a result."""
+    stored = _whale()
+    _add(library, stored)
+    floor = stored.chunks[2].char_start
+    vector = EMBEDDER.embed(["words"])[0]
+    results = library.search(stored.book.id, "words", vector, k=50, min_char_offset=floor)
+    assert results and all(r.chunk.char_start >= floor for r in results)
+    assert {r.chunk.ordinal for r in results} == {c.ordinal for c in stored.chunks[2:]}
+    assert library.search(stored.book.id, "words", vector, min_char_offset=10**9) == []
+
+
 def test_search_before_the_first_chunk_or_with_k_zero_returns_nothing(library: Any) -> None:
     stored = _whale()
     _add(library, stored)

@@ -64,8 +64,12 @@ def test_a_table_of_contents_does_not_make_chapters(tmp_path: Path) -> None:
         "Chapter 1\n\nFirst body.\n\nChapter 2\n\nSecond body.\n\nChapter 3\n\nThird body.\n"
     )
     book, _ = parse_book(write(tmp_path, "toc.txt", content))
-    assert [c.title for c in book.chapters] == ["Chapter 1", "Chapter 2", "Chapter 3"]
-    assert book.text[book.chapters[0].char_start :].startswith("Chapter 1\n\nFirst body.")
+    assert [c.title for c in book.chapters if c.is_story] == ["Chapter 1", "Chapter 2", "Chapter 3"]
+    assert [(c.title, c.kind.value) for c in book.chapters if not c.is_story] == [
+        ("CONTENTS", "front_matter")
+    ]
+    first = next(c for c in book.chapters if c.is_story)
+    assert book.text[first.char_start :].startswith("Chapter 1\n\nFirst body.")
     assert (book.title, book.author) == ("My Book", "Someone")
 
 

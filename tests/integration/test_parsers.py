@@ -40,6 +40,14 @@ TXT_CHAPTERS = {
     "shakespeare-macbeth.txt": 5,
     "whitman-leaves.txt": 34,
 }
+# Sections that are not the story (front matter before it), by book; none in the others.
+TXT_MATTER = {
+    "pg1342_pride_and_prejudice.txt": [("PREFACE", "commentary"),
+                                       ("List of Illustrations", "front_matter")],
+    "pg599_vanity_fair.txt": [("CONTENTS", "front_matter")],
+    "pg84_frankenstein.txt": [("CONTENTS", "front_matter")],
+    "pg910_white_fang.txt": [("Contents", "front_matter")],
+}  # fmt: skip
 
 
 # Parsing is deterministic: parse each file once for the whole module (the PDF takes a second).
@@ -61,7 +69,8 @@ def assert_well_formed(book: ParsedBook) -> None:
 
 
 def chapter_titles(book: ParsedBook) -> list[str]:
-    return [c.title for c in book.chapters]
+    """The titles of the story's chapters (front and back matter left out)."""
+    return [c.title for c in book.chapters if c.is_story]
 
 
 @pytest.fixture(scope="module")
@@ -145,7 +154,10 @@ def test_a_sentence_printed_on_pdf_page_41_is_cited_as_page_41(formats_dir: Path
 def test_every_text_book_parses_with_its_chapters(books_dir: Path, name: str) -> None:
     book, fmt = parse_book(books_dir / name)
     assert fmt is BookFormat.TXT
-    assert len(book.chapters) == TXT_CHAPTERS[name]
+    assert sum(c.is_story for c in book.chapters) == TXT_CHAPTERS[name]
+    matter = [(c.title, c.kind.value) for c in book.chapters if not c.is_story]
+    assert matter == TXT_MATTER.get(name, [])
+    assert "[Illustration" not in book.text and "Illustration:" not in book.text
     assert_well_formed(book)
 
 
@@ -171,8 +183,10 @@ def test_frankenstein_text_skips_its_table_of_contents(books_dir: Path) -> None:
     for title in titles:
         assert title.startswith(next(expected))
     contents = book.text.index("CONTENTS")
-    assert book.chapters[0].char_start > contents
-    assert book.text[book.chapters[0].char_start :].startswith("Letter 1")
+    first_story = next(c for c in book.chapters if c.is_story)
+    assert first_story.char_start > contents
+    assert (book.chapters[0].title, book.chapters[0].char_start) == ("CONTENTS", contents)
+    assert book.text[first_story.char_start :].startswith("Letter 1")
 
 
 def test_part_headings_fold_into_the_first_chapter_of_the_part(books_dir: Path) -> None:

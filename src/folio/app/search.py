@@ -1,6 +1,7 @@
 """Search within one book, bounded by the reader's position: the ``BookSearcher`` use case.
 
-Invariant: a hit never shows text at or past ``book.position.char_offset``. The index already
+Invariant: a hit never shows text at or past ``book.position.char_offset``, nor front matter the
+reader has not read (before ``book.visible_start``). The index already
 filters and cuts there; this use case cuts again (cheaply) so a faulty index cannot leak, and takes
 its page labels and snippet from the cut text only.
 """
@@ -34,11 +35,14 @@ class SearchBook:
             return []
         vector = self._embedder.embed([query])[0]
         limit = book.position.char_offset
-        ranked = self._index.search(book.id, query, vector, k=k, max_char_offset=limit)
+        start = book.visible_start
+        ranked = self._index.search(
+            book.id, query, vector, k=k, max_char_offset=limit, min_char_offset=start
+        )
         hits = []
         for result in ranked:
             chunk = result.chunk.cut_at(limit)
-            if chunk is not None and chunk.text:
+            if chunk is not None and chunk.text and chunk.char_start >= start:
                 hits.append(self._hit(book, chunk, result, query))
         return hits
 

@@ -37,13 +37,30 @@ class BookFormat(StrEnum):
     PDF = "pdf"
 
 
+class SectionKind(StrEnum):
+    """What a section of a book is. Only ``STORY`` is the author's text the reader reads in order;
+    the others count as unread until the reader has finished the book (an editor's preface is
+    the commonest spoiler, a table of contents names chapters not yet reached)."""
+
+    STORY = "story"
+    FRONT_MATTER = "front_matter"  # contents, lists of illustrations, dedications, title pages
+    COMMENTARY = "commentary"  # introductions, prefaces, forewords: they discuss the whole story
+    BACK_MATTER = "back_matter"  # notes, appendices, glossaries, indexes, transcribers' notes
+
+
 @dataclass(frozen=True, slots=True)
 class Chapter:
-    """A chapter (or letter, book, part...) starting at ``char_start`` of the extracted text."""
+    """A chapter (or letter, book, part...) starting at ``char_start`` of the extracted text.
+    ``kind`` says whether it is the story or front/back matter."""
 
     index: int  # 1-based, in reading order
     title: str
     char_start: int
+    kind: SectionKind = SectionKind.STORY
+
+    @property
+    def is_story(self) -> bool:
+        return self.kind is SectionKind.STORY
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +124,43 @@ class Book:
 
     def with_position(self, position: ReadingPosition) -> Book:
         return replace(self, position=position)
+
+    # --- what the reader may see -----------------------------------------------------------------
+    @property
+    def story_start(self) -> int:
+        """Where the story begins: the start of the first story chapter when front matter
+        sections come before it, else 0."""
+        first_story = next((c for c in self.chapters if c.is_story), None)
+        if first_story is None:
+            return 0
+        before = [c for c in self.chapters if c.char_start < first_story.char_start]
+        return first_story.char_start if before else 0
+
+    @property
+    def finished(self) -> bool:
+        """Has the reader read the whole story (the position is the whole book or lies past the
+        last story chapter's start... end)?"""
+        limit = self.position.char_offset
+        if limit is None:
+            return True
+        story = [c for c in self.chapters if c.is_story]
+        return bool(story) and limit >= self.chapter_end(story[-1])
+
+    @property
+    def visible_start(self) -> int:
+        """The first character the reader may be shown: front matter before the story counts as
+        unread until the reader has finished the book."""
+        return 0 if self.finished else self.story_start
+
+    def hidden_sections(self) -> list[Chapter]:
+        """The sections that count as unread although they start before the position: front and
+        back matter, until the reader has finished the book."""
+        if self.finished:
+            return []
+        limit = self.position.char_offset
+        return [
+            c for c in self.chapters if not c.is_story and (limit is None or c.char_start < limit)
+        ]
 
     # --- the reading position in the book's own words --------------------------------------------
     @property
@@ -206,7 +260,8 @@ class Book:
         return []
 
     def _chapters_by_number(self, reference: ChapterReference) -> list[Chapter]:
-        labelled = list(zip(self.chapters, chapter_label_parts(self.chapters), strict=True))
+        story = tuple(c for c in self.chapters if c.is_story) or self.chapters
+        labelled = list(zip(story, chapter_label_parts(story), strict=True))
         found = [c for c, parts in labelled if matches(reference, parts)]
         if len(found) > 1 and all(p.keyword is None for p in reference.parts):
             preferred = [
@@ -222,9 +277,9 @@ class Book:
         if (
             only is not None
             and only.keyword in (None, "chapter")
-            and 1 <= only.number <= len(self.chapters)
+            and 1 <= only.number <= len(story)
         ):
-            return [self.chapters[only.number - 1]]
+            return [story[only.number - 1]]
         return []
 
     def position_at_chapter(self, ref: str | int) -> ReadingPosition:

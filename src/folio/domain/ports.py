@@ -101,10 +101,12 @@ class ChunkIndex(Protocol):
         *,
         k: int = 5,
         max_char_offset: int | None = None,
+        min_char_offset: int = 0,
     ) -> list[RankedChunk]:
         """Hybrid lexical + vector search within one book. No returned chunk text extends past
         ``max_char_offset``: chunks starting at or after it are excluded and a straddling chunk is
-        cut there."""
+        cut there. Chunks starting before ``min_char_offset`` (front matter the reader has not
+        read) are excluded too."""
         ...
 
     def chunks_between(self, book_id: str, char_start: int, char_end: int) -> list[Chunk]:

@@ -20,7 +20,8 @@ def book_summary(book: Book) -> dict[str, Any]:
         "format": book.format.value,
         "source_name": book.source_name,
         "pages": book.page_count,
-        "chapters": len(book.chapters),
+        "chapters": sum(c.is_story for c in book.chapters),
+        "other_sections": sum(not c.is_story for c in book.chapters),
         "reading_position": position_dict(book),
         "created_at": book.created_at.isoformat() if book.created_at else None,
     }
@@ -35,16 +36,19 @@ def book_detail(book: Book, *, reveal_unread: bool = False) -> dict[str, Any]:
     data["char_count"] = book.char_count
     limit = book.position.char_offset
     current = book.position_chapter
+    hidden = {c.index for c in book.hidden_sections()}
     data["chapters"] = []
     for c in book.chapters:
         unread = limit is not None and c.char_start >= limit
         data["chapters"].append(
             {
                 "index": c.index,
+                "kind": c.kind.value,
+                # front/back matter counts as unread until the reader finishes the book
+                "unread": unread or c.index in hidden,
                 "title": None if unread and not reveal_unread else c.title,
                 "char_start": c.char_start,
                 "page": book.page_at(c.char_start).label if book.pages else None,
-                "unread": unread,
                 "current": current is not None and c.index == current.index,
             }
         )

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from lxml import etree
 from lxml import html as lxml_html
 
-from folio.adapters.parsers.structure import collapse_spaces
+from folio.adapters.parsers.structure import collapse_spaces, strip_illustrations
 
 _SKIP = frozenset(
     {"script", "style", "noscript", "template", "head", "title", "meta", "link", "svg", "math"}
@@ -95,6 +95,7 @@ class _Builder:
         self._text(el.tail, pre)
 
     def _text(self, text: str | None, pre: bool) -> None:
+        text = strip_illustrations(text) if text else text
         if text:
             self.buffer.append(text if pre else text.replace("\n", " "))
 

@@ -12,7 +12,12 @@ from pathlib import Path
 import charset_normalizer
 
 from folio.adapters.parsers.headings import find_headings
-from folio.adapters.parsers.structure import build_parsed_book, corrupt, normalise_newlines
+from folio.adapters.parsers.structure import (
+    build_parsed_book,
+    corrupt,
+    normalise_newlines,
+    strip_illustrations,
+)
 from folio.domain.books import BookFormat, ParsedBook
 
 _START = re.compile(r"^\*{3}\s*START OF (?:THE|THIS) PROJECT GUTENBERG.*$", re.M | re.I)
@@ -71,6 +76,7 @@ def guess_title_author(text: str) -> tuple[str | None, str | None]:
 def parse_plain_text(path: Path, text: str) -> ParsedBook:
     """A ``ParsedBook`` from already decoded text (also used for text extracted elsewhere)."""
     body, title, author = strip_gutenberg(normalise_newlines(text))
+    body = strip_illustrations(body)
     guessed_title, guessed_author = guess_title_author(body)
     return build_parsed_book(
         path,

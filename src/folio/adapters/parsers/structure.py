@@ -12,8 +12,10 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from folio.domain.books import Chapter, Page, ParsedBook
+from folio.domain.books import Chapter, Page, ParsedBook, SectionKind
+from folio.domain.chapter_labels import label_parts, parse_reference
 from folio.domain.errors import IngestError, IngestErrorCode
+from folio.domain.sections import is_matter_heading, section_kind
 
 PAGE_WORDS = 300  # a synthetic page closes at the first paragraph break after this many words
 PAGE_MAX_WORDS = 450  # ...or at a word boundary when a paragraph runs on past this many
@@ -21,6 +23,30 @@ PAGE_MAX_WORDS = 450  # ...or at a word boundary when a paragraph runs on past t
 _WORD = re.compile(r"\S+")
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n\s*")
 _SPACES = re.compile(r"[ \t\f\v\u00a0]+")
+
+
+_ILLUSTRATION_MARKUP = re.compile(
+    r"\[\s*Illustrations?\b(?::(?P<caption>(?:[^\[\]]|\[[^\[\]]{0,500}\]){0,2000}))?\]", re.I
+)
+
+
+def strip_illustrations(text: str) -> str:
+    """The text without Gutenberg's illustration markup ("[Illustration]", "[Illustration: A
+    caption]"): it is no part of the story and must never reach a passage, a quote or an answer.
+    A heading inside the markup ("[Illustration: Chapter I.]", "[Illustration: List of
+    Illustrations.]") is kept, on its own line."""
+
+    def keep_headings(m: re.Match[str]) -> str:
+        lines = [line.strip() for line in (m.group("caption") or "").split("\n")]
+        kept = [
+            line
+            for line in lines
+            if (parse_reference(line.strip(" .:")).parts and label_parts(line) and len(line) <= 40)
+            or is_matter_heading(line)
+        ]
+        return "\n\n".join(kept)
+
+    return _ILLUSTRATION_MARKUP.sub(keep_headings, text)
 
 
 def normalise_newlines(text: str) -> str:
@@ -58,14 +84,46 @@ def pages_from_cuts(cuts: Sequence[int], labels: Sequence[str] | None = None) ->
 
 
 def make_chapters(entries: Iterable[tuple[int, str]]) -> tuple[Chapter, ...]:
-    """Chapters from ``(char_start, title)`` pairs: sorted, one per start offset, indexed from 1."""
+    """Chapters from ``(char_start, title)`` pairs: sorted, one per start offset, indexed from 1,
+    each with its kind (story, or front/back matter) read from its title."""
     seen: dict[int, str] = {}
     for start, title in entries:
         clean = collapse_spaces(title)
         if clean and start not in seen:
             seen[start] = clean
     ordered = sorted(seen.items())
-    return tuple(Chapter(index=i, title=t, char_start=s) for i, (s, t) in enumerate(ordered, 1))
+    return tuple(
+        Chapter(index=i, title=t, char_start=s, kind=section_kind(t))
+        for i, (s, t) in enumerate(ordered, 1)
+    )
+
+
+_LINE = re.compile(r"^[ \t]*(?P<text>\S[^\n]*?)[ \t]*$", re.M)
+
+
+def matter_headings(text: str, chapters: Sequence[tuple[int, str]]) -> list[tuple[int, str]]:
+    """``(char_start, title)`` of the front matter headings ("PREFACE.", "Introduction", "List of
+    Illustrations") standing alone on their line before the first story chapter: editors'
+    prefaces there are not chapters, yet they must be known to be kept from an early reader."""
+    story = [s for s, t in chapters if section_kind(t) is SectionKind.STORY]
+    if not story:
+        return []
+    end = min(story)
+    found = []
+    for m in _LINE.finditer(text, 0, end):
+        before, after = text[max(0, m.start() - 2) : m.start()], text[m.end() : m.end() + 2]
+        alone = (m.start() == 0 or before == "\n\n") and after.startswith("\n\n")
+        entry = _TOC_ENTRY.search(m.group("text"))  # "Dedication      vii": a contents line
+        if alone and not entry and is_matter_heading(m.group("text")):
+            title = m.group("text").strip("[]_* ").rstrip(".")
+            found.append(
+                (m.start("text"), _ILLUSTRATION_PREFIX.sub("", title).rstrip(".") or title)
+            )
+    return found
+
+
+_TOC_ENTRY = re.compile(r"\S\s{3,}\S|[\s.]+(?:\d+|[ivxlcdm]+)$", re.I)
+_ILLUSTRATION_PREFIX = re.compile(r"^illustration\s*:\s*", re.I)
 
 
 def build_parsed_book(
@@ -84,10 +142,11 @@ def build_parsed_book(
         )
     clean_title = collapse_spaces(title) if title else None
     clean_author = collapse_spaces(author) if author else None
+    inside = [(s, t) for s, t in chapters if 0 <= s < len(text)]
     return ParsedBook(
         text=text,
         pages=pages if pages is not None else synthetic_pages(text),
-        chapters=make_chapters((s, t) for s, t in chapters if 0 <= s < len(text)),
+        chapters=make_chapters([*inside, *matter_headings(text, inside)]),
         title=clean_title or None,
         author=clean_author or None,
     )

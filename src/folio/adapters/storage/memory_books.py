@@ -115,11 +115,16 @@ class InMemoryLibrary:
         *,
         k: int = 5,
         max_char_offset: int | None = None,
+        min_char_offset: int = 0,
     ) -> builtins.list[RankedChunk]:
         if k <= 0:
             return []
         chunks = self.chunks.get(book_id, [])
-        visible = [i for i, c in enumerate(chunks) if c.cut_at(max_char_offset) is not None]
+        visible = [
+            i
+            for i, c in enumerate(chunks)
+            if c.char_start >= min_char_offset and c.cut_at(max_char_offset) is not None
+        ]
         lexical = self._lexical(chunks, visible, query)
         sims: dict[int, float] = {}
         have = self.vectors.get(book_id, {})

@@ -36,6 +36,7 @@ from folio.domain.books import (
     Page,
     PositionKind,
     ReadingPosition,
+    SectionKind,
 )
 from folio.domain.errors import (
     BookError,
@@ -46,6 +47,7 @@ from folio.domain.errors import (
 )
 from folio.domain.ports import Vectors
 from folio.domain.search import RankedChunk, query_terms, reciprocal_rank_fusion
+from folio.domain.sections import section_kind
 
 NO_LIMIT = 2**62  # an offset past any book: SQL needs a number where the domain says ``None``
 _CHUNK_COLUMNS = (
@@ -212,14 +214,16 @@ class SqliteLibrary:
         *,
         k: int = 5,
         max_char_offset: int | None = None,
+        min_char_offset: int = 0,
     ) -> builtins.list[RankedChunk]:
         if k <= 0:
             return []
         limit = NO_LIMIT if max_char_offset is None else max_char_offset
-        lexical = self._lexical(book_id, query, limit)
+        start = max(0, min_char_offset)
+        lexical = self._lexical(book_id, query, start, limit)
         similarity: dict[int, float] = {}
         if query_vector is not None:
-            similarity = self._nearest(book_id, query_vector, limit)
+            similarity = self._nearest(book_id, query_vector, start, limit)
         lex_rank = {seq: r for r, seq in enumerate(lexical, start=1)}
         vec_rank = {seq: r for r, seq in enumerate(similarity, start=1)}
         fused = reciprocal_rank_fusion(lex_rank, vec_rank)
@@ -228,6 +232,8 @@ class SqliteLibrary:
         out = []
         for seq in best:
             chunk = rows[seq].cut_at(max_char_offset) if seq in rows else None
+            if chunk is not None and chunk.char_start < start:
+                chunk = None
             if chunk is not None:
                 ranked = RankedChunk(
                     chunk, fused[seq], lex_rank.get(seq), vec_rank.get(seq), similarity.get(seq)
@@ -243,8 +249,8 @@ class SqliteLibrary:
         )
         return [_chunk(r) for r in rows]
 
-    def _lexical(self, book_id: str, query: str, limit: int) -> builtins.list[int]:
-        """Seqs of the best BM25 matches among the chunks starting before ``limit``."""
+    def _lexical(self, book_id: str, query: str, start: int, limit: int) -> builtins.list[int]:
+        """Seqs of the best BM25 matches among the chunks starting in ``[start, limit)``."""
         terms = query_terms(query)
         if not terms:
             return []
@@ -252,15 +258,19 @@ class SqliteLibrary:
         rows = self.conn.execute(
             "SELECT c.seq FROM chunks_fts JOIN chunks AS c ON c.seq = chunks_fts.rowid"
             " WHERE chunks_fts MATCH ? AND c.book_id = ? AND c.char_start < ?"
-            " ORDER BY bm25(chunks_fts) LIMIT ?",
-            (match, book_id, limit, self._candidates),
+            " AND c.char_start >= ? ORDER BY bm25(chunks_fts) LIMIT ?",
+            (match, book_id, limit, start, self._candidates),
         )
         return [int(r[0]) for r in rows]
 
     def _nearest(
-        self, book_id: str, query_vector: Sequence[float] | npt.NDArray[np.float32], limit: int
+        self,
+        book_id: str,
+        query_vector: Sequence[float] | npt.NDArray[np.float32],
+        start: int,
+        limit: int,
     ) -> dict[int, float]:
-        """Cosine similarity of the closest chunks starting before ``limit``, best first."""
+        """Cosine similarity of the closest chunks starting in ``[start, limit)``, best first."""
         vectors = self._book_vectors(book_id)
         if vectors is None:
             return {}
@@ -271,14 +281,16 @@ class SqliteLibrary:
                 f" embedder gives {query.shape[0]}; remove and add the book again",
                 book_id=book_id,
             )
-        visible = int(np.searchsorted(vectors.starts, limit, side="left"))
-        if visible == 0:
+        first = int(np.searchsorted(vectors.starts, start, side="left"))
+        end = int(np.searchsorted(vectors.starts, limit, side="left"))
+        visible = end - first
+        if visible <= 0:
             return {}
-        sims = vectors.matrix[:visible] @ query
+        sims = vectors.matrix[first:end] @ query
         n = min(self._candidates, visible)
         top = np.argpartition(-sims, n - 1)[:n] if n < visible else np.arange(visible)
         top = top[np.argsort(-sims[top], kind="stable")]
-        return {int(vectors.seqs[i]): float(sims[i]) for i in top}
+        return {int(vectors.seqs[first + i]): float(sims[i]) for i in top}
 
     def _book_vectors(self, book_id: str) -> _BookVectors | None:
         count, max_seq = self.conn.execute(
@@ -370,7 +382,9 @@ def _book_row(book: Book) -> dict[str, Any]:
         "content_hash": book.content_hash,
         "page_count": book.page_count,
         "char_count": book.char_count,
-        "chapters": json.dumps([[c.index, c.title, c.char_start] for c in book.chapters]),
+        "chapters": json.dumps(
+            [[c.index, c.title, c.char_start, c.kind.value] for c in book.chapters]
+        ),
         "pages": json.dumps([[p.number, p.label, p.char_start, p.char_end] for p in book.pages]),
         "position_char_offset": book.position.char_offset,
         "position_kind": book.position.kind.value,
@@ -389,7 +403,7 @@ def _book(row: sqlite3.Row) -> Book:
         content_hash=row["content_hash"],
         page_count=row["page_count"],
         char_count=row["char_count"],
-        chapters=tuple(Chapter(i, t, s) for i, t, s in json.loads(row["chapters"])),
+        chapters=tuple(_chapter(entry) for entry in json.loads(row["chapters"])),
         pages=tuple(Page(n, label, s, e) for n, label, s, e in json.loads(row["pages"])),
         position=ReadingPosition(
             row["position_char_offset"], PositionKind(row["position_kind"]), row["position_value"]
@@ -441,3 +455,11 @@ def _ingest_error(book: Book, error: sqlite3.IntegrityError) -> IngestError:
         code=IngestErrorCode.CORRUPT,
         book_id=book.id,
     )
+
+
+def _chapter(entry: list[Any]) -> Chapter:
+    """A stored chapter: ``[index, title, char_start, kind]``; a book stored before sections had
+    kinds (three fields) gets the kind its title says."""
+    index, title, start = entry[0], entry[1], entry[2]
+    kind = SectionKind(entry[3]) if len(entry) > 3 else section_kind(title)
+    return Chapter(index, title, start, kind)

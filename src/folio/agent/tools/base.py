@@ -42,6 +42,12 @@ class ToolContext:
         """No text at or past this character offset may leave a tool (None: the whole book)."""
         return self.book.position.char_offset
 
+    @property
+    def start(self) -> int:
+        """No text before this offset may leave a tool either: front matter before the story
+        (an editor's preface) counts as unread until the reader has finished the book."""
+        return self.book.visible_start
+
 
 @dataclass(frozen=True, slots=True)
 class ToolServices:

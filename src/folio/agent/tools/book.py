@@ -141,13 +141,14 @@ class ReadPassageTool(BaseTool):
     def _around_chunk(self, ctx: ToolContext, services: ToolServices, chunk_id: str) -> ToolResult:
         book = ctx.book
         visible_end = book.char_count if ctx.limit is None else min(ctx.limit, book.char_count)
-        chunk = _find_chunk(services.chunks.chunks_between(book.id, 0, visible_end), chunk_id)
+        between = services.chunks.chunks_between(book.id, ctx.start, visible_end)
+        chunk = _find_chunk([c for c in between if c.char_start >= ctx.start], chunk_id)
         if chunk is None:
             return ToolResult.fail(
                 f"No passage {chunk_id!r} in the part of the book the reader has reached.",
                 "NOT_FOUND",
             )
-        start = max(0, chunk.char_start - CONTEXT_CHARS)
+        start = max(ctx.start, chunk.char_start - CONTEXT_CHARS)
         end = min(chunk.char_end + CONTEXT_CHARS, visible_end)
         return _text_result(ctx, services, start, end, truncated=end < chunk.char_end)
 
@@ -170,6 +171,12 @@ class ReadPassageTool(BaseTool):
                 ToolErrorCode.NOT_ALLOWED,
             )
         first, last = (first, last) if first.number <= last.number else (last, first)
+        if last.char_end <= ctx.start:
+            return ToolResult.fail(
+                f"Page {last.label} is front matter (introductions, prefaces, contents), which "
+                "counts as unread until the reader has finished the book: it cannot be shown.",
+                ToolErrorCode.NOT_ALLOWED,
+            )
         last, capped = _cap_pages(book, first, last)
         end = last.char_end if ctx.limit is None else min(last.char_end, ctx.limit)
         return _text_result(ctx, services, first.char_start, end, truncated=capped)
@@ -191,6 +198,7 @@ def _text_result(
     book = ctx.book
     if ctx.limit is not None:
         end = min(end, ctx.limit)
+    start = max(start, ctx.start)
     text = services.books.get_text(book.id, start, end)
     first, last = _label(book, start), _label(book, max(start, end - 1))
     cut_by_position = ctx.limit is not None and end >= ctx.limit
@@ -211,7 +219,12 @@ class ListChaptersTool(BaseTool):
 
     def execute(self, ctx: ToolContext, services: ToolServices, **kwargs: Any) -> ToolResult:
         book = ctx.book
-        reached = [c for c in book.chapters if ctx.limit is None or c.char_start < ctx.limit]
+        hidden = {c.index for c in book.hidden_sections()}
+        reached = [
+            c
+            for c in book.chapters
+            if (ctx.limit is None or c.char_start < ctx.limit) and c.index not in hidden
+        ]
         chapters = tuple(
             ChapterEntry(c.index, c.title, _label(book, c.char_start)) for c in reached
         )

@@ -203,7 +203,7 @@ def books_cmd(lazy: Any, as_json: bool) -> None:
             escape(b.author or ""),
             b.format.value,
             str(b.page_count),
-            str(len(b.chapters)),
+            str(sum(c.is_story for c in b.chapters)),
             escape(b.describe_position()),
         )
     console.print(table)
@@ -238,7 +238,7 @@ def show_cmd(lazy: Any, book: str, reveal: bool, as_json: bool) -> None:
         highlight=False,
     )
     console.print(
-        f"{found.page_count} pages, {len(found.chapters)} chapters; "
+        f"{found.page_count} pages, {sum(c.is_story for c in found.chapters)} chapters; "
         f"read: {escape(found.describe_position())}"
     )
     if found.chapters:
@@ -249,6 +249,8 @@ def show_cmd(lazy: Any, book: str, reveal: bool, as_json: bool) -> None:
                 hidden += 1
                 continue
             title = escape(c["title"]) + (" [dim](unread)[/]" if c["unread"] else "")
+            if c["kind"] != "story":
+                title += f" [dim]({c['kind'].replace('_', ' ')})[/]"
             if c["current"]:
                 title += " [bold]<- you are here[/]"
             table.add_row(str(c["index"]), title, str(c["page"] or ""))

@@ -265,7 +265,7 @@ def _one_turn(session: ChatSession, message: str, as_json: bool) -> None:
 def _repl(session: ChatSession, *, interactive: bool) -> None:
     read = _line_reader(session, interactive)
     console.print(
-        f"[bold]{escape(session.book.title)}[/] — read "
+        f"[bold]{escape(session.book.title)}[/] — you have read "
         f"{escape(session.book.describe_position())}. Type /help for commands, quit to leave."
     )
     while True:

@@ -1,7 +1,8 @@
 """``folio demo``: import the bundled book (once) and chat with it, offline.
 
 On a terminal it opens the chat; otherwise (CI, ``make demo < /dev/null``) it runs a scripted tour
-of several turns: a question, a pronoun follow-up, small talk, and the reading-position limit.
+of several turns as a reader early in the novel (through Chapter 5): a question, a pronoun
+follow-up, small talk, and a question about a later event, answered without the spoiler.
 The book is found again by its content hash, so it is imported only on the first run.
 """
 
@@ -25,8 +26,8 @@ TOUR = (
     "What happens to him?",
     "thanks!",
 )
-SPOILER_QUESTION = "Who is murdered?"
-LIMIT_CHAPTER = "Chapter 1"  # after the four letters that open the novel
+SPOILER_QUESTION = "Who is murdered?"  # the first murder comes in Chapter 7
+LIMIT_CHAPTER = "Chapter 5"  # early: after the four letters and five chapters
 
 
 def bundled_book() -> Path:
@@ -73,16 +74,12 @@ def demo_cmd(lazy: Any, tour: bool | None, provider: str | None) -> None:
 
 
 def _tour(container: Any, session: ChatSession) -> None:
+    """The tour reads as someone early in the novel; the library's position is restored after."""
     book = session.book
+    before = book.position
     console.print(Rule(f"folio demo: {escape(book.title)}"))
     console.print("A scripted tour (offline: answers are passages quoted from the book).\n")
-    for question in TOUR:
-        console.print(f"[bold]you>[/] {question}", highlight=False)
-        session.ask(question, live=False)
-        console.print()
-    limited = container.library.set_position(
-        book.id, chapter=LIMIT_CHAPTER, page=None, percent=None, reset=False
-    )
+    limited = container.library.set_position(book.id, chapter=LIMIT_CHAPTER)
     session.book = limited
     chapter = limited.position_chapter
     through = escape(chapter.title) if chapter else ""
@@ -92,12 +89,14 @@ def _tour(container: Any, session: ChatSession) -> None:
             f"(folio position --chapter '{LIMIT_CHAPTER}')"
         )
     )
-    console.print(f"Nothing after {through} can be searched or quoted now.\n")
-    console.print(f"[bold]you>[/] {SPOILER_QUESTION}", highlight=False)
+    console.print(f"Nothing after {through} can be searched or quoted.\n")
     try:
-        session.ask(SPOILER_QUESTION, live=False)
+        for question in (*TOUR, SPOILER_QUESTION):
+            console.print(f"[bold]you>[/] {question}", highlight=False)
+            session.ask(question, live=False)
+            console.print()
     finally:
-        container.library.set_position(book.id, page=None, chapter=None, percent=None, reset=True)
+        container.books.set_position(book.id, before)
     console.print()
     console.print(Rule())
     console.print(

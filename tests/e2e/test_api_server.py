@@ -93,10 +93,15 @@ def test_books_list_get_position_and_search(client: httpx.Client, book_id: str) 
     detail = client.get(f"{V1}/books/{book_id}").json()
     assert detail["id"] == book_id and len(detail["chapters"]) > 10
 
-    r = client.put(f"{V1}/books/{book_id}/position", json={"chapter": 5})
+    picked = client.put(f"{V1}/books/{book_id}/position", json={"chapter_index": 2})
+    assert picked.json()["reading_position"]["chapter"] == detail["chapters"][1]["title"]
+    r = client.put(f"{V1}/books/{book_id}/position", json={"chapter": "Chapter 5"})
     assert r.status_code == 200, r.text
     assert r.json()["reading_position"]["kind"] == "chapter"
-    later = [c for c in r.json()["chapters"] if c["unread"]]
+    assert r.json()["reading_position"]["chapter"] == "Chapter 5"  # the book's own words
+    assert r.json()["reading_position"]["description"].startswith("through Chapter 5 (p. ")
+    assert client.put(f"{V1}/books/{book_id}/position", json={"chapter": 5}).json() == r.json()
+    later = [c for c in r.json()["chapters"] if c["unread"] and c["kind"] == "story"]
     assert later and all(c["title"] is None for c in later)  # unread titles withheld
     shown = client.get(f"{V1}/books/{book_id}", params={"all_chapters": True}).json()
     assert all(c["title"] for c in shown["chapters"])

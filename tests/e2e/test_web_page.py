@@ -266,7 +266,7 @@ def test_position_by_chapter_page_and_percent(
     here.wait_for()
     assert "you are here" in here.inner_text() and "Chapter 2" in here.inner_text()
     assert page.locator(".chapters li").nth(6).inner_text().startswith("Unread chapter")
-    assert "end of Chapter 2" in page.inner_text("#position-text")
+    assert "Read through Chapter 2 (p. " in page.inner_text("#position-text")
     book = api.get(f"/books/{frankenstein['id']}").json()
     assert book["reading_position"]["kind"] == "chapter"
     assert "Unread chapter" in page.inner_text(".position-form select[name=chapter]")
@@ -282,7 +282,7 @@ def test_position_by_chapter_page_and_percent(
     page.fill(".position-form input", "40")
     page.click(".position-form button[type=submit]")
     page.wait_for_function(
-        "() => document.querySelector('#position-text').textContent.includes('page 40')"
+        "() => document.querySelector('#position-text').textContent.includes('through p. 40 of')"
     )
     page.select_option(".position-form select[name=kind]", "percent")
     page.fill(".position-form input", "250")

@@ -87,22 +87,27 @@ class Library:
         chapter: str | int | None = None,
         percent: float | None = None,
         reset: bool = False,
+        chapter_index: int | None = None,
     ) -> Book:
         """Set how far the reader has read: exactly one of ``page`` (label or number), ``chapter``
         (as the book names it: "5", "Chapter 5", "V", "Letter 2", words of its title),
+        ``chapter_index`` (1-based entry of ``book.chapters``, for a client's chapter list),
         ``percent`` (0-100) or ``reset`` (the whole book visible again).
 
         Raises:
             BookError: ``INVALID_POSITION`` for none or several choices or an out-of-range value,
                 ``AMBIGUOUS`` for a chapter reference that names several chapters.
         """
-        chosen = [x for x in (page, chapter, percent) if x is not None] + ([True] if reset else [])
+        given = (page, chapter, percent, chapter_index)
+        chosen = [x for x in given if x is not None] + ([True] if reset else [])
         if len(chosen) != 1:
             raise BookError(
                 "Give exactly one of a page, a chapter, a percentage, or reset",
                 code=BookErrorCode.INVALID_POSITION,
             )
         book = self._books.get(book_id)
+        if chapter_index is not None:
+            return self._books.set_position(book.id, book.position_at_chapter_index(chapter_index))
         return self._books.set_position(book.id, _position(book, page, chapter, percent))
 
     def read(self, book_id: str, start: int, end: int) -> Passage:
@@ -131,6 +136,13 @@ class Library:
                 f"This part of the book is past your reading position ({book.describe_position()})",
                 code=BookErrorCode.INVALID_POSITION,
             )
+        if end <= book.visible_start:
+            raise BookError(
+                "This part of the book is front matter (an introduction, a preface, contents), "
+                "which counts as unread until you have finished the book",
+                code=BookErrorCode.INVALID_POSITION,
+            )
+        start = max(start, book.visible_start)
         end = min(end, book.char_count, limit if limit is not None else end)
         text = self._books.get_text(book.id, start, end)
         chapter = book.chapter_at(start)

@@ -282,6 +282,17 @@ class Book:
             return [story[only.number - 1]]
         return []
 
+    def position_at_chapter_index(self, index: int) -> ReadingPosition:
+        """Read up to and including the ``index``-th entry (1-based) of ``chapters``: for clients
+        that offer the book's list of chapters to pick from, never for what a reader types."""
+        if not 1 <= index <= len(self.chapters):
+            raise BookError(
+                f"{self.title!r} has no chapter entry {index} (entries 1-{len(self.chapters)})",
+                code=BookErrorCode.INVALID_POSITION,
+            )
+        chapter = self.chapters[index - 1]
+        return ReadingPosition(self.chapter_end(chapter), PositionKind.CHAPTER, float(index))
+
     def position_at_chapter(self, ref: str | int) -> ReadingPosition:
         """Read up to and including the chapter ``ref`` names (see ``find_chapters``).
 

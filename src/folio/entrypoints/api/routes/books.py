@@ -19,10 +19,12 @@ router = APIRouter(prefix="/api/v1/books", tags=["books"])
 
 class PositionIn(BaseModel):
     """Exactly one of ``chapter`` (as the book names it: "5", "Chapter 5", "Letter 2", words of its
-    title), ``page`` (label or number), ``percent``, ``reset``."""
+    title), ``chapter_index`` (1-based entry of the book's ``chapters`` list, for a picker),
+    ``page`` (label or number), ``percent``, ``reset``."""
 
     model_config = ConfigDict(extra="forbid")
     chapter: str | int | None = Field(default=None)
+    chapter_index: int | None = Field(default=None, ge=1, le=100_000)
     page: str | int | None = Field(default=None)
     percent: float | None = Field(default=None, ge=0, le=100)
     reset: bool = False
@@ -101,6 +103,7 @@ def set_position(book_id: str, body: PositionIn, scope: ScopeDep) -> dict[str, A
         book_id,
         page=None if body.page is None else str(body.page),
         chapter=body.chapter,
+        chapter_index=body.chapter_index,
         percent=body.percent,
         reset=body.reset,
     )

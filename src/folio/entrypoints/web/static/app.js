@@ -119,10 +119,7 @@ function percentOf(book) {
 function positionText(book) {
   const p = book.reading_position;
   if (!p || p.kind === "none") return "No position set: the whole book is open";
-  const percent = percentOf(book);
-  const chapter = Array.isArray(book.chapters) && p.kind === "chapter" ? book.chapters[p.value - 1] : null;
-  if (chapter && chapter.title) return `Read to the end of ${chapter.title}` + (percent !== null ? ` (${percent}%)` : "");
-  return `Read to ${p.description}` + (percent !== null && p.kind !== "percent" ? ` (${percent}%)` : "");
+  return `Read ${p.description}`;  // "through Chapter 5 (p. 46 of 205, 23%)", the book's own words
 }
 
 // ---------------------------------------------------------------- sign-in
@@ -405,7 +402,7 @@ function renderPosition() {
     value: book.reading_position.kind === "chapter" ? "" : book.reading_position.value ?? "", inputmode: "decimal" });
   const chapter = h("select", { name: "chapter", "aria-label": "Chapter" },
     ...book.chapters.map((c, i) => h("option", { value: i + 1 },
-      `${i + 1}. ${c.title ?? "Unread chapter"}${c.page ? ` (p. ${c.page})` : ""}`)));
+      `${c.title ?? "Unread chapter"}${c.page ? ` (p. ${c.page})` : ""}`)));
   chapter.value = String(here >= 0 ? here + 1 : 1);
   const showKind = () => {
     chapter.hidden = kind.value !== "chapter";
@@ -421,7 +418,8 @@ function renderPosition() {
       h("button", { type: "button", onclick: () => setPosition({ reset: true }, error) }, "Whole book")));
   form.addEventListener("submit", (event) => {
     event.preventDefault();
-    if (kind.value === "chapter") return setPosition({ chapter: Number(chapter.value) }, error);
+    // the chapter picked from the book's own list (its entry), never a number typed as an index
+    if (kind.value === "chapter") return setPosition({ chapter_index: Number(chapter.value) }, error);
     const raw = value.value.trim();
     if (!raw) {
       error.textContent = `Give a ${kind.value === "page" ? "page" : "percentage"}`;
@@ -457,7 +455,7 @@ function renderPosition() {
     c.page ? h("span", { class: "page", text: `p. ${c.page}` }) : null,
     i === here ? h("span", { class: "badge", text: "you are here" }) : null,
     h("button", { type: "button", class: "link small", title: `Set my position to the end of chapter ${i + 1}`,
-      onclick: () => setPosition({ chapter: i + 1 }, error) }, "read to here"))));
+      onclick: () => setPosition({ chapter_index: i + 1 }, error) }, "read to here"))));
   const mark = els.chapters.querySelector(".here");
   if (mark) els.chapters.scrollTop = Math.max(0, mark.offsetTop - els.chapters.clientHeight / 2);
 }

@@ -237,8 +237,8 @@ def test_position_inside_the_repl_moves_the_bookmark_and_the_prompt(
     child.sendline("/position 12")
     child.expect(r"/position --chapter 12, /position --page 12")
     child.sendline("/position --chapter 3")
-    child.expect(r"Prometheus: read to chapter")  # the number may be styled
-    child.expect(r"Moder… · chapter 3 · you>")
+    child.expect(r"Prometheus: read through Chapter 3")  # the chapter as the book names it
+    child.expect(r"Moder… · through Chapter 3 \(p\. \d+ of \d+, \d+%\) · you>")
     child.sendline("/position --page 99999")
     child.expect("Error: ")
     child.sendline("/position --chapter 1 --page 2")
@@ -253,3 +253,47 @@ def json_text(value: Any) -> str:
     import json
 
     return json.dumps(value)
+
+
+# --- how far the reader is, asked at import ------------------------------------------------------
+def _three_chapters(tmp_path: Path) -> Path:
+    path = tmp_path / "lighthouse.md"
+    chapters = [  # a different file each time (the library refuses a file it already holds)
+        f"<!-- {tmp_path.name} -->\n\n"
+    ] + [
+        f"# Chapter {n}\n\n"
+        + f"The keeper climbed the stair for the {n} time and lit the lamp. " * 40
+        for n in range(1, 4)
+    ]
+    path.write_text("\n\n".join(chapters), encoding="utf-8")
+    return path
+
+
+def test_an_interactive_add_asks_how_far_the_reader_is(
+    spawn: Any, folio: RunFolio, tmp_path: Path
+) -> None:
+    child = spawn("add", str(_three_chapters(tmp_path)))
+    child.expect("How far have you read")
+    child.sendline("Chapter 9")  # no such chapter: said, and asked again
+    child.expect("has no chapter 'Chapter 9'")
+    child.expect("How far have you read")
+    child.sendline("2")
+    child.expect(r"you have read through Chapter 2 \(p\. \d+ of \d+, \d+%\)")
+    child.expect(pexpect.EOF)
+    [book] = [b for b in ok_json(folio("books", "--json")) if b["source_name"] == "lighthouse.md"]
+    assert book["reading_position"]["chapter"] == "Chapter 2"
+
+
+def test_a_script_sets_the_position_at_import_or_gets_the_whole_book(
+    folio: RunFolio, tmp_path: Path
+) -> None:
+    path = _three_chapters(tmp_path)
+    added = ok_json(folio("add", str(path), "--position", "p. 2", "--json"))
+    assert added["book"]["reading_position"]["description"].startswith("through p. 2 of ")
+    ok(folio("rm", added["book"]["id"], "--yes"))
+    out = ok(folio("add", str(path)))  # no terminal, no option: the whole book, and said so
+    assert "you have read the whole book" in out
+    (tmp_path / "again").mkdir()
+    bad = folio("add", str(_three_chapters(tmp_path / "again")), "--position", "Chapter 7")
+    assert bad.returncode == 1 and "has no chapter 'Chapter 7'" in bad.stderr
+    assert "Traceback" not in bad.stderr

@@ -9,6 +9,7 @@ guesses.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Callable
 
 from folio.domain.books import Book, ReadingPosition
@@ -17,6 +18,10 @@ from folio.domain.passages import Passage
 from folio.domain.ports import BookRepository
 
 SHORT_ID = 8
+MAX_POSITION_TEXT_CHARS = 200
+_WHOLE_BOOK = frozenset({"", "whole", "whole book", "the whole book", "all", "end", "finished"})
+_PAGE_TEXT = re.compile(r"^(?:pp?\.|page)\s*(?P<page>\S+)$", re.IGNORECASE)
+_PERCENT_TEXT = re.compile(r"^(?P<percent>\d+(?:\.\d+)?)\s*%$")
 MAX_TITLE_CHARS = 500
 MAX_READ_CHARS = 20_000  # one read of the book's text (a citation's passage with its context)
 
@@ -109,6 +114,27 @@ class Library:
         if chapter_index is not None:
             return self._books.set_position(book.id, book.position_at_chapter_index(chapter_index))
         return self._books.set_position(book.id, _position(book, page, chapter, percent))
+
+    def set_position_from_text(self, book_id: str, text: str) -> Book:
+        """Set the position from one line a reader typed: "Chapter 5", "5", "Letter 2", "p. 45",
+        "page iv", "23%", or "" / "whole" / "end" for the whole book.
+
+        Raises:
+            BookError: as ``set_position`` (``INVALID_POSITION``, ``AMBIGUOUS``).
+        """
+        wanted = " ".join(text.split())
+        if len(wanted) > MAX_POSITION_TEXT_CHARS:
+            raise BookError(
+                f"A position is at most {MAX_POSITION_TEXT_CHARS} characters",
+                code=BookErrorCode.INVALID_POSITION,
+            )
+        if wanted.casefold() in _WHOLE_BOOK:
+            return self.set_position(book_id, reset=True)
+        if m := _PAGE_TEXT.match(wanted):
+            return self.set_position(book_id, page=m.group("page"))
+        if m := _PERCENT_TEXT.match(wanted):
+            return self.set_position(book_id, percent=float(m.group("percent")))
+        return self.set_position(book_id, chapter=wanted)
 
     def read(self, book_id: str, start: int, end: int) -> Passage:
         """The book's text from ``start`` to ``end`` (character offsets), cut at the reading

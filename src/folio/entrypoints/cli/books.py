@@ -103,15 +103,26 @@ def prepare_embedder(container: Any) -> None:
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--title", help="Title to use instead of the file's own (one file only).")
 @click.option("--author", help="Author to use instead of the file's own (one file only).")
+@click.option(
+    "--position",
+    help="How far you have read, so nothing later is ever shown: 'Chapter 5', 'Letter 2', "
+    "'p. 45', '23%' or 'whole' (default: asked on a terminal, else the whole book).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object per file.")
 @click.pass_obj
 @handle_errors
 def add_cmd(
-    lazy: Any, files: tuple[Path, ...], title: str | None, author: str | None, as_json: bool
+    lazy: Any,
+    files: tuple[Path, ...],
+    title: str | None,
+    author: str | None,
+    position: str | None,
+    as_json: bool,
 ) -> None:
     """Add books (EPUB, PDF, TXT, MD, HTML) to the library.
 
     Re-adding a file that is already in the library is detected by its content and reported.
+    On a terminal, folio asks how far you have read each new book (Enter: the whole book).
     """
     if (title or author) and len(files) > 1:
         raise click.UsageError("--title and --author apply to a single file")
@@ -144,7 +155,15 @@ def add_cmd(
                     }
                 )
                 continue
-            book = result.book
+            try:
+                book = _initial_position(container, result.book, position, ask=not as_json)
+            except FolioError as e:  # the book is in the library; only its position is not set
+                failed = True
+                book = result.book
+                err_console.print(
+                    f"[red]The position of {escape(book.title)} was not set: {escape(e.message)}"
+                    f"[/] (set it with: folio position {book.id[:8]} --chapter ...)"
+                )
             results.append(
                 {
                     "file": str(path),
@@ -158,6 +177,30 @@ def add_cmd(
         sys.exit(EXIT_ERROR)
 
 
+POSITION_QUESTION = (
+    "How far have you read {title}? A chapter as the book names it ('Chapter 5', 'Letter 2'), "
+    "a page ('p. 45') or a percentage ('23%'); Enter: the whole book"
+)
+
+
+def _initial_position(container: Any, book: Any, position: str | None, *, ask: bool) -> Any:
+    """Set a new book's position from ``--position``, or ask for it on a terminal (again after an
+    answer that names no place in the book); left as the whole book otherwise."""
+    library = container.library
+    if position is not None:
+        return library.set_position_from_text(book.id, position)
+    if not (ask and sys.stdin.isatty() and console.is_terminal):
+        return book
+    while True:
+        answer = click.prompt(
+            POSITION_QUESTION.format(title=book.title), default="", show_default=False
+        )
+        try:
+            return library.set_position_from_text(book.id, answer)
+        except FolioError as e:
+            err_console.print(f"[red]{escape(e.message)}[/]")
+
+
 def _print_add_results(results: list[dict[str, Any]], as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(results if len(results) > 1 else results[0], indent=2))
@@ -167,7 +210,9 @@ def _print_add_results(results: list[dict[str, Any]], as_json: bool) -> None:
             b = r["book"]
             console.print(
                 f"[green]Added[/] {escape(b['title'])} [dim]({b['id'][:8]})[/]: "
-                f"{b['pages']} pages, {b['chapters']} chapters, {r['chunks']} passages"
+                f"{b['pages']} pages, {b['chapters']} chapters, {r['chunks']} passages; "
+                f"you have read {escape(b['reading_position']['description'])}",
+                highlight=False,
             )
         elif r["status"] == "completed":
             b = r["book"]

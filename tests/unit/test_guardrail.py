@@ -122,3 +122,16 @@ def test_lexical_overlap_is_the_share_of_content_words_found(story):
     hits = story.searcher.search(story.book, "Clerval poetry", k=2)
 
     assert lexical_overlap("Did Clerval like opera?", hits) == pytest.approx(0.5)
+
+
+def test_a_name_met_only_past_the_position_is_still_about_the_book(story):
+    """Scope is the whole book: "Who is Justine?" early in the novel is answered honestly ("not
+    yet"), never refused as off-topic; the verdict carries only a score, no text."""
+    guardrail = Guardrail("retrieval", searcher=WithoutSimilarity(story))
+    early = story.book  # read to page 4; Justine appears on page 6
+    assert "Justine" not in story.text[: early.position.char_offset]
+
+    verdict = guardrail.check(early, "Who is Justine Moritz?", [])
+
+    assert verdict.allowed and verdict.score == 1.0
+    assert not guardrail.check(early, "How do I bake sourdough bread?", []).allowed

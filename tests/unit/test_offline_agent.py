@@ -144,7 +144,7 @@ def test_the_answer_streams_in_pieces_that_make_the_whole() -> None:
 def test_a_who_question_is_answered_with_sentences_naming_the_person_the_passages_share() -> None:
     outcome = found(
         passage(
-            "My friend came to see me on that day. I knew that Clerval would smile at me. "
+            "Victor's friend came to see me on that day. I knew that Clerval would smile at me. "
             "The sky was grey over the town.",
             None,
             "3",
@@ -166,3 +166,26 @@ def test_the_offline_provider_has_no_model_and_says_so() -> None:
     with pytest.raises(LLMError) as e:
         p.chat([PromptMessage.user("hi")])
     assert e.value.code == LLMErrorCode.UNSUPPORTED_FEATURE
+
+
+def test_a_name_no_passage_mentions_gets_an_honest_not_yet() -> None:
+    """Nothing up to the position mentions the name: say so, quote nothing unrelated."""
+    outcome = found(passage("Victor walked along the lake with Elizabeth.", "Chapter 2", "9"))
+    text, _ = run([PromptMessage.user("Who is Justine?")], outcome)
+    assert text.startswith("Nothing up to page 90 mentions Justine; it may come later in the book.")
+    assert "lake" not in text
+
+
+def test_a_weak_match_is_hedged_before_its_quotes() -> None:
+    outcome = found(
+        passage("William was a lively child. William laughed in the garden.", None, "4")
+    )
+    text, _ = run([PromptMessage.user("Who killed William?")], outcome)
+    assert text.startswith("These passages mention William but nothing up to page 90 clearly")
+    assert "The closest passages:" in text and "William was a lively child." in text
+
+
+def test_an_answering_passage_is_quoted_without_a_hedge() -> None:
+    outcome = found(passage("William was killed near the lake at dusk.", None, "4"))
+    text, _ = run([PromptMessage.user("Who killed William?")], outcome)
+    assert text.startswith("From the book:") and "killed near the lake" in text

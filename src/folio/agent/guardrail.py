@@ -1,7 +1,7 @@
 """The out-of-scope guardrail: is a message about the book at all?
 
 Modes: ``none`` (every message passes), ``retrieval`` (score = the best cosine similarity of the
-question to the book's passages the reader has reached, or the share of the question's content words
+question to the book's passages (the whole book: scope is not the reading position), or the share of the question's content words
 found in them when that is higher or the index gives no similarity), ``llm`` (the provider rates
 relevance from 0 to 1). Below the threshold the turn gets a short redirect instead of an answer.
 
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from folio.agent.followup import FollowUpDetector, content_words, is_small_talk
-from folio.domain.books import Book, SearchHit
+from folio.domain.books import Book, ReadingPosition, SearchHit
 from folio.domain.errors import ConfigError
 from folio.domain.llm import PromptMessage, TokenUsage
 from folio.domain.ports import BookSearcher, ChatProvider, Exchange
@@ -113,7 +113,16 @@ class Guardrail:
         self, book: Book, question: str, searcher: BookSearcher | None
     ) -> GuardrailVerdict:
         assert searcher is not None
-        hits = searcher.search(book, question, k=self._k)
+        verdict = self._scored(searcher.search(book, question, k=self._k), question)
+        if verdict.allowed or book.position.is_unlimited:
+            return verdict
+        # Scope is judged on the whole book: a name met only later ("Who is Justine?" early in
+        # the novel) is about the book, and gets an honest "not yet" from the answer, never a
+        # refusal. Only the score leaves this method; no passage past the position is shown.
+        whole = book.with_position(ReadingPosition())
+        return self._scored(searcher.search(whole, question, k=self._k), question)
+
+    def _scored(self, hits: Sequence[SearchHit], question: str) -> GuardrailVerdict:
         lexical = lexical_overlap(question, hits)
         similarities = [h.similarity for h in hits if h.similarity is not None]
         if not similarities:

@@ -27,6 +27,7 @@ import uuid
 from collections import Counter
 from collections.abc import Callable, Sequence
 
+from folio.agent.evidence import coverage, honest_note, read_through
 from folio.agent.followup import is_small_talk as default_small_talk
 from folio.agent.strategies import exchanges
 from folio.domain.llm import (
@@ -117,13 +118,21 @@ class ExtractiveStrategy:
         if not outcome.success:
             return f"I could not search the book: {outcome.error or 'the search failed.'}"
         passages = outcome.passages
-        if passages:
-            return compose_answer(question, passages, self._max_sentences)
-        limit = getattr(outcome.payload, "reading_limit", "") or "your reading position"
-        return (
-            f"I found nothing about that in what you have read ({limit}). "
-            "Try other words, or a name from the story."
-        )
+        limit = getattr(outcome.payload, "reading_limit", "") or ""
+        if not passages:
+            return (
+                f"I found nothing about that {read_through(limit)}. "
+                "Try other words, or a name from the story."
+            )
+        found = coverage(question, passages)
+        if found.missing_names:  # honest: the book has not said it yet (or at all)
+            note = honest_note(question, passages, limit)
+            return f"{note} Ask me about what you have read so far."
+        answer = compose_answer(question, passages, self._max_sentences)
+        if found.weak and found.names:
+            note = honest_note(question, passages, limit)
+            return f"{note} The closest passages:\n" + answer.removeprefix("From the book:\n")
+        return answer
 
     def _outcome(
         self,

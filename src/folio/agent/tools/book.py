@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from folio.agent.evidence import honest_note, read_through
 from folio.agent.tools.base import BaseTool, ToolCategory, ToolContext, ToolResult, ToolServices
 from folio.domain.books import Book, Chunk, Page, SearchHit
 from folio.domain.errors import ToolErrorCode
@@ -69,13 +70,15 @@ class SearchBookTool(BaseTool):
     ) -> ToolResult:
         hits = services.searcher.search(ctx.book, query, k=min(k or services.search_k, MAX_K))
         passages = tuple(p for p in (_passage(ctx, hit) for hit in hits) if p is not None)
+        limit = ctx.book.describe_position()
         results = SearchResults(
             query=query,
-            reading_limit=ctx.book.describe_position(),
+            reading_limit=limit,
             passages=passages,
-            note=None
+            # what was searched, up to where, and whether the passages answer it at all
+            note=honest_note(query, passages, limit)
             if passages
-            else "No passage before the reader's position matches this query.",
+            else f"No passage {read_through(limit)} matches this query.",
         )
         pages = ", ".join(f"p. {p.pages}" for p in passages[:5])
         return ToolResult.ok(

@@ -1,9 +1,10 @@
 """The out-of-scope guardrail: is a message about the book at all?
 
 Modes: ``none`` (every message passes), ``retrieval`` (score = the best cosine similarity of the
-question to the book's passages (the whole book: scope is not the reading position), or the share of the question's content words
-found in them when that is higher or the index gives no similarity), ``llm`` (the provider rates
-relevance from 0 to 1). Below the threshold the turn gets a short redirect instead of an answer.
+question to the book's passages, or the share of the question's content words found in them when
+that is higher or the index gives no similarity; scope is the whole book, not the part read),
+``llm`` (the provider rates relevance from 0 to 1). Below the threshold the turn gets a short
+redirect instead of an answer.
 
 Invariant: follow-ups, small talk and questions about the book itself ("what is this chapter
 about?") are never blocked; only a message that stands alone and has nothing to do with the book is.

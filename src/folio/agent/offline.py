@@ -37,7 +37,16 @@ from folio.domain.llm import (
     ToolInvocation,
     ToolResultMessage,
 )
-from folio.domain.passages import SEARCH_BOOK, Passage, ToolOutcome, decode_tool_result
+from folio.domain.passages import (
+    PEOPLE,
+    RECAP,
+    SEARCH_BOOK,
+    Passage,
+    PeopleList,
+    Recap,
+    ToolOutcome,
+    decode_tool_result,
+)
 from folio.domain.ports import (
     ChatProvider,
     Exchange,
@@ -96,9 +105,19 @@ class ExtractiveStrategy:
         *head, last = messages
         question = last.content.strip()
         history = conversation(head)
+        if about_folio(question):
+            return self._outcome(FOLIO_HELP, (), (), on_text, "about_folio", messages)
         if self._is_small_talk(question):
             reply = small_talk_reply(question)
             return self._outcome(reply, (), (), on_text, "small_talk", messages)
+        reader = reader_call(question, {tool.name for tool in tools})
+        if reader is not None:
+            call = ToolInvocation(reader[0], f"offline_{uuid.uuid4().hex[:12]}", reader[1])
+            result = run_tool(call)
+            outcome = result.typed() if isinstance(result, ToolResultMessage) else None
+            answer = reader_answer(outcome or decode_tool_result(result.content))
+            calls = (PromptMessage.assistant("", (call,)), result)
+            return self._outcome(answer, calls, (), on_text, reader[0], messages)
         if not any(tool.name == SEARCH_BOOK for tool in tools):
             reply = _cannot_search(question)
             return self._outcome(reply, (), (), on_text, "no_search_tool", messages)
@@ -146,7 +165,12 @@ class ExtractiveStrategy:
         if on_text is not None:
             for piece in _DELTA.findall(answer):
                 on_text(piece)
-        steps = (f"searched {queries[0]!r}",) if queries else (f"no search: {stop}",)
+        if queries:
+            steps: tuple[str, ...] = (f"searched {queries[0]!r}",)
+        elif calls:
+            steps = (f"used {stop}",)
+        else:
+            steps = (f"no search: {stop}",)
         return RetrievalOutcome(
             answer,
             (*calls, PromptMessage.assistant(answer)),
@@ -284,3 +308,87 @@ def _cannot_search(question: str) -> str:
         "I am running offline without a language model and cannot search this book here, so I "
         f"cannot answer {question!r}. " + OFFLINE_NOTE
     )
+
+
+# --- questions about folio itself, and the reader tools -------------------------------------------
+FOLIO_HELP = (
+    "I am folio, a reading companion. Ask me about the book as far as you have read it: who "
+    "someone is, what happened, why a character acted, what a place looks like. I search the "
+    "book and quote the passages with their pages, and I never reveal anything past your reading "
+    "position. You can also ask for the story so far, a summary of a chapter you have read, or "
+    "the people met so far. In the terminal, /help lists the commands; `folio position` sets "
+    "how far you have read."
+)
+_ABOUT_FOLIO = re.compile(
+    r"\b(?:what (?:can|do|could) you (?:do|help)|who are you|what are you|how do(?:es)? "
+    r"(?:this|you|folio|it) work|what is folio|how (?:do|can|should) i use (?:you|this|folio)|"
+    r"what (?:are|is) your (?:features|abilities|commands))\b",
+    re.IGNORECASE,
+)
+_PEOPLE = re.compile(
+    r"\b(?:who are|list|name|which are|tell me about) (?:all )?(?:the )?(?:main |principal |"
+    r"important |major )?(?:characters|people|persons)\b|\b(?:main|principal|major) characters\b|"
+    r"\bwho (?:have|did) (?:we|i) (?:met|meet)\b",
+    re.IGNORECASE,
+)
+_RECAP = re.compile(
+    r"\b(?:what (?:has )?happened|what happens|so far|recap|summar(?:y|ise|ize)|"
+    r"the story until now|where (?:are|were) we|catch me up|remind me)\b",
+    re.IGNORECASE,
+)
+_CHAPTER_REF = re.compile(
+    r"\b(?:chapter|letter|part|book|volume|act|stave)\s+(?:[0-9]+|[ivxlc]+|[a-z]+)\b",
+    re.IGNORECASE,
+)
+
+
+def about_folio(question: str) -> bool:
+    """A question about folio itself ("what can you do?"), not about the book."""
+    return bool(_ABOUT_FOLIO.search(question))
+
+
+def reader_call(question: str, available: set[str]) -> tuple[str, dict[str, str]] | None:
+    """The reader tool a question asks for, with its arguments: the people met so far, the story
+    so far, or a summary of one chapter ("summarize chapter 3"); ``None`` for any other question.
+    A recap needs a recap word ("what happened", "so far", "summarize"): "what happened to
+    Clerval?" names someone and is searched instead."""
+    if PEOPLE in available and _PEOPLE.search(question):
+        return PEOPLE, {}
+    if RECAP not in available or not _RECAP.search(question):
+        return None
+    chapter = _CHAPTER_REF.search(question)
+    if chapter is not None:
+        return RECAP, {"chapter": chapter.group()}
+    if re.search(r"\bwhat (?:has )?happen(?:ed|s) (?:to|with|between)\b", question, re.I):
+        return None
+    return RECAP, {}
+
+
+def reader_answer(outcome: ToolOutcome) -> str:
+    """The offline answer from a recap or a people list, quoted with pages."""
+    if not outcome.success:
+        return f"I cannot do that: {outcome.error or 'the tool failed.'}"
+    payload = outcome.payload
+    if isinstance(payload, Recap):
+        if not payload.passages:
+            return payload.note or "There is nothing to recap yet."
+        where = read_through(payload.reading_limit)
+        lines = [f'- {p.location}: "{p.text}"' for p in payload.passages]
+        head = f"The story {where}, chapter by chapter, in the book's words:"
+        more = f"\n({payload.note})" if payload.note else ""
+        return head + "\n" + "\n".join(lines) + more + "\n\n" + OFFLINE_NOTE
+    if isinstance(payload, PeopleList):
+        if not payload.people:
+            return payload.note or "I found no names in what you have read yet."
+        where = read_through(payload.reading_limit)
+        lines = [
+            f'- {p.name} ({p.mentions} mentions), first met in {p.first.location}: "{p.first.text}"'
+            for p in payload.people
+        ]
+        return (
+            f"The names that come up most {where} (people, and some places):\n"
+            + "\n".join(lines)
+            + "\n\n"
+            + OFFLINE_NOTE
+        )
+    return "I cannot read that tool's result."

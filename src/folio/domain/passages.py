@@ -23,6 +23,8 @@ from folio.domain.books import cite_location
 SEARCH_BOOK = "search_book"
 READ_PASSAGE = "read_passage"
 LIST_CHAPTERS = "list_chapters"
+RECAP = "recap_story"
+PEOPLE = "people_so_far"
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +91,35 @@ class ChapterList:
     note: str | None = None
 
 
-ToolPayload = SearchResults | PassageText | ChapterList
+@dataclass(frozen=True, slots=True)
+class Recap:
+    """What ``recap_story`` returned: the key sentences of each chapter read, in reading order
+    (one passage per chapter, or several for one chapter asked about)."""
+
+    passages: tuple[Passage, ...]
+    reading_limit: str
+    note: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Person:
+    """Someone met so far: how often they come up, and the sentence they first appear in."""
+
+    name: str
+    mentions: int
+    first: Passage
+
+
+@dataclass(frozen=True, slots=True)
+class PeopleList:
+    """What ``people_so_far`` returned: the people met up to the position, most mentioned first."""
+
+    people: tuple[Person, ...]
+    reading_limit: str
+    note: str | None = None
+
+
+ToolPayload = SearchResults | PassageText | ChapterList | Recap | PeopleList
 
 
 def passages_in(payload: object) -> tuple[Passage, ...]:
@@ -98,6 +128,10 @@ def passages_in(payload: object) -> tuple[Passage, ...]:
         return payload.passages
     if isinstance(payload, PassageText):
         return (payload.passage,)
+    if isinstance(payload, Recap):
+        return payload.passages
+    if isinstance(payload, PeopleList):
+        return tuple(p.first for p in payload.people)
     return ()
 
 
@@ -148,6 +182,29 @@ def encode_payload(payload: ToolPayload | Any, *, brief: bool = False) -> Any:
             "reading_limit": payload.reading_limit,
             "truncated": payload.truncated,
         }
+    if isinstance(payload, Recap):
+        out = {
+            "recap": [_passage_json(p, brief=brief) for p in payload.passages],
+            "reading_limit": payload.reading_limit,
+        }
+        if payload.note:
+            out["note"] = payload.note
+        return out
+    if isinstance(payload, PeopleList):
+        out = {
+            "people": [
+                {
+                    "name": p.name,
+                    "mentions": p.mentions,
+                    "first": _passage_json(p.first, brief=brief),
+                }
+                for p in payload.people
+            ],
+            "reading_limit": payload.reading_limit,
+        }
+        if payload.note:
+            out["note"] = payload.note
+        return out
     if isinstance(payload, ChapterList):
         out = {
             "chapters": [
@@ -208,6 +265,18 @@ def decode_payload(data: Any) -> ToolPayload | None:
         return None
     limit = _str(data.get("reading_limit"))
     note = data.get("note")
+    if isinstance(data.get("recap"), list):
+        recap = (decode_passage(r) for r in data["recap"] if isinstance(r, Mapping))
+        return Recap(tuple(p for p in recap if p is not None), limit, str(note) if note else None)
+    if isinstance(data.get("people"), list):
+        people = []
+        for entry in data["people"]:
+            if not isinstance(entry, Mapping) or not isinstance(entry.get("first"), Mapping):
+                continue
+            first = decode_passage(entry["first"])
+            if first is not None:
+                people.append(Person(_str(entry.get("name")), _int(entry.get("mentions")), first))
+        return PeopleList(tuple(people), limit, str(note) if note else None)
     if isinstance(data.get("results"), list):
         passages = (decode_passage(r) for r in data["results"] if isinstance(r, Mapping))
         return SearchResults(

@@ -5,18 +5,21 @@ from __future__ import annotations
 
 from folio.agent.tools.base import BaseTool, ToolCategory, ToolContext, ToolResult, ToolServices
 from folio.agent.tools.book import ListChaptersTool, ReadPassageTool, SearchBookTool, book_tools
+from folio.agent.tools.reader import PeopleTool, RecapTool, reader_tools
 from folio.agent.tools.registry import ToolRegistry
 
 
 def default_registry() -> ToolRegistry:
-    """A registry holding the book tools."""
-    return ToolRegistry(book_tools())
+    """A registry holding the book tools and the reader tools (recap, people so far)."""
+    return ToolRegistry([*book_tools(), *reader_tools()])
 
 
 __all__ = [
     "BaseTool",
     "ListChaptersTool",
+    "PeopleTool",
     "ReadPassageTool",
+    "RecapTool",
     "SearchBookTool",
     "ToolCategory",
     "ToolContext",
@@ -25,4 +28,5 @@ __all__ = [
     "ToolServices",
     "book_tools",
     "default_registry",
+    "reader_tools",
 ]

@@ -10,7 +10,8 @@ its own
 
 A turn with evidence is scored: a hit at rank r when the r-th retrieved passage overlaps an evidence
 span. recall@k is the share of scored turns with a hit within the first k; MRR uses the first hit's
-rank.
+rank. Each mode is also scored by turn depth (``agent turns 1-3``, ``4-9``, ``10+``), so that a
+search that degrades as the conversation grows shows.
 """
 
 from __future__ import annotations
@@ -24,6 +25,15 @@ from folio.domain.books import Book, SearchHit
 from folio.domain.ports import BookSearcher
 
 MODES = ("agent", "question", "history")
+DEPTHS = ((1, 3), (4, 9), (10, None))
+
+
+def depth_bucket(turn_number: int) -> str:
+    """ "turns 1-3", "turns 4-9", "turns 10+": where a turn lies in its conversation."""
+    for low, high in DEPTHS:
+        if low <= turn_number and (high is None or turn_number <= high):
+            return f"turns {low}-{high}" if high is not None else f"turns {low}+"
+    return "turns ?"
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,13 +125,31 @@ class RetrievalEvaluation:
 
     def __post_init__(self) -> None:
         self.scores = {mode: ModeScore(self.ks) for mode in self.modes}
+        self._depth = 0
+
+    def _add(
+        self,
+        mode: str,
+        rank: int | None,
+        *,
+        searches: int,
+        llm_calls: int = 0,
+        tokens: int = 0,
+        scored: bool = True,
+    ) -> None:
+        """Score a turn for ``mode`` and for ``mode``'s depth bucket ("agent turns 4-9")."""
+        bucket = f"{mode} {depth_bucket(self._depth)}"
+        for key in (mode, bucket):
+            score = self.scores.setdefault(key, ModeScore(self.ks))
+            score.add(rank, searches=searches, llm_calls=llm_calls, tokens=tokens, scored=scored)
 
     def run(
         self, conversation: EvalConversation, *, on_turn: Callable[[], None] | None = None
     ) -> None:
         session = self.new_session() if "agent" in self.modes and self.new_session else None
         earlier: list[str] = []
-        for turn in conversation.turns:
+        for depth, turn in enumerate(conversation.turns, 1):
+            self._depth = depth
             evidence = [m for s, e in turn.evidence if (m := self.mapper.map(s, e)) is not None]
             scored = bool(evidence)
             if "question" in self.scores:
@@ -145,7 +173,7 @@ class RetrievalEvaluation:
         self, mode: str, query: str, evidence: list[tuple[int, int]], scored: bool
     ) -> None:
         rank = first_hit_rank(self._search(query), evidence) if scored else None
-        self.scores[mode].add(rank, searches=1, scored=scored)
+        self._add(mode, rank, searches=1, scored=scored)
 
     def _score_agent(
         self, session: AgentSession, question: str, evidence: list[tuple[int, int]], scored: bool
@@ -159,7 +187,8 @@ class RetrievalEvaluation:
                     seen.add(hit.chunk.id)
                     hits.append(hit)
         rank = first_hit_rank(hits, evidence) if scored else None
-        self.scores["agent"].add(
+        self._add(
+            "agent",
             rank,
             searches=len(turn.searches),
             llm_calls=turn.llm_calls,

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
+from rich.table import Column, Table
 
 from folio.app.evaluation.conversations import (
     EvalConversation,
@@ -90,6 +90,15 @@ INDEX_FORMAT = b"index-2"
     type=click.Path(dir_okay=False, path_type=Path),
     help="Write a PNG of recall@k by mode.",
 )
+@click.option(
+    "--haystack",
+    "haystack_name",
+    help="Whole-book scale: splice each conversation's excerpt into this long novel (a file, or "
+    "a name in --books-dir / the data set's books) at a random paragraph boundary.",
+)
+@click.option(
+    "--seed", type=int, default=0, show_default=True, help="Where --haystack puts the excerpts."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the scores as one JSON object.")
 @click.pass_obj
 @handle_errors
@@ -104,12 +113,21 @@ def retrieval_cmd(
     limit: int | None,
     cache_dir: Path | None,
     plot: Path | None,
+    haystack_name: str | None,
+    seed: int,
     as_json: bool,
 ) -> None:
-    """Replay conversations turn by turn and score what was retrieved against the evidence."""
+    """Replay conversations turn by turn and score what was retrieved against the evidence.
+
+    Every mode is also scored by turn depth (turns 1-3, 4-9, 10+)."""
     conversations = load_conversations(conversations_path)[:limit]
     settings = lazy.get().settings
     cache = cache_dir or settings.home / "eval"
+    if haystack_name:
+        conversations, books_dir = _in_haystack(
+            conversations, conversations_path, books_dir, haystack_name, seed, cache
+        )
+        conversations_path = books_dir / "conversations.jsonl"
     by_book: dict[str, list[EvalConversation]] = defaultdict(list)
     for conversation in conversations:
         by_book[conversation.book].append(conversation)
@@ -126,10 +144,59 @@ def retrieval_cmd(
                 evaluation.run(conversation, on_turn=lambda: progress.advance(task))
             for mode, score in evaluation.scores.items():
                 scores[mode].append(score)
-    report = {mode: _merged(parts, ks).summary() for mode, parts in scores.items()}
+    report = {mode: _merged(parts, ks).summary() for mode, parts in sorted(scores.items())}
+    report = dict(sorted(report.items(), key=lambda kv: _row_order(kv[0])))
     _output(report, ks, as_json)
     if plot:
         _plot(report, ks, plot)
+
+
+def _row_order(key: str) -> tuple[int, int]:
+    """agent, agent turns 1-3, agent turns 4-9, agent turns 10+, question, ..."""
+    mode, _, bucket = key.partition(" ")
+    depth = int(bucket.split()[1].split("-")[0].rstrip("+")) if bucket else 0
+    return (MODES.index(mode) if mode in MODES else len(MODES), depth)
+
+
+def _in_haystack(
+    conversations: list[Any],
+    conversations_path: Path,
+    books_dir: Path | None,
+    name: str,
+    seed: int,
+    cache: Path,
+) -> tuple[list[Any], Path]:
+    """The conversations moved into a long novel (``build_haystack``), with the directory where
+    the spliced book was written (its name says the novel and the seed)."""
+    from dataclasses import replace
+
+    from folio.app.evaluation.haystack import build_haystack
+
+    candidates = [Path(name)]
+    if books_dir is not None:
+        candidates.append(books_dir / name)
+    candidates.append(conversations_path.parent.parent / "books" / name)
+    novel_path = next((p for p in candidates if p.is_file()), None)
+    if novel_path is None:
+        raise click.BadParameter(f"no such book: {name}", param_hint="--haystack")
+    novel = novel_path.read_text(encoding="utf-8")
+    out: list[Any] = []
+    folder = cache / "haystacks"
+    folder.mkdir(parents=True, exist_ok=True)
+    by_book: dict[str, list[Any]] = defaultdict(list)
+    for conversation in conversations:
+        by_book[conversation.book].append(conversation)
+    for book_name, items in by_book.items():
+        source = find_book_file(book_name, beside=conversations_path.parent, books_dir=books_dir)
+        hay = build_haystack(source.read_text(encoding="utf-8"), items, novel, seed=seed)
+        target = f"{Path(book_name).stem}-in-{novel_path.stem}-seed{seed}.txt"
+        (folder / target).write_text(hay.text, encoding="utf-8")
+        out += [replace(c, book=target) for c in hay.conversations]
+        err_console.print(
+            f"{len(items)} conversations spliced into {novel_path.name} "
+            f"({len(hay.text):,} characters, {hay.insertions} excerpts, seed {seed})"
+        )
+    return out, folder
 
 
 def _progress(quiet: bool) -> Progress:
@@ -219,7 +286,7 @@ def _output(report: dict[str, dict[str, float | int]], ks: tuple[int, ...], as_j
     headers = [
         c.replace("recall@", "R@").replace("_per_turn", "/turn").replace("_", " ") for c in columns
     ]
-    table = Table("mode", *headers)
+    table = Table(Column("mode", no_wrap=True), *headers)
     for mode, row in report.items():
         table.add_row(mode, *(str(row[c]) for c in columns))
     Console(width=max(100, Console().width)).print(table)

@@ -1,0 +1,238 @@
+"""Reader tools beyond search, bounded by the reading position: the story so far (a recap per
+chapter read) and the people met so far.
+
+Both are extractive, for every provider (a model rewrites them in its own words; offline mode
+quotes them): the recap takes, from each chapter read, the sentences that carry most of the
+chapter's own frequent words and names; the people are the capitalised words the text uses as
+names (rarely written in lower case, met mid-sentence), with how often they come up and the
+sentence they first appear in.
+
+Invariant: only text in ``[ctx.start, ctx.limit)`` is read, so nothing past the position and no
+unread front matter is ever summarised, counted or quoted.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from folio.agent.tools.base import BaseTool, ToolCategory, ToolContext, ToolResult, ToolServices
+from folio.domain.books import Book, Chapter
+from folio.domain.errors import ToolErrorCode
+from folio.domain.passages import PEOPLE, RECAP, Passage, PeopleList, Person, Recap
+from folio.domain.search import STOPWORDS
+
+MAX_CHAPTERS = 12  # a recap of a long reading: the latest chapters, one sentence each
+SENTENCES_PER_CHAPTER = 1
+SENTENCES_FOR_ONE_CHAPTER = 3
+MAX_PEOPLE = 12
+MIN_MENTIONS = 3
+MIN_WORDS, MAX_WORDS = 8, 60
+_SENTENCE = re.compile(r"[^.!?]+(?:[.!?]+[\"'’”)\]]*|$)")
+_WORD = re.compile(r"[A-Za-z][a-z'’]+")
+_CAPITALISED = re.compile(r"\b[A-Z][a-z]{2,}\b")
+_HONORIFICS = frozenset({"Mr", "Mrs", "Miss", "Ms", "Dr", "Sir", "Lady", "Lord", "Madam", "Madame"})
+_NOT_NAMES = frozenset(
+    {"January", "February", "March", "April", "May", "June", "July", "August", "September",
+     "October", "November", "December", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday",
+     "Saturday", "Sunday", "Chapter", "Letter", "Book", "Part", "Volume", "God", "Heaven"}
+)  # fmt: skip
+
+
+def _label(book: Book, offset: int) -> str:
+    return book.page_at(offset).label if book.pages else "?"
+
+
+def _passage(book: Book, chapter: str | None, start: int, end: int, text: str) -> Passage:
+    return Passage(None, chapter, _label(book, start), _label(book, max(start, end - 1)), start,
+                   end, " ".join(text.split()))  # fmt: skip
+
+
+def _sentences(text: str, base: int) -> list[tuple[int, int, str]]:
+    out = []
+    for m in _SENTENCE.finditer(text):
+        raw = m.group()
+        stripped = raw.strip()
+        if stripped:
+            start = base + m.start() + (len(raw) - len(raw.lstrip()))
+            out.append((start, start + len(stripped), stripped))
+    return out
+
+
+def _read_chapters(ctx: ToolContext) -> list[tuple[Chapter, int, int]]:
+    """The story chapters the reader has reached, each with its visible ``[start, end)``."""
+    book = ctx.book
+    limit = book.char_count if ctx.limit is None else min(ctx.limit, book.char_count)
+    out = []
+    for chapter in book.chapters:
+        if not chapter.is_story or chapter.char_start < ctx.start or chapter.char_start >= limit:
+            continue
+        out.append((chapter, chapter.char_start, min(book.chapter_end(chapter), limit)))
+    return out
+
+
+def key_sentences(text: str, base: int, n: int) -> list[tuple[int, int, str]]:
+    """The ``n`` sentences of ``text`` that carry most of its frequent content words, in order."""
+    sentences = [s for s in _sentences(text, base) if MIN_WORDS <= len(s[2].split()) <= MAX_WORDS]
+    if not sentences:
+        return []
+    freq = Counter(
+        w for _, _, s in sentences for w in {w.lower() for w in _WORD.findall(s)}
+        if w.lower() not in STOPWORDS
+    )  # fmt: skip
+
+    def weight(item: tuple[int, int, str]) -> float:
+        words = {w.lower() for w in _WORD.findall(item[2])} - STOPWORDS
+        return sum(math.log(freq[w]) for w in words if freq[w] > 1) / math.sqrt(len(words) or 1)
+
+    best = sorted(sentences, key=weight, reverse=True)[:n]
+    return sorted(best)
+
+
+class RecapTool(BaseTool):
+    name = RECAP
+    description = (
+        "The story so far, chapter by chapter, up to the reader's position: key sentences of each "
+        "chapter read (or of one chapter, given its title or number). For 'what happened so far?', "
+        "'summarize chapter 3', 'remind me where we are'."
+    )
+    parameters: Mapping[str, Any] = {
+        "type": "object",
+        "properties": {
+            "chapter": {
+                "type": "string",
+                "description": "One chapter, as the book names it ('Chapter 3', 'Letter 2').",
+            }
+        },
+        "additionalProperties": False,
+    }
+    category = ToolCategory.QUERY
+
+    def execute(
+        self, ctx: ToolContext, services: ToolServices, *, chapter: str | None = None
+    ) -> ToolResult:
+        book = ctx.book
+        read = _read_chapters(ctx)
+        where = book.describe_position()
+        if chapter is not None:
+            wanted = {c.index for c in book.find_chapters(chapter)}
+            if not wanted:
+                return ToolResult.fail(f"The book has no chapter {chapter!r}.", "NOT_FOUND")
+            chosen = [r for r in read if r[0].index in wanted]
+            if not chosen:
+                return ToolResult.fail(
+                    f"{chapter} lies past the reader's position ({where}): it cannot be "
+                    "summarised.",
+                    ToolErrorCode.NOT_ALLOWED,
+                )
+            per, note = SENTENCES_FOR_ONE_CHAPTER, None
+        else:
+            chosen = read[-MAX_CHAPTERS:]
+            per = SENTENCES_PER_CHAPTER
+            skipped = len(read) - len(chosen)
+            note = f"{skipped} earlier chapter(s) left out." if skipped else None
+        passages = []
+        for c, start, end in chosen:
+            text = services.books.get_text(book.id, start, end)
+            for s_start, s_end, sentence in key_sentences(text, start, per):
+                passages.append(_passage(book, c.title, s_start, s_end, sentence))
+        if not read:
+            note = "The reader has not reached the first chapter yet."
+        data = Recap(tuple(passages), where, note)
+        return ToolResult.ok(data, summary=f"{len(passages)} sentence(s), {len(chosen)} chapter(s)")
+
+
+def find_people(text: str, base: int, limit: int = MAX_PEOPLE) -> list[tuple[str, int, int]]:
+    """``(name, mentions, first offset)`` of the people in ``text``: capitalised words met
+    mid-sentence that the text hardly ever writes in lower case, seen ``MIN_MENTIONS`` times."""
+    mid: Counter[str] = Counter()
+    for m in re.finditer(r"(?<=[a-z,;] )[A-Z][a-z]{2,}\b", text):
+        mid[m.group()] += 1
+    lower = Counter(w for w in re.findall(r"\b[a-z]{3,}\b", text))
+    capitalised = Counter(_CAPITALISED.findall(text))
+    names = [
+        w
+        for w, n in mid.items()
+        if n >= 2
+        and w not in _NOT_NAMES
+        and w not in _HONORIFICS
+        and w.lower() not in STOPWORDS
+        and lower[w.lower()] * 4 < capitalised[w]
+        and capitalised[w] >= MIN_MENTIONS
+    ]
+    ranked = sorted(names, key=lambda w: (-capitalised[w], w))
+    full = {w: _full_name(text, w) for w in ranked}
+    for a in ranked:  # "Henry Clerval" once in the text, both names listed: one person
+        for b in ranked:
+            if a != b and re.search(rf"\b{a} {b}\b", text):
+                full[a] = full[b] = f"{a} {b}"
+    out = []
+    for name in ranked:
+        # "Henry" when "Henry Clerval" is listed: one person, listed once
+        if any(full[o] == full[name] for o in ranked[: ranked.index(name)]):
+            continue
+        if any(name in full[o].split() for o in ranked if full[o] != full[name]):
+            continue
+        first = re.search(rf"\b{name}\b", text)
+        assert first is not None
+        out.append((full[name], capitalised[name], base + first.start()))
+    return out[:limit]
+
+
+def _full_name(text: str, name: str) -> str:
+    """The most frequent two-word form of a name ("Henry Clerval" for "Clerval"), when it is
+    frequent enough to be how the book names them; else the name alone."""
+    forms = Counter(
+        m.group()
+        for m in re.finditer(rf"\b(?:[A-Z][a-z]+\.? )?{name}(?: [A-Z][a-z]{{2,}})?\b", text)
+    )
+    best, count = max(forms.items(), key=lambda kv: (kv[1], -len(kv[0])))
+    return best if count >= 2 and best != name and len(best.split()) <= 3 else name
+
+
+class PeopleTool(BaseTool):
+    name = PEOPLE
+    description = (
+        "The people met so far (up to the reader's position), most mentioned first, with how often "
+        "they come up and the sentence where each first appears. For 'who are the main "
+        "characters?', 'who have we met?'."
+    )
+    parameters: Mapping[str, Any] = {
+        "type": "object",
+        "properties": {},
+        "additionalProperties": False,
+    }
+    category = ToolCategory.QUERY
+
+    def execute(self, ctx: ToolContext, services: ToolServices, **kwargs: Any) -> ToolResult:
+        book = ctx.book
+        start = ctx.start
+        end = book.char_count if ctx.limit is None else min(ctx.limit, book.char_count)
+        if end <= start:
+            data = PeopleList((), book.describe_position(), "Nothing has been read yet.")
+            return ToolResult.ok(data, summary="0 people")
+        text = services.books.get_text(book.id, start, end)
+        people = []
+        for name, mentions, offset in find_people(text, start):
+            sentence = _sentence_at(text, start, offset)
+            chapter = book.chapter_at(offset)
+            title = chapter.title if chapter else None
+            people.append(Person(name, mentions, _passage(book, title, *sentence)))
+        data = PeopleList(tuple(people), book.describe_position())
+        return ToolResult.ok(data, summary=f"{len(people)} people")
+
+
+def _sentence_at(text: str, base: int, offset: int) -> tuple[int, int, str]:
+    for s_start, s_end, sentence in _sentences(text, base):
+        if s_start <= offset < s_end:
+            words = sentence.split()
+            short = sentence if len(words) <= MAX_WORDS else " ".join(words[:MAX_WORDS]) + " …"
+            return s_start, s_end, short
+    return offset, offset + 1, text[offset - base : offset - base + 1]
+
+
+def reader_tools() -> Sequence[BaseTool]:
+    return [RecapTool(), PeopleTool()]

@@ -163,6 +163,8 @@ def is_small_talk(text: str) -> bool:
     rest = text.strip()
     if not rest:
         return True
+    if is_acknowledgement(rest):
+        return True
     for _ in range(6):
         match = SMALL_TALK.match(rest)
         if match is None or match.end() == 0:
@@ -171,6 +173,37 @@ def is_small_talk(text: str) -> bool:
         if not rest:
             return True
     return False
+
+
+# Words that thank, agree or praise ("Thanks, that's really helpful!", "Great, that makes
+# sense."), and the function words that go with them: a message made only of these, asking
+# nothing, is an acknowledgement in any wording.
+_ACKNOWLEDGING = wordset(
+    """
+    thanks thank thx ty cheers appreciate appreciated grateful helpful useful clear great good
+    nice cool awesome perfect fine alright wonderful excellent interesting brilliant lovely
+    amazing fantastic fascinating neat wow ok okay sure yes yep right true indeed glad happy
+    understood got sense makes see noted
+    """
+)
+_WITH_ACKNOWLEDGING = wordset(
+    """
+    that that's thats this it it's its was is so very really much lot a again you your for the
+    all of now i i'm im am that’s it’s i’m
+    """
+)
+
+
+def is_acknowledgement(text: str) -> bool:
+    """A message that thanks, agrees or praises and asks nothing, in any wording."""
+    if "?" in text:
+        return False
+    tokens = [t.lower() for t in re.findall(r"[A-Za-z'’]+", text)]
+    if not tokens or len(tokens) > 12:
+        return False
+    if not any(t in _ACKNOWLEDGING for t in tokens):
+        return False
+    return all(t in _ACKNOWLEDGING or t in _WITH_ACKNOWLEDGING for t in tokens)
 
 
 class FollowUpDetector:

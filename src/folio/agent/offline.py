@@ -374,7 +374,11 @@ def reader_answer(outcome: ToolOutcome) -> str:
             return payload.note or "There is nothing to recap yet."
         where = read_through(payload.reading_limit)
         lines = [f'- {p.location}: "{p.text}"' for p in payload.passages]
-        head = f"The story {where}, chapter by chapter, in the book's words:"
+        chapters = {p.chapter for p in payload.passages}
+        if len(chapters) == 1 and len(payload.passages) > 1:
+            head = f"{payload.passages[0].chapter}, in the book's words:"
+        else:
+            head = f"The story {where}, chapter by chapter, in the book's words:"
         more = f"\n({payload.note})" if payload.note else ""
         return head + "\n" + "\n".join(lines) + more + "\n\n" + OFFLINE_NOTE
     if isinstance(payload, PeopleList):

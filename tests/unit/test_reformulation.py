@@ -112,7 +112,8 @@ def test_search_query_resolves_the_pronoun_and_keeps_earlier_questions_not_answe
         )
     ]
     query = HeuristicQueryRewriter().query_with_history("What happens to him?", history)
-    assert query.startswith("What happens to Clerval?")
+    # the reader's words kept whole, the referent added (never a pronoun replaced in the query)
+    assert query.startswith("What happens to him? Clerval")
     assert "Victor's friend" in query
     assert "chapter" not in query.lower() and "departure" not in query
 

@@ -58,7 +58,7 @@ REFORMULATION_PROMPT = "reformulation_prompt.md"
 class HeuristicQueryRewriter:
     """Rewrites follow-ups with the conversation's salient entity; no model, no network."""
 
-    def __init__(self, *, history_turns: int = 10, standalone_turns: int = 2) -> None:
+    def __init__(self, *, history_turns: int = 100, standalone_turns: int = 100) -> None:
         """``query_with_history`` appends the questions of the last ``history_turns`` exchanges to a
         follow-up, and of the last ``standalone_turns`` to a question that reads on its own."""
         self._turns = history_turns
@@ -99,7 +99,15 @@ class HeuristicQueryRewriter:
         follow_up = self._detector.is_follow_up(question, history)
         turns = self._turns if follow_up else self._standalone_turns
         earlier = [q for q, _ in history[-turns:]] if turns else []
-        return " ".join([rewritten, *earlier])
+        return " ".join([question, *_added_words(question, rewritten), *earlier])
+
+
+def _added_words(question: str, rewritten: str) -> list[str]:
+    """The words a rewrite brought in (the referent it resolved), to add to the reader's own
+    question rather than put in place of a pronoun: a search query keeps every word the reader
+    typed, and a wrong referent then costs a little, not the question."""
+    asked = {w.lower() for w in re.findall(r"[\w'’-]+", question)}
+    return [w for w in re.findall(r"[\w'’-]+", rewritten) if w.lower() not in asked]
 
 
 _PRONOUN = re.compile(

@@ -189,3 +189,13 @@ def test_an_answering_passage_is_quoted_without_a_hedge() -> None:
     outcome = found(passage("William was killed near the lake at dusk.", None, "4"))
     text, _ = run([PromptMessage.user("Who killed William?")], outcome)
     assert text.startswith("From the book:") and "killed near the lake" in text
+
+
+def test_before_saying_not_yet_the_question_is_searched_alone() -> None:
+    """Earlier questions may pull a search away from a name: the "not yet" is only said after the
+    question alone was searched too."""
+    outcome = found(passage("Victor walked along the lake with Elizabeth.", "Chapter 2", "9"))
+    text, runner = run([*first_turn(), PromptMessage.user("Who is Justine?")], outcome)
+    assert [c.arguments["query"] for c in runner.calls][-1] == "Who is Justine?"
+    assert len(runner.calls) == 2 and "Victor" in runner.calls[0].arguments["query"]
+    assert text.startswith("Nothing up to page 90 mentions Justine")

@@ -3,16 +3,17 @@
 ``ExtractiveStrategy`` runs a turn as a model would, with folio's own policies instead of a model:
 
 - small talk (greetings, thanks, acknowledgements in any wording) gets a short reply and no search;
-- anything else gets ONE ``search_book`` call through the tool registry, whose query the injected
+- anything else gets a ``search_book`` call through the tool registry, whose query the injected
   ``QueryRewriter`` makes self-contained from the conversation ("What happens to him?" -> "What
-  happens to Henry Clerval?");
+  happens to Henry Clerval?"), and a second one with the question alone only before saying that
+  nothing mentions a name the question asks about;
 - the answer is the 2-4 sentences of the returned passages that best match the rewritten question,
   quoted, each with its place ``(Chapter X, p. N)``, and it says plainly that it is extracting
   passages, not writing an answer.
 
 It works on typed values only: the conversation as (question, answer) exchanges and the search's
-``SearchResults`` (``folio.domain.passages``), never on prompt text. Invariants: at most one tool
-call per turn; every quoted sentence is text of a passage the tool returned (white space
+``SearchResults`` (``folio.domain.passages``), never on prompt text. Invariants: at most two tool
+calls per turn; every quoted sentence is text of a passage the tool returned (white space
 collapsed); no model call is made (``llm_calls`` is 0). Its usage is an ESTIMATE of the tokens a
 model would have been sent and would have written for the same turn (characters / 4: the prompt
 once to decide on the search, once more with the search result to answer), so that evaluations can
@@ -116,8 +117,8 @@ class ExtractiveStrategy:
             result = run_tool(call)
             outcome = result.typed() if isinstance(result, ToolResultMessage) else None
             answer = reader_answer(outcome or decode_tool_result(result.content))
-            calls = (PromptMessage.assistant("", (call,)), result)
-            return self._outcome(answer, calls, (), on_text, reader[0], messages)
+            used = (PromptMessage.assistant("", (call,)), result)
+            return self._outcome(answer, used, (), on_text, reader[0], messages)
         if not any(tool.name == SEARCH_BOOK for tool in tools):
             reply = _cannot_search(question)
             return self._outcome(reply, (), (), on_text, "no_search_tool", messages)
@@ -127,10 +128,23 @@ class ExtractiveStrategy:
         )
         result = run_tool(call)
         outcome = result.typed() if isinstance(result, ToolResultMessage) else None
+        outcome = outcome or decode_tool_result(result.content)
         focus = self._rewriter.rewrite(question, history)
-        answer = self.answer(focus, outcome or decode_tool_result(result.content))
-        calls = (PromptMessage.assistant("", (call,)), result)
-        return self._outcome(answer, calls, (query,), on_text, "answered", messages)
+        calls: tuple[PromptMessage, ...] = (PromptMessage.assistant("", (call,)), result)
+        queries: tuple[str, ...] = (query,)
+        if outcome.success and query != focus and coverage(focus, outcome.passages).missing_names:
+            # Before saying "nothing mentions X", search the question alone: the conversation's
+            # earlier questions may have pulled the search away from the name.
+            again = ToolInvocation(
+                SEARCH_BOOK, f"offline_{uuid.uuid4().hex[:12]}", {"query": focus, "k": self.k}
+            )
+            second = run_tool(again)
+            typed = second.typed() if isinstance(second, ToolResultMessage) else None
+            outcome = typed or decode_tool_result(second.content)
+            calls += (PromptMessage.assistant("", (again,)), second)
+            queries += (focus,)
+        answer = self.answer(focus, outcome)
+        return self._outcome(answer, calls, queries, on_text, "answered", messages)
 
     def answer(self, question: str, outcome: ToolOutcome) -> str:
         """The extractive answer to ``question`` from one tool result."""

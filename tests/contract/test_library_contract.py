@@ -1,4 +1,5 @@
-"""The ``BookRepository`` + ``ChunkIndex`` contract, run against SQLite and the in-memory fake."""
+"""The ``BookRepository`` + ``ChunkIndex`` contract, run against SQLite, PostgreSQL and the
+in-memory fake."""
 
 from __future__ import annotations
 
@@ -12,11 +13,14 @@ import pytest
 
 from folio.adapters.embeddings.hashing import HashingEmbedder
 from folio.adapters.storage.memory_books import InMemoryLibrary
+from folio.adapters.storage.postgres_db import PgDatabase
+from folio.adapters.storage.postgres_library import PostgresLibrary
 from folio.adapters.storage.sqlite_db import Database
 from folio.adapters.storage.sqlite_library import SqliteLibrary
 from folio.domain.books import PositionKind, ReadingPosition
 from folio.domain.errors import BookError, BookErrorCode, IngestError, IngestErrorCode
 from tests.contract.library_data import StoredBook, build_book
+from tests.postgres_support import PgTestServer
 
 EMBEDDER = HashingEmbedder(64)
 WHALE_TEXT = " ".join(
@@ -27,10 +31,22 @@ WHALE_TEXT = " ".join(
 GARDEN_TEXT = " ".join(f"Emma walked in the garden of Hartfield, sentence {i}." for i in range(200))
 
 
-@pytest.fixture(params=["sqlite", "memory"])
+@pytest.fixture(scope="module")
+def pg_library_url(pg_server: PgTestServer) -> str:
+    return pg_server.database("library_contract")
+
+
+@pytest.fixture(params=["sqlite", "memory", "postgresql"])
 def library(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
     if request.param == "memory":
         yield InMemoryLibrary()
+        return
+    if request.param == "postgresql":
+        url: str = request.getfixturevalue("pg_library_url")
+        request.getfixturevalue("pg_server").truncate(url)
+        pg = PgDatabase(url, max_size=2)
+        yield PostgresLibrary(pg)
+        pg.close()
         return
     db = Database(tmp_path / "folio.db")
     db.migrate()

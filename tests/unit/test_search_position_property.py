@@ -1,7 +1,7 @@
 """Property: whatever the reading position and the query, search shows nothing past the position.
 
-Runs the real SQLite index and the SearchBook use case on a real book (Persuasion) with hashing
-vectors, and checks every hit against the raw text offsets.
+Runs the real SQLite and PostgreSQL indexes and the SearchBook use case on a real book (Persuasion)
+with hashing vectors, and checks every hit against the raw text offsets.
 """
 
 from __future__ import annotations
@@ -9,37 +9,59 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Protocol
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from folio.adapters.embeddings.hashing import HashingEmbedder
+from folio.adapters.storage.postgres_db import PgDatabase
+from folio.adapters.storage.postgres_library import PostgresLibrary
 from folio.adapters.storage.sqlite_db import Database
 from folio.adapters.storage.sqlite_library import SqliteLibrary
 from folio.app.search import SearchBook
 from folio.domain.books import Book, PositionKind, ReadingPosition
+from folio.domain.ports import BookRepository, ChunkIndex
 from tests.contract.library_data import StoredBook, book_from_file
 
 pytestmark = pytest.mark.data
 EMBEDDER = HashingEmbedder(128)
 
 
+class Library(BookRepository, ChunkIndex, Protocol):
+    pass
+
+
 @pytest.fixture(scope="module")
+def persuasion_book(books_dir: Path) -> StoredBook:
+    return book_from_file(books_dir / "austen-persuasion.txt", EMBEDDER, book_id="persuasion")
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
 def persuasion(
-    books_dir: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[tuple[SqliteLibrary, StoredBook]]:
-    stored = book_from_file(books_dir / "austen-persuasion.txt", EMBEDDER, book_id="persuasion")
-    db = Database(tmp_path_factory.mktemp("property") / "folio.db")
-    db.migrate()
-    library = SqliteLibrary(db, candidates=10_000)  # every visible chunk reachable
+    request: pytest.FixtureRequest,
+    persuasion_book: StoredBook,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[Library, StoredBook]]:
+    stored = persuasion_book
+    library: SqliteLibrary | PostgresLibrary
+    if request.param == "postgresql":
+        pg = PgDatabase(request.getfixturevalue("pg_server").database("spoiler_property"))
+        library = PostgresLibrary(pg, candidates=10_000)  # every visible chunk reachable
+    else:
+        db = Database(tmp_path_factory.mktemp("property") / "folio.db")
+        db.migrate()
+        library = SqliteLibrary(db, candidates=10_000)  # every visible chunk reachable
     library.add(stored.book, stored.text, stored.chunks, stored.vectors)
     yield library, stored
     library.close()
+    if request.param == "postgresql":
+        pg.close()
 
 
 @pytest.fixture(scope="module")
-def vocabulary(persuasion: tuple[SqliteLibrary, StoredBook]) -> list[str]:
+def vocabulary(persuasion: tuple[Library, StoredBook]) -> list[str]:
     return sorted(set(re.findall(r"[A-Za-z]{3,}", persuasion[1].text)))
 
 
@@ -61,7 +83,7 @@ def _check_hit_offsets(
 )
 @given(data=st.data())
 def test_no_search_result_contains_text_past_the_reading_position(
-    persuasion: tuple[SqliteLibrary, StoredBook], vocabulary: list[str], data: st.DataObject
+    persuasion: tuple[Library, StoredBook], vocabulary: list[str], data: st.DataObject
 ) -> None:
     library, stored = persuasion
     text = stored.text
@@ -88,7 +110,7 @@ def test_no_search_result_contains_text_past_the_reading_position(
 )
 @given(position=st.integers(min_value=1, max_value=10**9))
 def test_every_visible_chunk_can_still_be_found(
-    persuasion: tuple[SqliteLibrary, StoredBook], position: int
+    persuasion: tuple[Library, StoredBook], position: int
 ) -> None:
     """The filter is not over-eager: the chunks that start before the position are all reachable."""
     library, stored = persuasion

@@ -1,0 +1,352 @@
+"""Conversations, messages and turns in PostgreSQL (the seed's conversations/turns tables).
+
+Invariants: a unit of work holds one pooled connection and one transaction. Reading a conversation
+inside it (``conversations.get``) takes a ``FOR NO KEY UPDATE`` row lock, so concurrent turns on
+one conversation -- from threads, workers or machines -- serialise in the database: the second
+waits until the first commits, then reads its turn number and title (READ COMMITTED gives each
+statement a fresh snapshot). ``UNIQUE (conversation_id, turn_number)`` remains the last guard: a
+taken number is ``ConversationError(CONFLICT)``, which the chat use case retries. Leaving the block
+without ``commit()`` rolls back. Saving messages moves ``updated_at`` forward (never back).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any, Self
+
+import psycopg
+from psycopg.rows import dict_row
+
+from folio.adapters.storage.conversation_codec import (
+    encode_datetime,
+    invocation_from_dict,
+    invocation_to_dict,
+    source_from_dict,
+    source_to_dict,
+)
+from folio.adapters.storage.postgres_db import PgDatabase, pg_storage_error
+from folio.domain.conversations import ChatMessage, Conversation, Turn, validate_title
+from folio.domain.errors import BookError, BookErrorCode, ConversationError, ConversationErrorCode
+from folio.domain.llm import PromptRole
+
+
+class PostgresConversationStore:
+    """``unit_of_work()`` is the ``UnitOfWorkFactory``. The database must be migrated first."""
+
+    def __init__(self, database: PgDatabase) -> None:
+        self.database = database
+
+    def unit_of_work(self) -> PostgresUnitOfWork:
+        return PostgresUnitOfWork(self.database)
+
+
+def _not_found(conversation_id: str) -> ConversationError:
+    return ConversationError(
+        f"No conversation {conversation_id!r}", code=ConversationErrorCode.NOT_FOUND
+    )
+
+
+def _utc(value: datetime) -> datetime:
+    return value.astimezone(UTC)
+
+
+class _Sql:
+    """Statements on the unit of work's connection; psycopg errors other than constraint
+    violations leave as ``StorageError``."""
+
+    def __init__(self, conn: psycopg.Connection[Any], url: str) -> None:
+        self.conn = conn
+        self.url = url
+
+    def run(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> psycopg.Cursor[Any]:
+        try:
+            return self.conn.execute(sql, params)
+        except psycopg.errors.IntegrityError:
+            raise
+        except psycopg.Error as e:
+            raise pg_storage_error(e, self.url) from e
+
+    def write(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> psycopg.Cursor[Any]:
+        """A write inside a savepoint: a refused write (a taken turn number, an unknown book)
+        leaves the unit of work usable, as in SQLite, instead of aborting its transaction."""
+        self.run("SAVEPOINT folio_write")
+        try:
+            cursor = self.run(sql, params)
+        except BaseException:
+            if not self.conn.closed:
+                self.run("ROLLBACK TO SAVEPOINT folio_write")
+            raise
+        self.run("RELEASE SAVEPOINT folio_write")
+        return cursor
+
+    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        try:
+            with self.conn.cursor(row_factory=dict_row) as cur:
+                cur.execute(sql, params)
+                return cur.fetchall()
+        except psycopg.Error as e:
+            raise pg_storage_error(e, self.url) from e
+
+
+@contextmanager
+def _translated(what: str, conversation_id: str) -> Iterator[None]:
+    """psycopg constraint errors -> domain errors, at the adapter's edge."""
+    try:
+        yield
+    except psycopg.errors.UniqueViolation as e:
+        raise ConversationError(
+            f"{what} of conversation {conversation_id} already exists (a concurrent writer?)",
+            code=ConversationErrorCode.CONFLICT,
+        ) from e
+    except psycopg.errors.ForeignKeyViolation as e:
+        raise _not_found(conversation_id) from e
+    except psycopg.errors.IntegrityError as e:
+        raise ConversationError(
+            f"Invalid {what.lower()} for conversation {conversation_id}: {str(e).strip()}",
+            code=ConversationErrorCode.INVALID_INPUT,
+        ) from e
+
+
+class PostgresUnitOfWork:
+    def __init__(self, database: PgDatabase) -> None:
+        self._database = database
+        self._conn: psycopg.Connection[Any] | None = None
+
+    def __enter__(self) -> Self:
+        conn = self._database.acquire()
+        self._conn = conn
+        sql = _Sql(conn, self._database.url)
+        self.conversations = _Conversations(sql)
+        self.messages = _Messages(sql)
+        self.turns = _Turns(sql)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        conn = self._require()
+        self._conn = None
+        self._database.release(conn)  # rolls back what was not committed
+
+    def commit(self) -> None:
+        conn = self._require()
+        try:
+            conn.commit()
+        except psycopg.Error as e:
+            raise pg_storage_error(e, self._database.url) from e
+
+    def rollback(self) -> None:
+        self._require().rollback()
+
+    def _require(self) -> psycopg.Connection[Any]:
+        if self._conn is None:
+            raise ConversationError(
+                "A unit of work is used outside its `with` block",
+                code=ConversationErrorCode.INVALID_STATE,
+            )
+        return self._conn
+
+
+class _Conversations:
+    _COLUMNS = "id, book_id, title, created_at, updated_at, auto_title"
+
+    def __init__(self, sql: _Sql) -> None:
+        self._sql = sql
+
+    def save(self, conversation: Conversation) -> None:
+        c = conversation
+        try:
+            self._sql.write(
+                f"INSERT INTO conversations ({self._COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s) "
+                "ON CONFLICT (id) DO UPDATE SET book_id = excluded.book_id, "
+                "title = excluded.title, created_at = excluded.created_at, "
+                "updated_at = excluded.updated_at, auto_title = excluded.auto_title",
+                (c.id, c.book_id, c.title, encode_datetime(c.created_at),
+                 encode_datetime(c.updated_at), c.auto_title),
+            )  # fmt: skip
+        except psycopg.errors.ForeignKeyViolation as e:
+            raise BookError(f"No book {c.book_id!r}", code=BookErrorCode.NOT_FOUND) from e
+        except psycopg.errors.IntegrityError as e:
+            raise ConversationError(
+                f"Invalid conversation {c.id}: {str(e).strip()}",
+                code=ConversationErrorCode.INVALID_INPUT,
+            ) from e
+
+    def get(self, conversation_id: str) -> Conversation:
+        # The row lock serialises turns on this conversation (see the module's invariants); it is
+        # held until the unit of work commits or ends, which is short: no model call happens
+        # inside a unit of work.
+        rows = self._sql.rows(
+            f"SELECT {self._COLUMNS} FROM conversations WHERE id = %s FOR NO KEY UPDATE",
+            (conversation_id,),
+        )
+        if not rows:
+            raise _not_found(conversation_id)
+        return _conversation(rows[0])
+
+    def get_by_book(self, book_id: str) -> list[Conversation]:
+        rows = self._sql.rows(
+            f"SELECT {self._COLUMNS} FROM conversations WHERE book_id = %s "
+            "ORDER BY updated_at DESC, created_at DESC, id",
+            (book_id,),
+        )
+        return [_conversation(r) for r in rows]
+
+    def list_all(self) -> list[Conversation]:
+        rows = self._sql.rows(
+            f"SELECT {self._COLUMNS} FROM conversations "
+            "ORDER BY updated_at DESC, created_at DESC, id"
+        )
+        return [_conversation(r) for r in rows]
+
+    def delete(self, conversation_id: str) -> None:
+        cursor = self._sql.write("DELETE FROM conversations WHERE id = %s", (conversation_id,))
+        if cursor.rowcount == 0:
+            raise _not_found(conversation_id)
+
+    def update_title(self, conversation_id: str, title: str) -> Conversation:
+        cursor = self._sql.write(
+            "UPDATE conversations SET title = %s, auto_title = FALSE WHERE id = %s",
+            (validate_title(title), conversation_id),
+        )
+        if cursor.rowcount == 0:
+            raise _not_found(conversation_id)
+        return self.get(conversation_id)
+
+
+def _conversation(row: dict[str, Any]) -> Conversation:
+    return Conversation(
+        row["id"], row["book_id"], row["title"], _utc(row["created_at"]),
+        _utc(row["updated_at"]), bool(row["auto_title"]),
+    )  # fmt: skip
+
+
+class _Messages:
+    _COLUMNS = (
+        "id, conversation_id, turn_number, seq, role, content, tool_use_id, tool_invocations, "
+        "tool_name, is_error, created_at"
+    )
+
+    def __init__(self, sql: _Sql) -> None:
+        self._sql = sql
+
+    def save(self, message: ChatMessage) -> None:
+        self.save_batch([message])
+
+    def save_batch(self, messages: Sequence[ChatMessage]) -> None:
+        for m in messages:
+            with _translated(f"Message {m.seq} of turn {m.turn_number}", m.conversation_id):
+                self._sql.write(
+                    f"INSERT INTO chat_messages ({self._COLUMNS}) "
+                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                    _message_params(m),
+                )
+            self._sql.write(
+                "UPDATE conversations SET updated_at = greatest(updated_at, %s) WHERE id = %s",
+                (encode_datetime(m.created_at), m.conversation_id),
+            )
+
+    def get_by_conversation(self, conversation_id: str) -> list[ChatMessage]:
+        rows = self._sql.rows(
+            f"SELECT {self._COLUMNS} FROM chat_messages WHERE conversation_id = %s "
+            "ORDER BY turn_number, seq",
+            (conversation_id,),
+        )
+        return [_message(r) for r in rows]
+
+    def delete_by_conversation(self, conversation_id: str) -> None:
+        self._sql.write("DELETE FROM chat_messages WHERE conversation_id = %s", (conversation_id,))
+
+    def last_turn_number(self, conversation_id: str) -> int:
+        row = self._sql.run(
+            "SELECT greatest(coalesce((SELECT max(turn_number) FROM chat_messages"
+            " WHERE conversation_id = %(c)s), 0), coalesce((SELECT max(turn_number) FROM turns"
+            " WHERE conversation_id = %(c)s), 0))",
+            {"c": conversation_id},
+        ).fetchone()
+        return int(row[0]) if row else 0
+
+
+def _message_params(m: ChatMessage) -> tuple[Any, ...]:
+    return (
+        m.id, m.conversation_id, m.turn_number, m.seq, m.role.value, m.content, m.tool_use_id,
+        json.dumps([invocation_to_dict(i) for i in m.tool_invocations], ensure_ascii=False),
+        m.tool_name, m.is_error, encode_datetime(m.created_at),
+    )  # fmt: skip
+
+
+def _message(row: dict[str, Any]) -> ChatMessage:
+    return ChatMessage.of(
+        id=row["id"],
+        conversation_id=row["conversation_id"],
+        turn_number=row["turn_number"],
+        seq=row["seq"],
+        role=PromptRole(row["role"]),
+        content=row["content"],
+        created_at=_utc(row["created_at"]),
+        tool_use_id=row["tool_use_id"],
+        tool_invocations=tuple(invocation_from_dict(d) for d in row["tool_invocations"]),
+        tool_name=row["tool_name"],
+        is_error=bool(row["is_error"]),
+    )
+
+
+class _Turns:
+    _COLUMNS = (
+        "conversation_id, turn_number, created_at, queries, retrieval_attempts, sources, "
+        "reasoning_steps, guardrail_score, provider, model, input_tokens, output_tokens, "
+        "llm_calls, latency_ms, strategy, extra, cache_read_tokens, cache_write_tokens"
+    )
+
+    def __init__(self, sql: _Sql) -> None:
+        self._sql = sql
+
+    def save(self, turn: Turn) -> None:
+        with _translated(f"Turn {turn.turn_number}", turn.conversation_id):
+            self._sql.write(
+                f"INSERT INTO turns ({self._COLUMNS}) VALUES "
+                "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                _turn_params(turn),
+            )
+
+    def get_by_conversation(self, conversation_id: str) -> list[Turn]:
+        rows = self._sql.rows(
+            f"SELECT {self._COLUMNS} FROM turns WHERE conversation_id = %s ORDER BY turn_number",
+            (conversation_id,),
+        )
+        return [_turn(r) for r in rows]
+
+
+def _turn_params(t: Turn) -> tuple[Any, ...]:
+    return (
+        t.conversation_id, t.turn_number, encode_datetime(t.created_at),
+        json.dumps(list(t.queries), ensure_ascii=False), t.retrieval_attempts,
+        json.dumps([source_to_dict(s) for s in t.sources], ensure_ascii=False),
+        json.dumps(list(t.reasoning_steps), ensure_ascii=False), t.guardrail_score, t.provider,
+        t.model, t.input_tokens, t.output_tokens, t.llm_calls, t.latency_ms, t.strategy,
+        json.dumps(dict(t.extra), ensure_ascii=False), t.cache_read_tokens, t.cache_write_tokens,
+    )  # fmt: skip
+
+
+def _turn(row: dict[str, Any]) -> Turn:
+    return Turn(
+        conversation_id=row["conversation_id"],
+        turn_number=row["turn_number"],
+        created_at=_utc(row["created_at"]),
+        queries=tuple(row["queries"]),
+        retrieval_attempts=row["retrieval_attempts"],
+        sources=tuple(source_from_dict(s) for s in row["sources"]),
+        reasoning_steps=tuple(row["reasoning_steps"]),
+        guardrail_score=row["guardrail_score"],
+        provider=row["provider"],
+        model=row["model"],
+        input_tokens=row["input_tokens"],
+        output_tokens=row["output_tokens"],
+        llm_calls=row["llm_calls"],
+        latency_ms=row["latency_ms"],
+        strategy=row["strategy"],
+        extra=row["extra"],
+        cache_read_tokens=row["cache_read_tokens"],
+        cache_write_tokens=row["cache_write_tokens"],
+    )

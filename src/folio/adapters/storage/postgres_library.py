@@ -33,7 +33,16 @@ import psycopg
 from psycopg.rows import dict_row
 
 from folio.adapters.storage.postgres_db import PgDatabase
-from folio.domain.books import Book, BookFormat, Chapter, Chunk, Page, PositionKind, ReadingPosition
+from folio.domain.books import (
+    Book,
+    BookFormat,
+    Chapter,
+    Chunk,
+    Page,
+    PositionKind,
+    ReadingPosition,
+    SectionKind,
+)
 from folio.domain.errors import BookError, BookErrorCode, ConfigError, IngestError, IngestErrorCode
 from folio.domain.ports import Vectors
 from folio.domain.search import RankedChunk, query_terms, reciprocal_rank_fusion
@@ -177,15 +186,17 @@ class PostgresLibrary:
         *,
         k: int = 5,
         max_char_offset: int | None = None,
+        min_char_offset: int = 0,
     ) -> builtins.list[RankedChunk]:
         if k <= 0:
             return []
         limit = NO_LIMIT if max_char_offset is None else max_char_offset
+        start = max(0, min_char_offset)
         with self._db.connection() as conn:
-            lexical = self._lexical(conn, book_id, query, limit)
+            lexical = self._lexical(conn, book_id, query, start, limit)
             similarity: dict[int, float] = {}
             if query_vector is not None:
-                similarity = self._nearest(conn, book_id, query_vector, limit)
+                similarity = self._nearest(conn, book_id, query_vector, start, limit)
             lex_rank = {seq: r for r, seq in enumerate(lexical, start=1)}
             vec_rank = {seq: r for r, seq in enumerate(similarity, start=1)}
             fused = reciprocal_rank_fusion(lex_rank, vec_rank)
@@ -195,8 +206,9 @@ class PostgresLibrary:
                 with conn.cursor(row_factory=dict_row) as cur:
                     cur.execute(
                         f"SELECT {_CHUNK_COLUMNS} FROM chunks"
-                        " WHERE seq = ANY(%s) AND book_id = %s AND char_start < %s",
-                        (best, book_id, limit),
+                        " WHERE seq = ANY(%s) AND book_id = %s AND char_start < %s"
+                        " AND char_start >= %s",
+                        (best, book_id, limit, start),
                     )
                     rows = {int(r["seq"]): _chunk(r) for r in cur}
         out = []
@@ -218,18 +230,19 @@ class PostgresLibrary:
         )
 
     def _lexical(
-        self, conn: psycopg.Connection[Any], book_id: str, query: str, limit: int
+        self, conn: psycopg.Connection[Any], book_id: str, query: str, start: int, limit: int
     ) -> builtins.list[int]:
-        """Seqs of the best full-text matches among the chunks starting before ``limit``: any of
-        the query's terms (OR), ranked by ``ts_rank_cd`` (cover density, closest to BM25's use)."""
+        """Seqs of the best full-text matches among the chunks starting in ``[start, limit)``:
+        any of the query's terms (OR), ranked by ``ts_rank_cd`` (cover density, like BM25)."""
         terms = query_terms(query)
         if not terms:
             return []
         rows = conn.execute(
             "WITH q AS (SELECT to_tsquery('folio_english'::regconfig, %s) AS q)"
             " SELECT c.seq FROM chunks AS c, q WHERE c.book_id = %s AND c.char_start < %s"
-            " AND c.tsv @@ q.q ORDER BY ts_rank_cd(c.tsv, q.q) DESC, c.seq LIMIT %s",
-            (_or_query(terms), book_id, limit, self._candidates),
+            " AND c.char_start >= %s AND c.tsv @@ q.q"
+            " ORDER BY ts_rank_cd(c.tsv, q.q) DESC, c.seq LIMIT %s",
+            (_or_query(terms), book_id, limit, start, self._candidates),
         )
         return [int(r[0]) for r in rows]
 
@@ -238,6 +251,7 @@ class PostgresLibrary:
         conn: psycopg.Connection[Any],
         book_id: str,
         query_vector: Sequence[float] | npt.NDArray[np.float32],
+        start: int,
         limit: int,
     ) -> dict[int, float]:
         """Cosine similarity (inner product of unit vectors) of the closest chunks starting before
@@ -259,9 +273,9 @@ class PostgresLibrary:
         rows = conn.execute(
             "SELECT c.seq, -(v.embedding <#> %s) AS similarity FROM chunks AS c"
             " JOIN chunk_vectors AS v ON v.seq = c.seq"
-            " WHERE c.book_id = %s AND c.char_start < %s"
+            " WHERE c.book_id = %s AND c.char_start < %s AND c.char_start >= %s"
             " ORDER BY v.embedding <#> %s, c.char_start, c.seq LIMIT %s",
-            (query, book_id, limit, query, self._candidates),
+            (query, book_id, limit, start, query, self._candidates),
         )
         return {int(r[0]): float(r[1]) for r in rows}
 
@@ -324,7 +338,9 @@ def _book_row(book: Book) -> dict[str, Any]:
         "content_hash": book.content_hash,
         "page_count": book.page_count,
         "char_count": book.char_count,
-        "chapters": json.dumps([[c.index, c.title, c.char_start] for c in book.chapters]),
+        "chapters": json.dumps(
+            [[c.index, c.title, c.char_start, c.kind.value] for c in book.chapters]
+        ),
         "pages": json.dumps([[p.number, p.label, p.char_start, p.char_end] for p in book.pages]),
         "position_char_offset": book.position.char_offset,
         "position_kind": book.position.kind.value,
@@ -343,7 +359,7 @@ def _book(row: dict[str, Any]) -> Book:
         content_hash=row["content_hash"],
         page_count=row["page_count"],
         char_count=row["char_count"],
-        chapters=tuple(Chapter(i, t, s) for i, t, s in row["chapters"]),
+        chapters=tuple(Chapter(i, t, s, SectionKind(kind)) for i, t, s, kind in row["chapters"]),
         pages=tuple(Page(n, label, s, e) for n, label, s, e in row["pages"]),
         position=ReadingPosition(
             row["position_char_offset"], PositionKind(row["position_kind"]), row["position_value"]

@@ -3,8 +3,9 @@
 Each writer does what the chat turn does: inside one unit of work it reads the last turn number,
 writes user, tool_result and assistant messages and the ``Turn`` with the next number, and commits;
 on ``CONFLICT`` (the JSON store: another writer took that number first) or ``BUSY`` (SQLite: another
-writer committed since this one read) it retries. Every turn must
-be stored exactly once, whole, with turn numbers 1..N and no gap, for SQLite and for JSON files.
+writer committed since this one read) it retries. Every turn must be stored exactly once, whole,
+with turn numbers 1..N and no gap, for SQLite, PostgreSQL (where the conversation's row lock
+serialises the writers: no retry needed) and for JSON files.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from pathlib import Path
 import pytest
 
 from folio.adapters.storage.json_conversations import JsonConversationStore
+from folio.adapters.storage.postgres_conversations import PostgresConversationStore
+from folio.adapters.storage.postgres_db import PgDatabase
 from folio.adapters.storage.sqlite_conversations import SqliteConversationStore
 from folio.adapters.storage.sqlite_db import Database
 from folio.domain.conversations import Conversation
@@ -35,6 +38,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from folio.adapters.storage.json_conversations import JsonConversationStore
+from folio.adapters.storage.postgres_conversations import PostgresConversationStore
+from folio.adapters.storage.postgres_db import PgDatabase
 from folio.adapters.storage.sqlite_conversations import SqliteConversationStore
 from folio.adapters.storage.sqlite_db import Database
 from folio.domain.conversations import ChatMessage, Turn
@@ -42,8 +47,13 @@ from folio.domain.llm import PromptRole
 from folio.domain.errors import ConversationError, StorageError
 
 backend, location, cid, tag, count, go = sys.argv[1:]
-store = (SqliteConversationStore(Database(Path(location))) if backend == "sqlite"
-         else JsonConversationStore(Path(location)))
+if backend == "postgresql":
+    from folio.adapters.storage.postgres_conversations import PostgresConversationStore
+    from folio.adapters.storage.postgres_db import PgDatabase
+    store = PostgresConversationStore(PgDatabase(location, max_size=1))
+else:
+    store = (SqliteConversationStore(Database(Path(location))) if backend == "sqlite"
+             else JsonConversationStore(Path(location)))
 while not Path(go).exists():
     time.sleep(0.002)
 conflicts = 0
@@ -52,6 +62,7 @@ for i in range(int(count)):
     while True:
         try:
             with store.unit_of_work() as uow:
+                uow.conversations.get(cid)  # as ChatWithBook does (PostgreSQL: the row lock)
                 n = uow.messages.last_turn_number(cid) + 1
                 now = datetime.now(UTC)
                 uow.messages.save_batch([
@@ -94,11 +105,25 @@ def _json(tmp_path: Path) -> tuple[str, UnitOfWorkFactory]:
     return str(directory), JsonConversationStore(directory).unit_of_work
 
 
-@pytest.mark.parametrize("backend", ["sqlite", "json"])
+def _postgresql(request: pytest.FixtureRequest) -> tuple[str, UnitOfWorkFactory]:
+    url = request.getfixturevalue("pg_server").database("concurrent_turns")
+    db = PgDatabase(url, max_size=2)
+    with db.connection() as conn:
+        conn.execute(
+            "INSERT INTO books (id, title, format, source_name, content_hash, page_count,"
+            " char_count, created_at) VALUES ('b1', 'T', 'txt', 't.txt', 'h', 1, 1, now())"
+        )
+    return url, PostgresConversationStore(db).unit_of_work
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "json", "postgresql"])
 def test_two_processes_appending_turns_store_every_turn_once_with_gap_free_numbers(
-    backend: str, tmp_path: Path
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
-    location, uow = (_sqlite if backend == "sqlite" else _json)(tmp_path)
+    if backend == "postgresql":
+        location, uow = _postgresql(request)
+    else:
+        location, uow = (_sqlite if backend == "sqlite" else _json)(tmp_path)
     with uow() as u:
         u.conversations.save(Conversation("c1", "b1", "Race", T0, T0))
         u.commit()

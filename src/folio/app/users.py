@@ -69,6 +69,12 @@ class Users:
     def any(self) -> bool:
         return self._users.count() > 0
 
+    def authenticate_header(self, authorization: str) -> str:
+        """``authenticate`` with the token of an HTTP ``Authorization: Bearer TOKEN`` header
+        (any other scheme, or none, is no token)."""
+        scheme, _, token = authorization.partition(" ")
+        return self.authenticate(token.strip() if scheme.lower() == "bearer" else None)
+
     def authenticate(self, token: str | None) -> str:
         """The id of the user a request acts as: the local user while no user exists; else the
         user of ``token``. Raises ``UserError(UNAUTHORIZED)``."""

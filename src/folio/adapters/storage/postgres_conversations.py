@@ -86,7 +86,8 @@ class _Sql:
         try:
             with self.conn.cursor(row_factory=dict_row) as cur:
                 cur.execute(sql, params)
-                return cur.fetchall()
+                found: list[dict[str, Any]] = cur.fetchall()
+                return found
         except psycopg.Error as e:
             raise pg_storage_error(e, self.url) from e
 

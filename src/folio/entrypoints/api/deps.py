@@ -40,10 +40,7 @@ ContainerDep = Annotated[Container, Depends(get_container)]
 def get_caller(request: Request, container: ContainerDep) -> Caller:
     """The local single user until users exist; then the user of the bearer token (401 without
     a valid one)."""
-    header = request.headers.get("authorization", "")
-    scheme, _, token = header.partition(" ")
-    bearer = token.strip() if scheme.lower() == "bearer" else None
-    user_id = container.users.authenticate(bearer)
+    user_id = container.users.authenticate_header(request.headers.get("authorization", ""))
     return Caller(user_id, user_id)
 
 

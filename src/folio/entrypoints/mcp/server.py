@@ -39,8 +39,10 @@ LIST_BOOKS = "list_books"
 READ_ONLY = types.ToolAnnotations(
     read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
 )
+MAX_BOOK_REFERENCE = 200
 BOOK_ARGUMENT = {
     "type": "string",
+    "maxLength": MAX_BOOK_REFERENCE,
     "description": "The book: its id (from list_books), an id prefix, or words of its title.",
 }
 
@@ -115,6 +117,8 @@ def call(
         reference = arguments.pop("book", None)
         if not isinstance(reference, str) or not reference.strip():
             return _error("Give the book (its id from list_books, or words of its title)")
+        if len(reference) > MAX_BOOK_REFERENCE:
+            return _error(f"A book reference has at most {MAX_BOOK_REFERENCE} characters")
         book = scope.library.resolve(reference)
         services = ToolServices(
             container.searcher, scope.books, container.chunk_index, container.settings.search_k
@@ -175,10 +179,8 @@ class Authenticated:
             await self._inner(scope, receive, send)
             return
         header = dict(scope.get("headers") or []).get(b"authorization", b"").decode("latin-1")
-        kind, _, token = header.partition(" ")
-        bearer = token.strip() if kind.lower() == "bearer" else None
         try:
-            user = await anyio.to_thread.run_sync(self._container.users.authenticate, bearer)
+            user = await anyio.to_thread.run_sync(self._container.users.authenticate_header, header)
         except FolioError as e:
             body = json.dumps({"error": {"code": str(e.code), "message": e.message}}).encode()
             await send(

@@ -61,7 +61,7 @@ async def post_message(
     slots: TurnSlotsDep,
 ) -> dict[str, Any] | StreamingResponse:
     """Answer ``message`` in the conversation and store the turn."""
-    text = _checked(body.message, scope.container)
+    text = checked_message(body.message, scope.container)
 
     control = TurnControl()
 
@@ -84,7 +84,7 @@ async def chat(
 ) -> dict[str, Any] | StreamingResponse:
     """With ``session_id``: continue that conversation (404 if unknown, or about another book).
     Without: a stateless turn about ``book_id`` that stores nothing."""
-    text = _checked(body.message, scope.container)
+    text = checked_message(body.message, scope.container)
     control = TurnControl()
 
     def prepare() -> Runner:
@@ -107,7 +107,8 @@ async def chat(
     return await _answer(await run_in_threadpool(prepare), body.stream, user, slots, control)
 
 
-def _checked(message: str, container: Container) -> str:
+def checked_message(message: str, container: Container) -> str:
+    """The message stripped; 422 when empty, 413 over ``max_message_chars`` (every chat route)."""
     text = message.strip()
     if not text:
         raise ApiError(422, "INVALID_INPUT", "A message cannot be empty")

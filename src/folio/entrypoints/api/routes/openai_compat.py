@@ -45,7 +45,7 @@ from folio.domain.books import Book, places_line
 from folio.domain.errors import FolioError
 from folio.entrypoints.api.deps import ScopeDep, TurnSlotsDep, UserDep
 from folio.entrypoints.api.errors import ApiError, openai_error_body, status_for
-from folio.entrypoints.api.routes.chat import _checked
+from folio.entrypoints.api.routes.chat import checked_message
 from folio.entrypoints.api.streaming import SSE_HEADERS, TurnControl
 from folio.entrypoints.serialize import source_dict
 
@@ -125,7 +125,7 @@ async def chat_completions(
     body: ChatCompletionIn, scope: ScopeDep, user: UserDep, slots: TurnSlotsDep
 ) -> dict[str, Any] | StreamingResponse:
     question, history = _conversation(body.messages)
-    text = _checked(question, scope.container)
+    text = checked_message(question, scope.container)
     control = TurnControl()
 
     def prepare() -> tuple[Book, Callable[[Callable[[ChatEvent], None] | None], TurnResult]]:

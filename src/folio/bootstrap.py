@@ -14,11 +14,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from folio.config import Settings, load_settings
 
 if TYPE_CHECKING:
+    from folio.adapters.storage.postgres_db import PgDatabase
     from folio.adapters.storage.sqlite_db import Database
     from folio.agent.guardrail import Guardrail
     from folio.agent.tools import ToolRegistry
@@ -117,18 +118,45 @@ class Container:
 
     # --- adapters ---------------------------------------------------------------------------------
     @cached_property
-    def database(self) -> Database:
+    def database(self) -> Database | PgDatabase:
+        """The one database, migrated: PostgreSQL when ``database_url`` is set (every adapter
+        below then lives there), else SQLite under ``home``."""
+        if self.settings.database_url:
+            try:
+                from folio.adapters.storage.postgres_db import PgDatabase
+            except ImportError as e:
+                from folio.domain.errors import ConfigError
+
+                raise ConfigError(
+                    f"FOLIO_DATABASE_URL names a PostgreSQL database, but its driver is not"
+                    f" installed ({e.name}): pip install 'folio[postgres]'"
+                ) from e
+            pg = PgDatabase(self.settings.database_url, max_size=self.settings.database_pool_size)
+            pg.migrate()
+            return pg
         from folio.adapters.storage.sqlite_db import Database
 
         db = Database(self.settings.database_path)
         db.migrate()
         return db
 
+    @property
+    def _pg(self) -> PgDatabase | None:
+        return cast("PgDatabase", self.database) if self.settings.database_url else None
+
+    @property
+    def _sqlite(self) -> Database:
+        return cast("Database", self.database)
+
     @cached_property
     def _library_store(self) -> Any:
+        if (pg := self._pg) is not None:
+            from folio.adapters.storage.postgres_library import PostgresLibrary
+
+            return PostgresLibrary(pg)
         from folio.adapters.storage.sqlite_library import SqliteLibrary
 
-        return SqliteLibrary(self.database)
+        return SqliteLibrary(self._sqlite)
 
     @property
     def books(self) -> BookRepository:
@@ -151,9 +179,13 @@ class Container:
 
             json_store = JsonConversationStore(self.settings.conversations_dir)
             return json_store.unit_of_work
+        if (pg := self._pg) is not None:
+            from folio.adapters.storage.postgres_conversations import PostgresConversationStore
+
+            return PostgresConversationStore(pg).unit_of_work
         from folio.adapters.storage.sqlite_conversations import SqliteConversationStore
 
-        store = SqliteConversationStore(self.database)
+        store = SqliteConversationStore(self._sqlite)
         return store.unit_of_work
 
     def chat_provider(self, name: str | None = None, model: str | None = None) -> ChatProvider:
@@ -208,9 +240,13 @@ class Container:
 
     @cached_property
     def import_jobs(self) -> ImportJobRepository:
+        if (pg := self._pg) is not None:
+            from folio.adapters.storage.postgres_jobs import PostgresImportJobs
+
+            return PostgresImportJobs(pg)
         from folio.adapters.storage.sqlite_jobs import SqliteImportJobs
 
-        return SqliteImportJobs(self.database)
+        return SqliteImportJobs(self._sqlite)
 
     @cached_property
     def searcher(self) -> SearchBook:
@@ -241,9 +277,13 @@ class Container:
     # --- users --------------------------------------------------------------------------------
     @cached_property
     def _users_store(self) -> Any:
+        if (pg := self._pg) is not None:
+            from folio.adapters.storage.postgres_users import PostgresUsers
+
+            return PostgresUsers(pg)
         from folio.adapters.storage.sqlite_users import SqliteUsers
 
-        return SqliteUsers(self.database)
+        return SqliteUsers(self._sqlite)
 
     @property
     def ownership(self) -> OwnershipRepository:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from platformdirs import user_cache_dir, user_data_dir
-from pydantic import AfterValidator, Field, ValidationError
+from pydantic import AfterValidator, Field, ValidationError, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -60,6 +60,8 @@ _ENV = {
     "FOLIO_SCRIPT": "script_file",
     "FOLIO_MAX_REQUEST_MB": "max_request_mb",
     "FOLIO_MAX_CONCURRENT_TURNS": "max_concurrent_turns",
+    "FOLIO_DATABASE_URL": "database_url",
+    "FOLIO_DATABASE_POOL": "database_pool_size",
 }
 _SECRETS = {"anthropic_api_key", "openai_api_key"}
 
@@ -71,6 +73,28 @@ def _finite(value: float) -> float:
 
 
 Finite = Annotated[float, AfterValidator(_finite)]
+
+DATABASE_URL_SCHEMES = ("postgresql://", "postgres://")
+
+
+def _postgres_url(value: str) -> str:
+    if not value.startswith(DATABASE_URL_SCHEMES):
+        raise ValueError(
+            "must be a PostgreSQL URL (postgresql://user:password@host:5432/dbname); unset it to"
+            " keep the library in SQLite under FOLIO_HOME"
+        )
+    return value
+
+
+def redact_url(url: str) -> str:
+    """``url`` without its password, fit for messages and ``folio config``."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if not parts.password:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urlunsplit(parts._replace(netloc=netloc))
 
 
 class Settings(BaseSettings):
@@ -113,6 +137,13 @@ class Settings(BaseSettings):
     # max_book_mb applies to a book upload) and the turns one user may run at once.
     max_request_mb: Finite = Field(default=25.0, gt=0, le=4096)
     max_concurrent_turns: int = Field(default=4, ge=1, le=1000)
+    # PostgreSQL for everything (users, books, vectors, conversations) instead of SQLite under
+    # ``home``: several ``folio serve`` workers and machines then share one library. The pool
+    # size is per process.
+    database_url: Annotated[str, AfterValidator(_postgres_url)] | None = Field(
+        default=None, max_length=2000
+    )
+    database_pool_size: int = Field(default=8, ge=1, le=200)
     config_file: Path | None = None
 
     @classmethod
@@ -128,9 +159,29 @@ class Settings(BaseSettings):
         # overrides in that order and passes the result in; nothing is read behind its back.
         return (init_settings,)
 
+    @model_validator(mode="after")
+    def _conversations_beside_the_books(self) -> Settings:
+        if self.database_url and self.conversation_store == "json":
+            raise ValueError(
+                "conversation_store 'json' keeps conversations in files on this machine, while"
+                " database_url puts the library in PostgreSQL for every worker: unset"
+                " FOLIO_CONVERSATION_STORE (conversations then live in PostgreSQL too)"
+            )
+        return self
+
     @property
     def database_path(self) -> Path:
+        """The SQLite database (used when ``database_url`` is unset)."""
         return self.home / "folio.db"
+
+    @property
+    def uses_postgres(self) -> bool:
+        return self.database_url is not None
+
+    @property
+    def database_description(self) -> str:
+        """Where the library lives, for people: the SQLite file or the redacted server URL."""
+        return redact_url(self.database_url) if self.database_url else str(self.database_path)
 
     @property
     def conversations_dir(self) -> Path:
@@ -177,9 +228,11 @@ class Settings(BaseSettings):
         for key, value in self.model_dump().items():
             if key in _SECRETS and value:
                 value = f"{value[:4]}…{value[-2:]}" if len(value) > 8 else "****"
+            if key == "database_url" and value:
+                value = redact_url(value)
             out[key] = str(value) if isinstance(value, Path) else value
         out["effective_provider"] = self.effective_provider()
-        out["database_path"] = str(self.database_path)
+        out["database"] = self.database_description
         return out
 
 
@@ -227,8 +280,15 @@ def _explain(error: ValidationError) -> str:
     env_of = {name: var for var, name in _ENV.items()}
     problems = []
     for item in error.errors():
-        name = str(item["loc"][0]) if item["loc"] else "?"
-        where = f" ({env_of[name]})" if name in env_of else ""
         message = str(item["msg"]).removeprefix("Value error, ")
-        problems.append(f"setting {name!r}{where} {message.lower()} (got {item['input']!r})")
+        if not item["loc"]:  # a rule about several settings together
+            problems.append(f"settings: {message}")
+            continue
+        name = str(item["loc"][0])
+        where = f" ({env_of[name]})" if name in env_of else ""
+        given = item["input"]
+        if name == "database_url" and isinstance(given, str):
+            given = redact_url(given)
+        message = message[:1].lower() + message[1:]
+        problems.append(f"setting {name!r}{where} {message} (got {given!r})")
     return "Invalid " + "; ".join(problems)

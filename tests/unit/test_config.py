@@ -61,3 +61,35 @@ def test_an_unknown_or_unreadable_config_file_is_a_config_error(tmp_path: Path) 
     config.write_text("history_messages = -3\n")
     with pytest.raises(ConfigError, match="history_messages"):
         load_settings(env={"FOLIO_HOME": str(tmp_path)})
+
+
+def test_a_database_url_selects_postgresql_from_the_file_or_the_environment(tmp_path: Path) -> None:
+    home = {"FOLIO_HOME": str(tmp_path)}
+    assert load_settings(env=home).database_url is None  # SQLite under the home by default
+    (tmp_path / "config.toml").write_text('database_url = "postgresql://file@db/folio"\n')
+    assert load_settings(env=home).database_url == "postgresql://file@db/folio"
+    url = "postgresql://reader:s3cret@db.example:5432/folio"
+    settings = load_settings(env={**home, "FOLIO_DATABASE_URL": url})
+    assert settings.database_url == url and settings.uses_postgres
+    shown = settings.masked()
+    assert "s3cret" not in str(shown)
+    assert shown["database"] == "postgresql://reader:***@db.example:5432/folio"
+
+
+@pytest.mark.parametrize(
+    ("env", "words"),
+    [
+        ({"FOLIO_DATABASE_URL": "mysql://u:pw@h/db"}, "must be a postgresql url"),
+        (
+            {"FOLIO_DATABASE_URL": "postgresql://h/db", "FOLIO_CONVERSATION_STORE": "json"},
+            "conversation_store 'json' keeps conversations in files",
+        ),
+    ],
+)
+def test_a_database_url_that_cannot_work_is_refused_without_showing_its_password(
+    tmp_path: Path, env: dict[str, str], words: str
+) -> None:
+    with pytest.raises(ConfigError) as refused:
+        load_settings(env={"FOLIO_HOME": str(tmp_path), **env})
+    assert words in str(refused.value).lower()
+    assert ":pw@" not in str(refused.value)

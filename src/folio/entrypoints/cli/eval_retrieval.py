@@ -227,7 +227,10 @@ def _evaluation(
 
     raw = path.read_bytes()
     key = hashlib.sha256(raw + settings.embedding_model.encode() + INDEX_FORMAT).hexdigest()[:16]
-    container = Container(settings.replaced(home=cache / key, conversation_store="sqlite"))
+    # The eval's index is a private SQLite cache, even when the library lives in PostgreSQL.
+    container = Container(
+        settings.replaced(home=cache / key, conversation_store="sqlite", database_url=None)
+    )
     book = container.books.find_by_hash(hashlib.sha256(raw).hexdigest())
     if book is None:
         err_console.print(f"Importing {path.name} into {cache / key} (once)…")

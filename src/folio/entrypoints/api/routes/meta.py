@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from fastapi import APIRouter
@@ -14,8 +15,13 @@ router = APIRouter(prefix="/api/v1", tags=["service"])
 
 @router.get("/health")
 def health(container: ContainerDep) -> dict[str, Any]:
-    """Liveness: no authentication, no model call."""
-    return {"status": "ok", "provider": container.settings.effective_provider()}
+    """Liveness: no authentication, no model call. ``worker``: the id of the server process
+    that answered (``folio serve --workers N`` runs N of them)."""
+    return {
+        "status": "ok",
+        "provider": container.settings.effective_provider(),
+        "worker": os.getpid(),
+    }
 
 
 @router.get("/me")

@@ -1,0 +1,142 @@
+"""folio on PostgreSQL through its real entry points: the CLI with FOLIO_DATABASE_URL keeps
+nothing in SQLite, and four ``folio serve`` workers share one library and one history (16 clients
+x 10 turns on 4 conversations -> 160 gap-free turns; an upload through one worker is searchable
+through every other)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.e2e.api_server import FolioServer
+from tests.e2e.conftest import ok, ok_json, run_folio_in
+
+V1 = "/api/v1"
+
+
+@pytest.fixture(scope="module")
+def pg_library(pg_server: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A migrated, empty PostgreSQL database for this module."""
+    yield str(pg_server.database("serving"))
+
+
+def psql_counts(url: str) -> dict[str, int]:
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        return {
+            table: int(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])  # type: ignore[index]
+            for table in ("books", "chunks", "chunk_vectors", "conversations", "turns", "users")
+        }
+
+
+def test_the_cli_keeps_the_whole_library_in_postgresql(
+    pg_library: str, tmp_path: Path, pg_server: Any
+) -> None:
+    pg_server.truncate(pg_library)
+    home = tmp_path / "home"
+    env = {"FOLIO_DATABASE_URL": pg_library}
+    book_id = added_book(home, env)
+    ok(run_folio_in(home, "position", book_id, "--chapter", "Chapter 5", env=env))
+    first = run_folio_in(home, "chat", book_id, "-m", "Who is Clerval?", env=env)
+    ok(first)
+    ok(run_folio_in(home, "chat", book_id, "-c", "-m", "What happens to him?", env=env))
+    ok(run_folio_in(home, "users", "add", "alice", env=env))
+    listed = ok_json(run_folio_in(home, "conversations", "list", "--json", env=env))
+    assert [c["turns"] for c in listed] == [2]
+    counts = psql_counts(pg_library)
+    assert counts["books"] == 1 and counts["chunks"] == counts["chunk_vectors"] > 100
+    assert (counts["conversations"], counts["turns"], counts["users"]) == (1, 2, 1)
+    assert not (home / "folio.db").exists()  # nothing went to SQLite
+    shown = ok_json(run_folio_in(home, "config", "--json", env=env))
+    assert shown["database"] == pg_library
+
+
+def added_book(home: Path, env: dict[str, str]) -> str:
+    from folio.entrypoints.cli.demo import bundled_book
+
+    added = ok_json(run_folio_in(home, "add", str(bundled_book()), "--json", env=env))
+    assert added["status"] == "added", added
+    return str(added["book"]["id"])
+
+
+def new_conversation(client: httpx.Client, book_id: str) -> str:
+    r = client.post(f"{V1}/conversations", json={"book_id": book_id})
+    assert r.status_code == 201, r.text
+    return str(r.json()["conversation_id"])
+
+
+def turn_numbers(client: httpx.Client, conversation_id: str) -> list[int]:
+    r = client.get(f"{V1}/conversations/{conversation_id}")
+    assert r.status_code == 200, r.text
+    return [t["turn_number"] for t in r.json()["turn_details"]]
+
+
+@pytest.mark.slow
+def test_four_workers_share_one_library_and_one_history(
+    pg_library: str, tmp_path: Path, pg_server: Any
+) -> None:
+    pg_server.truncate(pg_library)
+    home = tmp_path / "home"
+    env = {"FOLIO_DATABASE_URL": pg_library, "FOLIO_MAX_CONCURRENT_TURNS": "16"}
+    book_id = added_book(home, env)
+    with (
+        FolioServer(home, env=env, workers=4) as server,
+        httpx.Client(base_url=server.url, timeout=120) as client,
+    ):
+        conversations = [new_conversation(client, book_id) for _ in range(4)]
+        failures: list[str] = []
+        workers_seen: set[int] = set()
+
+        def reader(n: int) -> None:
+            with httpx.Client(base_url=server.url, timeout=120) as c:
+                workers_seen.add(c.get(f"{V1}/health").json()["worker"])
+                for i in range(10):
+                    cid = conversations[(n + i) % 4]
+                    r = c.post(f"{V1}/conversations/{cid}/messages", json={"message": f"q{n}-{i}"})
+                    if r.status_code != 200:
+                        failures.append(f"{r.status_code} {r.text[:300]}")
+
+        threads = [threading.Thread(target=reader, args=(n,)) for n in range(16)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert failures == []
+        numbers = [turn_numbers(client, cid) for cid in conversations]
+        assert [len(n) for n in numbers] == [40, 40, 40, 40]  # exactly 160 turns
+        assert all(n == list(range(1, 41)) for n in numbers)  # gap-free, none twice
+        assert psql_counts(pg_library)["turns"] == 160
+        assert len(workers_seen) > 1, "the turns were not spread over the workers"
+
+        # A book uploaded through one worker is searchable through every worker.
+        text = "\n\n".join(
+            f"CHAPTER {i}\n\n" + f"The lighthouse keeper Marta counted ships on day {i}. " * 40
+            for i in range(1, 6)
+        )
+        r = client.post(
+            f"{V1}/books", files={"file": ("keeper.txt", text.encode())}, data={"title": "Keeper"}
+        )
+        assert r.status_code == 202, r.text
+        job_url, uploaded = r.headers["location"], r.json()["book"]["id"]
+        deadline = time.monotonic() + 120
+        while (job := client.get(job_url).json())["status"] not in ("done", "failed"):
+            assert time.monotonic() < deadline, job
+            time.sleep(0.1)
+        assert job["status"] == "done", job
+        searched_on: set[int] = set()
+        for _ in range(200):  # fresh connections land on whichever worker accepts them
+            with httpx.Client(base_url=server.url, timeout=30) as c:
+                worker = c.get(f"{V1}/health").json()["worker"]
+                hits = c.get(f"{V1}/books/{uploaded}/search", params={"q": "lighthouse"}).json()
+                assert hits["results"], (worker, hits)
+                searched_on.add(worker)
+            if len(searched_on) == 4:
+                break
+        assert len(searched_on) == 4, f"only reached workers {searched_on}"

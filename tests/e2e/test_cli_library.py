@@ -94,6 +94,27 @@ def test_a_plain_txt_file_is_added_with_its_title(run_folio: RunFolio, tmp_path:
     assert [b["source_name"] for b in books(run_folio)] == ["notes.txt"]
 
 
+def test_edit_changes_title_and_author_and_refuses_nonsense(
+    run_folio: RunFolio, tmp_path: Path
+) -> None:
+    book = tmp_path / "pg1342_pride.txt"
+    book.write_text("Chapter 1\n\n" + "Mr. Bennet smiled at his wife. " * 300)
+    ok(run_folio("add", str(book)))
+    out = ok(
+        run_folio("edit", "pg1342", "--title", "Pride and Prejudice", "--author", "Jane Austen")
+    )
+    assert "Pride and Prejudice by Jane Austen" in out
+    [entry] = books(run_folio)
+    assert (entry["title"], entry["author"]) == ("Pride and Prejudice", "Jane Austen")
+    assert "(no author)" in ok(run_folio("edit", "Pride", "--author", ""))
+    assert books(run_folio)[0]["author"] is None
+    empty = run_folio("edit", "Pride", "--title", "  ")
+    assert empty.returncode == 1 and "A title is 1 to" in one_error_line(empty)
+    nothing = run_folio("edit", "Pride")
+    assert nothing.returncode == 2 and "give --title and/or --author" in nothing.stderr
+    assert books(run_folio)[0]["title"] == "Pride and Prejudice"
+
+
 def test_re_adding_a_file_reports_it_already_present_and_changes_nothing(
     lib: RunFolio, books_dir: Path
 ) -> None:

@@ -1,4 +1,4 @@
-"""Library commands: add, books, show, rm, position, search."""
+"""Library commands: add, books, show, rm, position, edit, search."""
 
 from __future__ import annotations
 
@@ -363,6 +363,31 @@ def position_cmd(
         console.print(f"{escape(found.title)}: read {escape(found.describe_position())}")
 
 
+@click.command("edit")
+@click.argument("book")
+@click.option("--title", help="The new title.")
+@click.option("--author", help="The new author ('' clears it).")
+@click.option("--json", "as_json", is_flag=True, help="Print the book as JSON.")
+@click.pass_obj
+@handle_errors
+def edit_cmd(lazy: Any, book: str, title: str | None, author: str | None, as_json: bool) -> None:
+    """Change the title or author of BOOK (what the file said may be wrong or missing).
+
+    \b
+    Example:
+      folio edit pg1342 --title "Pride and Prejudice" --author "Jane Austen"
+    """
+    if title is None and author is None:
+        raise click.UsageError("give --title and/or --author")
+    library = lazy.get().library
+    found = library.edit(library.resolve(book).id, title=title, author=author)
+    if as_json:
+        click.echo(json.dumps(book_summary(found), indent=2))
+        return
+    by = f" by {escape(found.author)}" if found.author else " (no author)"
+    console.print(f"{escape(found.title)}{by}", highlight=False)
+
+
 @click.command("search")
 @click.argument("book")
 @click.argument("query")
@@ -399,5 +424,5 @@ def search_cmd(lazy: Any, book: str, query: str, k: int, as_json: bool) -> None:
         console.print(f"   {escape(hit.snippet)}", highlight=False)
 
 
-COMMANDS = [add_cmd, books_cmd, show_cmd, rm_cmd, position_cmd, search_cmd]
+COMMANDS = [add_cmd, books_cmd, show_cmd, rm_cmd, position_cmd, edit_cmd, search_cmd]
 __all__ = ["COMMANDS", "FolioError"]

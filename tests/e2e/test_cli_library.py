@@ -86,6 +86,10 @@ def test_show_prints_title_chapters_and_pages(lib: RunFolio) -> None:
     assert "read: the whole book" in out
 
 
+def flat(text: str) -> str:
+    return " ".join(text.split())
+
+
 def test_a_plain_txt_file_is_added_with_its_title(run_folio: RunFolio, tmp_path: Path) -> None:
     book = tmp_path / "notes.txt"
     book.write_text("The Lighthouse\n\nChapter 1\n\n" + "The keeper lit the lamp. " * 400)
@@ -113,6 +117,36 @@ def test_edit_changes_title_and_author_and_refuses_nonsense(
     nothing = run_folio("edit", "Pride")
     assert nothing.returncode == 2 and "give --title and/or --author" in nothing.stderr
     assert books(run_folio)[0]["title"] == "Pride and Prejudice"
+
+
+def test_add_a_directory_adds_every_book_inside_and_sums_up(
+    run_folio: RunFolio, tmp_path: Path
+) -> None:
+    shelf = tmp_path / "shelf"
+    (shelf / "more").mkdir(parents=True)
+    (shelf / ".hidden").mkdir()
+    body = "Chapter 1\n\n" + "The keeper lit the lamp. " * 300
+    (shelf / "lighthouse.md").write_text("# The Lighthouse\n\n" + body)
+    (shelf / "more" / "lighthouse.markdown").write_text("# The Lighthouse\n\n" + body + " End.")
+    (shelf / "more" / "harbour.md").write_text("# The Harbour\n\n" + body.replace("lamp", "boat"))
+    (shelf / "empty.txt").write_text("")
+    (shelf / "cover.jpg").write_bytes(b"\xff\xd8")
+    (shelf / ".hidden" / "secret.txt").write_text("x " * 100)
+    result = run_folio("add", str(shelf))
+    assert result.returncode == 1  # one file was refused
+    out = flat(result.stdout)
+    assert "Summary: 3 added; 0 already in the library; 1 refused; 1 skipped" in out
+    assert "cover.jpg" in out and "is already in the library as" in out
+    assert "empty.txt" in result.stderr and "secret" not in out + result.stderr
+    assert sorted(b["source_name"] for b in books(run_folio)) == [
+        "harbour.md", "lighthouse.markdown", "lighthouse.md"
+    ]  # fmt: skip
+    again = flat(run_folio("add", str(shelf / "more")).stdout)
+    assert "Summary: 0 added; 2 already in the library; 0 refused." in again
+    empty_dir = tmp_path / "nothing"
+    empty_dir.mkdir()
+    refused = run_folio("add", str(empty_dir))
+    assert "is a directory with no book files" in one_error_line(refused)
 
 
 def test_re_adding_a_file_reports_it_already_present_and_changes_nothing(
@@ -164,7 +198,7 @@ def test_with_a_good_and_a_bad_file_the_good_one_is_added_and_the_exit_is_1(
 @pytest.mark.parametrize(
     ("args", "reason"),
     [(("add", "/nonexistent/book.txt"), "does not exist"),
-     (("add", "."), "is a directory"),
+     (("add", "src/folio/entrypoints/cli/"), "is a directory with no book files"),
      (("add", "pyproject.toml"), "unsupported file type")],
 )  # fmt: skip
 def test_a_missing_or_unsupported_path_is_one_error_line(
@@ -475,7 +509,7 @@ def test_a_fifo_a_device_link_and_a_directory_are_refused_at_once(
     folder = tmp_path / "folder.txt"
     folder.mkdir()
     for path, words in ((fifo, "not a regular file"), (zero, "not a regular file"),
-                        (folder, "is a directory")):  # fmt: skip
+                        (folder, "is a directory with no book files")):  # fmt: skip
         line = one_error_line(run_folio("add", str(path)))  # hangs here if it reads the file
         assert words in line and path.name in line
     assert ok_json(run_folio("books", "--json")) == []

@@ -18,8 +18,9 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from folio.adapters.parsers import EXTENSIONS
 from folio.domain.errors import FolioError, IngestError, IngestErrorCode
-from folio.entrypoints.cli.errors import EXIT_ERROR, debug_enabled, handle_errors
+from folio.entrypoints.cli.errors import EXIT_ERROR, debug_enabled, fail, handle_errors
 from folio.entrypoints.cli.output import console, err_console, escape
 from folio.entrypoints.serialize import book_detail, book_summary, hit_dict
 
@@ -119,13 +120,21 @@ def add_cmd(
     position: str | None,
     as_json: bool,
 ) -> None:
-    """Add books (EPUB, PDF, TXT, MD, HTML) to the library.
+    """Add books (EPUB, PDF, TXT, MD, HTML) to the library: files, or directories (every file of
+    a supported type inside, in subdirectories too; hidden ones skipped).
 
-    Re-adding a file that is already in the library is detected by its content and reported.
+    Re-adding a file that is already in the library is detected by its content and reported; a
+    book whose title is already in the library (another format or edition) is added with a note.
     On a terminal, folio asks how far you have read each new book (Enter: the whole book).
     """
-    if (title or author) and len(files) > 1:
+    paths, skipped = book_files(files)
+    if (title or author) and len(paths) > 1:
         raise click.UsageError("--title and --author apply to a single file")
+    if not paths:
+        fail(
+            f"{', '.join(map(str, files))} is a directory with no book files in it (folio reads"
+            f" {', '.join(sorted(EXTENSIONS))})"
+        )
     container = lazy.get()
     ingest = container.ingest
     results: list[dict[str, Any]] = []
@@ -133,7 +142,7 @@ def add_cmd(
     if not as_json:
         prepare_embedder(container)
     with ingest_progress(enabled=not as_json) as progress:
-        for path in files:
+        for path in paths:
             try:
                 result = ingest.execute(
                     path,
@@ -170,9 +179,16 @@ def add_cmd(
                     "status": "completed" if result.resumed else "added",
                     "book": book_summary(book),
                     "chunks": result.chunk_count,
+                    "same_title": [
+                        {"id": b.id, "format": b.format.value, "source_name": b.source_name}
+                        for b in container.library.list_books()
+                        if b.id != book.id and b.title.casefold() == book.title.casefold()
+                    ],
                 }
             )
     _print_add_results(results, as_json)
+    if not as_json and (len(paths) > 1 or skipped):
+        _print_add_summary(results, skipped)
     if failed:
         sys.exit(EXIT_ERROR)
 
@@ -201,6 +217,35 @@ def _initial_position(container: Any, book: Any, position: str | None, *, ask: b
             err_console.print(f"[red]{escape(e.message)}[/]")
 
 
+def book_files(given: tuple[Path, ...]) -> tuple[list[Path], list[Path]]:
+    """The files to add (each file as given; a directory's files of a supported type, recursively,
+    in name order, hidden files and folders left out) and the files of directories skipped as not
+    being a book format."""
+    files: list[Path] = []
+    skipped: list[Path] = []
+    for path in given:
+        if not path.is_dir():
+            files.append(path)
+            continue
+        for found in sorted(path.rglob("*")):
+            relative = found.relative_to(path).parts
+            if any(part.startswith(".") for part in relative) or not found.is_file():
+                continue
+            (files if found.suffix.lower() in EXTENSIONS else skipped).append(found)
+    return files, skipped
+
+
+def _print_add_summary(results: list[dict[str, Any]], skipped: list[Path]) -> None:
+    count = {k: sum(r["status"] == k for r in results) for k in ("added", "duplicate", "error")}
+    count["added"] += sum(r["status"] == "completed" for r in results)
+    parts = [f"{count['added']} added", f"{count['duplicate']} already in the library"]
+    parts.append(f"{count['error']} refused")
+    if skipped:
+        names = ", ".join(p.name for p in skipped[:5]) + (", ..." if len(skipped) > 5 else "")
+        parts.append(f"{len(skipped)} skipped (not a book format: {names})")
+    console.print(f"[bold]Summary:[/] {escape('; '.join(parts))}.", highlight=False)
+
+
 def _print_add_results(results: list[dict[str, Any]], as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(results if len(results) > 1 else results[0], indent=2))
@@ -214,6 +259,13 @@ def _print_add_results(results: list[dict[str, Any]], as_json: bool) -> None:
                 f"you have read {escape(b['reading_position']['description'])}",
                 highlight=False,
             )
+            for other in r["same_title"]:
+                console.print(
+                    f"  [yellow]Note:[/] “{escape(b['title'])}” is already in the library as "
+                    f"{escape(other['source_name'])} ({other['id'][:8]}, {other['format']}); both"
+                    f" are kept (remove one with: folio rm {other['id'][:8]})",
+                    highlight=False,
+                )
         elif r["status"] == "completed":
             b = r["book"]
             console.print(

@@ -149,6 +149,24 @@ def test_add_a_directory_adds_every_book_inside_and_sums_up(
     assert "is a directory with no book files" in one_error_line(refused)
 
 
+def test_read_opens_a_cited_page_or_a_chapter_and_stops_at_the_position(
+    run_folio: RunFolio, bundled_book: Path
+) -> None:
+    ok(run_folio("add", str(bundled_book)))
+    hit = ok_json(run_folio("search", "Frankenstein", "Clerval", "--json"))[0]
+    page = ok(run_folio("read", "Frankenstein", "--page", hit["page_start"]))
+    assert page.startswith(f"Frankenstein; or, the Modern Prometheus — {hit['chapter']}")
+    assert flat(hit["text"])[:60] in flat(page)  # the cited passage is on the page read
+    chapter = ok(run_folio("read", "Frankenstein", "--chapter", "5"))
+    assert "Chapter 1" in chapter.splitlines()[0] and "I am by birth a Genevese" in chapter
+    ok(run_folio("position", "Frankenstein", "--chapter", "4"))
+    past = run_folio("read", "Frankenstein", "--chapter", "5")
+    assert past.returncode == 1 and "past your reading position" in one_error_line(past)
+    for bad in (("--page", "999"), ("--chapter", "99"), ()):
+        refused = run_folio("read", "Frankenstein", *bad)
+        assert refused.returncode == 2 and "Error:" in refused.stderr
+
+
 def test_re_adding_a_file_reports_it_already_present_and_changes_nothing(
     lib: RunFolio, books_dir: Path
 ) -> None:

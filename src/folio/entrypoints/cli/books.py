@@ -1,4 +1,4 @@
-"""Library commands: add, books, show, rm, position, edit, search."""
+"""Library commands: add, books, show, rm, position, edit, read, search."""
 
 from __future__ import annotations
 
@@ -19,9 +19,10 @@ from rich.progress import (
 from rich.table import Table
 
 from folio.adapters.parsers import EXTENSIONS
+from folio.app.library import MAX_READ_CHARS
 from folio.domain.errors import FolioError, IngestError, IngestErrorCode
 from folio.entrypoints.cli.errors import EXIT_ERROR, debug_enabled, fail, handle_errors
-from folio.entrypoints.cli.output import console, err_console, escape
+from folio.entrypoints.cli.output import clean, console, err_console, escape
 from folio.entrypoints.serialize import book_detail, book_summary, hit_dict
 
 
@@ -440,6 +441,59 @@ def edit_cmd(lazy: Any, book: str, title: str | None, author: str | None, as_jso
     console.print(f"{escape(found.title)}{by}", highlight=False)
 
 
+@click.command("read")
+@click.argument("book")
+@click.option("--page", help="The page to read: its printed label or number.")
+@click.option("--pages", type=click.IntRange(1, 20), default=1, show_default=True,
+              help="How many pages from --page.")  # fmt: skip
+@click.option("--chapter", type=int, help="The chapter to read: its number (#) in `folio show`.")
+@click.pass_obj
+@handle_errors
+def read_cmd(lazy: Any, book: str, page: str | None, pages: int, chapter: int | None) -> None:
+    """Read BOOK's own text: a page (a citation's "p. 45") or a chapter, never past your reading
+    position. On a terminal the text opens in a pager.
+
+    \b
+    Examples:
+      folio read frankenstein --page 45
+      folio read frankenstein --chapter 5
+    """
+    if (page is None) == (chapter is None):
+        raise click.UsageError("give one of --page or --chapter")
+    library = lazy.get().library
+    found = library.resolve(book)
+    if page is not None:
+        first = found.page_by_label(page.strip())
+        if first is None:
+            raise click.UsageError(
+                f"{found.title} has no page {page!r} (pages 1 to {len(found.pages)})"
+            )
+        last = found.pages[min(first.number - 1 + pages, len(found.pages)) - 1]
+        start, end = first.char_start, last.char_end
+    else:
+        chosen = [c for c in found.chapters if c.index == chapter]
+        if not chosen:
+            raise click.UsageError(
+                f"{found.title} has no chapter {chapter} (1 to {len(found.chapters)}; "
+                "see folio show)"
+            )
+        start, end = chosen[0].char_start, found.chapter_end(chosen[0])
+    full_end = end
+    end = min(end, start + MAX_READ_CHARS)
+    passage = library.read(found.id, start, end)
+    lines = [f"{found.title} — {passage.location}", "", passage.text.strip()]
+    if passage.char_end < end:  # cut at the reading position
+        lines += ["", f"[Your reading position ({found.position.describe()}) ends here.]"]
+    elif end < full_end:
+        nxt = found.page_at(end).label
+        lines += ["", f"[Continues: folio read {found.id[:8]} --page {nxt}]"]
+    text = clean("\n".join(lines))
+    if sys.stdout.isatty():
+        click.echo_via_pager(text + "\n")
+    else:
+        click.echo(text)
+
+
 @click.command("search")
 @click.argument("book")
 @click.argument("query")
@@ -476,5 +530,5 @@ def search_cmd(lazy: Any, book: str, query: str, k: int, as_json: bool) -> None:
         console.print(f"   {escape(hit.snippet)}", highlight=False)
 
 
-COMMANDS = [add_cmd, books_cmd, show_cmd, rm_cmd, position_cmd, edit_cmd, search_cmd]
+COMMANDS = [add_cmd, books_cmd, show_cmd, rm_cmd, position_cmd, edit_cmd, read_cmd, search_cmd]
 __all__ = ["COMMANDS", "FolioError"]

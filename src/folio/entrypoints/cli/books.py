@@ -18,8 +18,6 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from folio.adapters.parsers import EXTENSIONS
-from folio.app.library import MAX_READ_CHARS
 from folio.domain.errors import FolioError, IngestError, IngestErrorCode
 from folio.entrypoints.cli.errors import EXIT_ERROR, debug_enabled, fail, handle_errors
 from folio.entrypoints.cli.output import clean, console, err_console, escape
@@ -128,6 +126,8 @@ def add_cmd(
     book whose title is already in the library (another format or edition) is added with a note.
     On a terminal, folio asks how far you have read each new book (Enter: the whole book).
     """
+    from folio.adapters.parsers import EXTENSIONS  # here: the CLI starts without parser imports
+
     paths, skipped = book_files(files)
     if (title or author) and len(paths) > 1:
         raise click.UsageError("--title and --author apply to a single file")
@@ -222,6 +222,8 @@ def book_files(given: tuple[Path, ...]) -> tuple[list[Path], list[Path]]:
     """The files to add (each file as given; a directory's files of a supported type, recursively,
     in name order, hidden files and folders left out) and the files of directories skipped as not
     being a book format."""
+    from folio.adapters.parsers import EXTENSIONS
+
     files: list[Path] = []
     skipped: list[Path] = []
     for path in given:
@@ -458,6 +460,8 @@ def read_cmd(lazy: Any, book: str, page: str | None, pages: int, chapter: int | 
       folio read frankenstein --page 45
       folio read frankenstein --chapter 5
     """
+    from folio.app.library import MAX_READ_CHARS  # here: the CLI starts without numpy
+
     if (page is None) == (chapter is None):
         raise click.UsageError("give one of --page or --chapter")
     library = lazy.get().library

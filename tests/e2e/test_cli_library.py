@@ -157,12 +157,18 @@ def test_read_opens_a_cited_page_or_a_chapter_and_stops_at_the_position(
     page = ok(run_folio("read", "Frankenstein", "--page", hit["page_start"]))
     assert page.startswith(f"Frankenstein; or, the Modern Prometheus — {hit['chapter']}")
     assert flat(hit["text"])[:60] in flat(page)  # the cited passage is on the page read
-    chapter = ok(run_folio("read", "Frankenstein", "--chapter", "5"))
-    assert "Chapter 1" in chapter.splitlines()[0] and "I am by birth a Genevese" in chapter
-    ok(run_folio("position", "Frankenstein", "--chapter", "4"))
-    past = run_folio("read", "Frankenstein", "--chapter", "5")
+    # Chapters in the book's own words, as `folio position --chapter` takes them.
+    for ref in ("Chapter 1", "1", "I"):
+        chapter = ok(run_folio("read", "Frankenstein", "--chapter", ref))
+        assert "Chapter 1" in chapter.splitlines()[0] and "I am by birth a Genevese" in chapter
+    letter = ok(run_folio("read", "Frankenstein", "--chapter", "Letter 2"))
+    assert "Letter 2" in letter.splitlines()[0] and "Archangel" in letter
+    ok(run_folio("position", "Frankenstein", "--chapter", "Letter 4"))
+    past = run_folio("read", "Frankenstein", "--chapter", "1")
     assert past.returncode == 1 and "past your reading position" in one_error_line(past)
-    for bad in (("--page", "999"), ("--chapter", "99"), ()):
+    unknown = run_folio("read", "Frankenstein", "--chapter", "99")
+    assert unknown.returncode == 1 and "has no chapter '99'" in one_error_line(unknown)
+    for bad in (("--page", "999"), ()):
         refused = run_folio("read", "Frankenstein", *bad)
         assert refused.returncode == 2 and "Error:" in refused.stderr
 

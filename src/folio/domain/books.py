@@ -294,7 +294,18 @@ class Book:
         return ReadingPosition(self.chapter_end(chapter), PositionKind.CHAPTER, float(index))
 
     def position_at_chapter(self, ref: str | int) -> ReadingPosition:
-        """Read up to and including the chapter ``ref`` names (see ``find_chapters``).
+        """Read up to and including the chapter ``ref`` names (see ``chapter_named``).
+
+        Raises:
+            BookError: as ``chapter_named``.
+        """
+        chapter = self.chapter_named(ref)
+        return ReadingPosition(
+            self.chapter_end(chapter), PositionKind.CHAPTER, float(chapter.index)
+        )
+
+    def chapter_named(self, ref: str | int) -> Chapter:
+        """The one chapter ``ref`` names in the book's own words (see ``find_chapters``).
 
         Raises:
             BookError: ``INVALID_POSITION`` when no chapter matches (naming the book's chapters),
@@ -308,10 +319,7 @@ class Book:
             )
         found = self.find_chapters(wanted)
         if len(found) == 1:
-            chapter = found[0]
-            return ReadingPosition(
-                self.chapter_end(chapter), PositionKind.CHAPTER, float(chapter.index)
-            )
+            return found[0]
         if found:
             names = "; ".join(f"{c.title} (p. {self._page_label(c.char_start)})" for c in found)
             raise BookError(

@@ -448,10 +448,14 @@ def edit_cmd(lazy: Any, book: str, title: str | None, author: str | None, as_jso
 @click.option("--page", help="The page to read: its printed label or number.")
 @click.option("--pages", type=click.IntRange(1, 20), default=1, show_default=True,
               help="How many pages from --page.")  # fmt: skip
-@click.option("--chapter", type=int, help="The chapter to read: its number (#) in `folio show`.")
+@click.option(
+    "--chapter",
+    help="The chapter to read, as the book names it (as `folio position --chapter`): '5', "
+    "'Chapter 5', 'V', 'Letter 2' or words of its title.",
+)
 @click.pass_obj
 @handle_errors
-def read_cmd(lazy: Any, book: str, page: str | None, pages: int, chapter: int | None) -> None:
+def read_cmd(lazy: Any, book: str, page: str | None, pages: int, chapter: str | None) -> None:
     """Read BOOK's own text: a page (a citation's "p. 45") or a chapter, never past your reading
     position. On a terminal the text opens in a pager.
 
@@ -475,13 +479,8 @@ def read_cmd(lazy: Any, book: str, page: str | None, pages: int, chapter: int | 
         last = found.pages[min(first.number - 1 + pages, len(found.pages)) - 1]
         start, end = first.char_start, last.char_end
     else:
-        chosen = [c for c in found.chapters if c.index == chapter]
-        if not chosen:
-            raise click.UsageError(
-                f"{found.title} has no chapter {chapter} (1 to {len(found.chapters)}; "
-                "see folio show)"
-            )
-        start, end = chosen[0].char_start, found.chapter_end(chosen[0])
+        named = found.chapter_named(chapter)
+        start, end = named.char_start, found.chapter_end(named)
     full_end = end
     end = min(end, start + MAX_READ_CHARS)
     passage = library.read(found.id, start, end)

@@ -181,8 +181,14 @@ class Container:
             return json_store.unit_of_work
         if (pg := self._pg) is not None:
             from folio.adapters.storage.postgres_conversations import PostgresConversationStore
+            from folio.adapters.storage.postgres_db import PgDatabase
 
-            return PostgresConversationStore(pg).unit_of_work
+            # A pool of its own: a unit of work may wait for a conversation's row lock while
+            # holding its connection, and the lock's holder still needs connections for the
+            # library and ownership checks; sharing one pool, those waiters could take every
+            # connection and stall the holder (measured: 503s under 16 concurrent clients).
+            own_pool = PgDatabase(pg.url, max_size=self.settings.database_pool_size)
+            return PostgresConversationStore(own_pool).unit_of_work
         from folio.adapters.storage.sqlite_conversations import SqliteConversationStore
 
         store = SqliteConversationStore(self._sqlite)
@@ -273,6 +279,32 @@ class Container:
     ) -> tuple[ChatWithBook, str]:
         """A chat turn that stores nothing: see ``UserScope.stateless_chat``."""
         return self.for_user(None).stateless_chat(book_id, provider, model)
+
+    def copy_library_to(
+        self, database_url: str, progress: Callable[[str, int, int], None] | None = None
+    ) -> tuple[str, dict[str, int]]:
+        """Copy the local SQLite library under ``home`` (books, vectors, conversations, users,
+        import history) into the PostgreSQL database at ``database_url``, migrating it first;
+        returns the target (redacted) and what was copied. See ``postgres_copy``."""
+        from folio.domain.errors import ConfigError
+
+        local = Container(self.settings.replaced(database_url=None), clock=self.clock)
+        target_settings = self.settings.replaced(
+            database_url=database_url, conversation_store="sqlite"
+        )
+        if not local.settings.database_path.is_file():
+            raise ConfigError(
+                f"There is no local library to copy: {local.settings.database_path} does not"
+                " exist (set FOLIO_HOME or --home to the folder that holds folio.db)"
+            )
+        target = cast("PgDatabase", Container(target_settings).database)  # migrated
+        from folio.adapters.storage.postgres_copy import copy_library
+
+        try:
+            report = copy_library(local._sqlite, local.conversation_uow, target, progress=progress)
+        finally:
+            target.close()
+        return target_settings.database_description, report.as_dict()
 
     # --- users --------------------------------------------------------------------------------
     @cached_property

@@ -140,3 +140,102 @@ def test_four_workers_share_one_library_and_one_history(
             if len(searched_on) == 4:
                 break
         assert len(searched_on) == 4, f"only reached workers {searched_on}"
+
+
+@pytest.mark.parametrize("store", ["sqlite", "json"])
+def test_db_copy_moves_a_local_library_into_postgresql_losing_nothing(
+    pg_server: Any, tmp_path: Path, store: str
+) -> None:
+    from folio.entrypoints.cli.demo import bundled_book
+
+    home = tmp_path / "local"
+    local = {"FOLIO_CONVERSATION_STORE": store}
+    book_id = ok_json(run_folio_in(home, "add", str(bundled_book()), "--json", env=local))
+    book_id = book_id["book"]["id"]
+    ok(run_folio_in(home, "position", book_id, "--chapter", "Chapter 7", env=local))
+    ok(run_folio_in(home, "chat", book_id, "-m", "Who is Clerval?", env=local))
+    ok(run_folio_in(home, "chat", book_id, "-c", "-m", "What did he study?", env=local))
+    ok(run_folio_in(home, "chat", book_id, "--new", "-m", "Who is Justine?", env=local))
+    alice = ok_json(run_folio_in(home, "users", "add", "alice", "--json", env=local))
+
+    def snapshot(env: dict[str, str]) -> dict[str, Any]:
+        conversations = ok_json(run_folio_in(home, "conversations", "list", "--json", env=env))
+        return {
+            "books": ok_json(run_folio_in(home, "books", "--json", env=env)),
+            "users": ok_json(run_folio_in(home, "users", "list", "--json", env=env)),
+            "exports": [
+                ok_json(
+                    run_folio_in(
+                        home, "conversations", "export", c["conversation_id"], "--json", env=env
+                    )
+                )
+                for c in conversations
+            ],
+        }
+
+    before = snapshot(local)
+    assert len(before["exports"]) == 2
+    url = pg_server.database(f"copy_{store}", migrate=False)  # the copy migrates it
+    copied = ok_json(run_folio_in(home, "db", "copy", "--to", url, "--json", env=local))["copied"]
+    assert (copied["books"], copied["conversations"], copied["turns"], copied["users"]) == (
+        1, 2, 3, 1,
+    )  # fmt: skip
+    assert copied["passages"] == copied["vectors"] > 100
+    on_pg = {"FOLIO_DATABASE_URL": url}
+    assert snapshot(on_pg) == before  # the same books, hits, users and whole conversations
+    assert snapshot(local) == before  # the local library is untouched
+    assert passages_in_postgresql(url) == passages_in_sqlite(home / "folio.db")
+
+    # the token made locally signs in against the server database
+    from folio.bootstrap import Container
+    from folio.config import load_settings
+
+    container = Container(load_settings(env={"FOLIO_HOME": str(home), **on_pg}))
+    assert container.users.authenticate(alice["token"]) == alice["id"]
+
+    # a second copy into the same database is refused whole, naming what clashes
+    again = run_folio_in(home, "db", "copy", "--to", url, env=local)
+    assert again.returncode == 1 and "already holds 1 book(s)" in again.stderr
+    assert "Traceback" not in again.stderr
+    assert psql_counts(url)["turns"] == 3
+
+
+def passages_in_sqlite(path: Path) -> list[tuple[Any, ...]]:
+    import sqlite3
+
+    import numpy as np
+
+    with sqlite3.connect(path) as conn:
+        rows = conn.execute(
+            "SELECT c.id, c.text, c.char_start, c.char_end, c.page_start, c.page_end, c.chapter,"
+            " c.chapter_index, v.embedding FROM chunks c JOIN chunk_vectors v USING (seq)"
+            " ORDER BY c.id"
+        ).fetchall()
+    return [(*r[:-1], np.frombuffer(r[-1], dtype="<f4").tolist()) for r in rows]
+
+
+def passages_in_postgresql(url: str) -> list[tuple[Any, ...]]:
+    import psycopg
+    from pgvector.psycopg import register_vector
+
+    with psycopg.connect(url) as conn:
+        register_vector(conn)
+        rows = conn.execute(
+            "SELECT c.id, c.text, c.char_start, c.char_end, c.page_start, c.page_end, c.chapter,"
+            " c.chapter_index, v.embedding FROM chunks c JOIN chunk_vectors v USING (seq)"
+            ' ORDER BY c.id COLLATE "C"'
+        ).fetchall()
+    return [(*r[:-1], r[-1].to_list()) for r in rows]
+
+
+def test_db_copy_explains_what_it_cannot_do(tmp_path: Path) -> None:
+    home = tmp_path / "empty"
+    nothing = run_folio_in(home, "db", "copy", "--to", "postgresql://u:pw@127.0.0.1:1/x")
+    assert nothing.returncode == 1 and "no local library to copy" in nothing.stderr
+    ok(run_folio_in(home, "users", "add", "bob"))  # now a local library exists
+    wrong = run_folio_in(home, "db", "copy", "--to", "mysql://u:secret@h/db")
+    assert wrong.returncode == 1 and "must be a PostgreSQL URL" in wrong.stderr
+    unreachable = run_folio_in(home, "db", "copy", "--to", "postgresql://u:secret@127.0.0.1:1/x")
+    assert unreachable.returncode == 1 and "Cannot reach" in unreachable.stderr
+    for result in (wrong, unreachable):
+        assert "secret" not in result.stderr and "Traceback" not in result.stderr

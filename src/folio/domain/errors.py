@@ -64,6 +64,7 @@ class StorageErrorCode(StrEnum):
     READ_ONLY = "READ_ONLY"  # the data directory or file cannot be written
     DISK_FULL = "DISK_FULL"
     DAMAGED = "DAMAGED"  # not a folio database, or a damaged one
+    CONFLICT = "CONFLICT"  # the target of a copy already holds some of what is copied
     STORAGE = "STORAGE"
 
 

@@ -112,12 +112,19 @@ def _translated(what: str, conversation_id: str) -> Iterator[None]:
 
 
 class PostgresUnitOfWork:
-    def __init__(self, database: PgDatabase) -> None:
+    """One pooled connection, one transaction. With ``connection``: the work joins that
+    connection's transaction, which its owner commits or rolls back (``folio db copy`` writes a
+    whole library in one transaction this way)."""
+
+    def __init__(
+        self, database: PgDatabase, *, connection: psycopg.Connection[Any] | None = None
+    ) -> None:
         self._database = database
+        self._borrowed = connection
         self._conn: psycopg.Connection[Any] | None = None
 
     def __enter__(self) -> Self:
-        conn = self._database.acquire()
+        conn = self._borrowed or self._database.acquire()
         self._conn = conn
         sql = _Sql(conn, self._database.url)
         self.conversations = _Conversations(sql)
@@ -128,10 +135,13 @@ class PostgresUnitOfWork:
     def __exit__(self, *exc_info: object) -> None:
         conn = self._require()
         self._conn = None
-        self._database.release(conn)  # rolls back what was not committed
+        if self._borrowed is None:
+            self._database.release(conn)  # rolls back what was not committed
 
     def commit(self) -> None:
         conn = self._require()
+        if self._borrowed is not None:
+            return  # the connection's owner commits the whole
         try:
             conn.commit()
         except psycopg.Error as e:

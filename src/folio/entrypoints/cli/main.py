@@ -97,12 +97,14 @@ def _register() -> None:
     for command in [*books.COMMANDS, chat_cmd, demo_cmd, serve_cmd, mcp_cmd]:
         cli.add_command(command)
     from folio.entrypoints.cli.conversations import conversations_group
+    from folio.entrypoints.cli.db import db_group
     from folio.entrypoints.cli.eval import eval_group
     from folio.entrypoints.cli.users import users_group
 
     cli.add_command(conversations_group)
     cli.add_command(users_group)
     cli.add_command(eval_group)
+    cli.add_command(db_group)
 
 
 _register()

@@ -1,0 +1,74 @@
+"""``folio db``: where the library lives, and copying a local library into PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from folio.entrypoints.cli.errors import handle_errors
+from folio.entrypoints.cli.output import err_console
+
+
+@click.group("db")
+def db_group() -> None:
+    """The library's database: SQLite under FOLIO_HOME, or PostgreSQL (FOLIO_DATABASE_URL).
+
+    \b
+    folio db copy --to postgresql://folio:PASSWORD@db.example:5432/folio
+    export FOLIO_DATABASE_URL=postgresql://folio:PASSWORD@db.example:5432/folio
+    folio serve --host 0.0.0.0 --workers 4
+    """
+
+
+@db_group.command("copy")
+@click.option(
+    "--to",
+    "url",
+    required=True,
+    metavar="postgresql://...",
+    help="The PostgreSQL database to copy into (migrated first; needs the pgvector extension).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print what was copied as JSON.")
+@click.pass_obj
+@handle_errors
+def copy_cmd(lazy: Any, url: str, as_json: bool) -> None:
+    """Copy the local library (books, vectors, conversations, users) into PostgreSQL.
+
+    The copy is one transaction: all of it lands, or nothing. The local library is left as it
+    is. It refuses a database that already holds any of the books, conversations or users being
+    copied (merging silently could lose one side's data).
+    """
+    with Progress(
+        TextColumn("Copying {task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+        disable=as_json or not err_console.is_terminal,
+    ) as progress:
+        tasks: dict[str, Any] = {}
+
+        def show(what: str, done: int, total: int) -> None:
+            if what not in tasks:
+                tasks[what] = progress.add_task(what.replace("_", " "), total=total)
+            progress.update(tasks[what], completed=done, total=total)
+
+        target, copied = lazy.get().copy_library_to(url, progress=show)
+    if as_json:
+        click.echo(json.dumps({"target": target, "copied": copied}, indent=2))
+        return
+    click.echo(
+        f"Copied {copied['books']} book(s) ({copied['passages']} passages,"
+        f" {copied['vectors']} vectors), {copied['conversations']} conversation(s)"
+        f" ({copied['turns']} turns, {copied['messages']} messages), {copied['users']} user(s)"
+        f" and {copied['import_jobs']} import record(s) into {target}."
+    )
+    click.echo(
+        "Use it from now on: export FOLIO_DATABASE_URL='<that URL>' (or database_url in"
+        " config.toml). The local library is unchanged.",
+        err=True,
+    )

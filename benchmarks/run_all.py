@@ -35,6 +35,7 @@ BENCHMARKS = {
     "cli": "bench_cli",
     "turn": "bench_turn",
     "eval": "bench_eval",
+    "postgres": "bench_postgres",
     "embed": "bench_embed",  # not ours: run as a process, as it is
 }
 

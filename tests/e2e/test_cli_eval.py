@@ -76,8 +76,9 @@ def test_eval_retrieval_prints_json_scores_for_each_mode(coqa: Path, folio_home:
         assert 0 <= row["mrr"] <= row["recall@5"] <= row["recall@10"] <= 1
     assert report["question"]["llm_calls_per_turn"] == 0
     assert report["history"]["searches_per_turn"] == 1
-    # the agent (offline) searches when it needs to, with no model call at all
-    assert 0 < report["agent"]["searches_per_turn"] <= 1
+    # the agent (offline) searches when it needs to (a second time for the sentence that says
+    # who a name is, or before an honest "not yet"), with no model call at all
+    assert 0 < report["agent"]["searches_per_turn"] <= 1.5
     assert report["agent"]["llm_calls_per_turn"] == 0
     # the earlier turns help follow-ups: the whole point of the evaluation
     assert report["history"]["recall@10"] > report["question"]["recall@10"]

@@ -254,9 +254,13 @@ def test_small_talk_costs_no_search(follow_up_runs: dict[str, list[Played]], nam
 def test_a_question_that_needs_the_book_costs_one_search_and_no_model_call(
     follow_up_runs: dict[str, list[Played]],
 ) -> None:
+    """One search, and one more for "Who is X?" when its passages do not say who X is (the name
+    is searched alone for the sentence that introduces X)."""
     for played in follow_up_runs.values():
         first = played[0].result
-        assert (len(first.searches), first.llm_calls) == (1, 0), played[0].question
+        extra = 1 if played[0].question.startswith("Who is") else 0
+        assert 1 <= len(first.searches) <= 1 + extra, played[0].question
+        assert first.llm_calls == 0
 
 
 SPOILERS = (

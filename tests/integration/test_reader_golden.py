@@ -95,3 +95,13 @@ def test_why_description_and_a_deep_quote_lookup_find_their_passages(
     assert "Waldman" in turns[7].answer
     assert "ancient teachers of this science" in turns[11].answer
     assert "Chapter 3" in turns[11].answer
+
+
+def test_who_is_opens_with_the_sentence_of_the_book_that_says_who(
+    reader: tuple[Container, str, int],
+) -> None:
+    container, book_id, _ = reader
+    conversation = container.conversations.create(book_id, "who is")
+    chat = container.chat(provider="offline")
+    answer = chat.execute(conversation.id, "Who is Henry Clerval?").answer
+    assert answer.startswith("Henry Clerval was the son of a merchant of Geneva. (Chapter 2")

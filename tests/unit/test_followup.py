@@ -119,3 +119,54 @@ def test_places_headings_and_people_spoken_to_are_not_person_like() -> None:
     assert Person("Saville", "f").agrees_with("she")
     assert not Person("Saville", "f").agrees_with("his")
     assert Person("Clerval").agrees_with("her")
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Had he seen the Earl?",  # a pronoun before the name never means it
+        "What did Elizabeth tell him?",  # an object pronoun never means its clause's subject
+        "Justine?",  # a fragment, even with a name
+        "Any others?",
+        "unless what happens?",
+    ],
+)
+def test_pronouns_no_name_can_stand_for_and_fragments_are_follow_ups(question: str) -> None:
+    assert FollowUpDetector().is_follow_up(question, HISTORY)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        'Where does it say "the ancient teachers of this science"?',  # a quotation
+        "Was there a storm on the lake?",  # "there" that only says something exists
+        "Did Victor see his father?",
+    ],
+)
+def test_quotations_and_existential_there_read_on_their_own(question: str) -> None:
+    assert not FollowUpDetector().is_follow_up(question, HISTORY)
+
+
+def test_a_follow_up_s_thread_goes_back_to_the_question_that_reads_on_its_own() -> None:
+    history = [
+        ("Why did Victor go to Ingolstadt?", "To study."),
+        ("Who is Henry Clerval?", "The son of a merchant."),
+        ("thanks!", "You're welcome!"),
+        ("Where does he live?", "In Geneva."),
+    ]
+    detector = FollowUpDetector()
+    thread = detector.thread("Why?", history)
+    assert [q for q, _ in thread] == ["Who is Henry Clerval?", "Where does he live?"]
+    assert detector.thread("Who is Justine?", history) == []
+
+
+@pytest.mark.parametrize(
+    "text", ["Thanks, that's really helpful!", "Good morning!", "How are you?"]
+)
+def test_small_talk_in_other_wordings(text: str) -> None:
+    assert is_small_talk(text)
+
+
+@pytest.mark.parametrize("text", ["Is that true?", "Really?", "Good grief, who is he?"])
+def test_a_short_question_is_not_small_talk(text: str) -> None:
+    assert not is_small_talk(text)

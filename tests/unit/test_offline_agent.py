@@ -191,11 +191,56 @@ def test_an_answering_passage_is_quoted_without_a_hedge() -> None:
     assert text.startswith("From the book:") and "killed near the lake" in text
 
 
-def test_before_saying_not_yet_the_question_is_searched_alone() -> None:
-    """Earlier questions may pull a search away from a name: the "not yet" is only said after the
-    question alone was searched too."""
+def test_a_self_contained_question_deep_in_a_conversation_is_searched_as_itself() -> None:
     outcome = found(passage("Victor walked along the lake with Elizabeth.", "Chapter 2", "9"))
     text, runner = run([*first_turn(), PromptMessage.user("Who is Justine?")], outcome)
-    assert [c.arguments["query"] for c in runner.calls][-1] == "Who is Justine?"
-    assert len(runner.calls) == 2 and "Victor" in runner.calls[0].arguments["query"]
+    assert [c.arguments["query"] for c in runner.calls] == ["Who is Justine?"]
     assert text.startswith("Nothing up to page 90 mentions Justine")
+
+
+def test_before_saying_not_yet_a_follow_up_is_searched_alone() -> None:
+    """The earlier questions a follow-up borrows may pull a search away from the name it asks
+    about: the "not yet" is only said after the question alone was searched too."""
+    outcome = found(passage("Victor walked along the lake with Elizabeth.", "Chapter 2", "9"))
+    text, runner = run([*first_turn(), PromptMessage.user("And Justine?")], outcome)
+    queries = [c.arguments["query"] for c in runner.calls]
+    assert len(queries) == 2 and queries[0] != "And Justine?" and queries[1] == "And Justine?"
+    assert text.startswith("Nothing up to page 90 mentions Justine")
+
+
+class QueueRunner(Runner):
+    """Returns the given outcomes in turn (the last one again when they run out)."""
+
+    def __init__(self, *outcomes: ToolOutcome) -> None:
+        super().__init__(outcomes[0])
+        self.queue = list(outcomes)
+
+    def __call__(self, invocation: ToolInvocation) -> PromptMessage:
+        self.outcome = self.queue.pop(0) if len(self.queue) > 1 else self.queue[0]
+        return super().__call__(invocation)
+
+
+def test_who_is_opens_with_the_sentence_that_says_who_found_by_searching_the_name() -> None:
+    arrival = passage("I perceived Henry Clerval, who instantly sprung out.", "Chapter 5", "42")
+    intro = passage(
+        "Henry Clerval was the son of a merchant of Geneva. He was a boy of talent.",
+        "Chapter 2",
+        "21",
+    )
+    runner = QueueRunner(found(arrival), found(intro, arrival))
+    result = strategy().execute(
+        OfflineChatProvider(), [PromptMessage.user("Who is Henry Clerval?")], TOOLS, runner
+    )
+    assert [c.arguments["query"] for c in runner.calls] == [
+        "Who is Henry Clerval?",
+        "Henry Clerval",
+    ]
+    first, _, rest = result.answer.partition("\n")
+    assert first == "Henry Clerval was the son of a merchant of Geneva. (Chapter 2, p. 21)"
+    assert "sprung out" in rest and rest.count("son of a merchant") == 0
+
+
+def test_who_is_with_its_definition_in_the_first_passages_searches_once() -> None:
+    intro = passage("Henry Clerval was the son of a merchant of Geneva.", "Chapter 2", "21")
+    text, runner = run([PromptMessage.user("Who is Henry Clerval?")], found(intro))
+    assert len(runner.calls) == 1 and text.startswith("Henry Clerval was the son of")

@@ -82,7 +82,9 @@ def coverage(question: str, passages: Sequence[Passage]) -> Coverage:
     text = " ".join(p.text for p in passages)
     words = {w.lower() for w in _TOKEN.findall(text)}
     names = question_names(question)
-    missing = tuple(n for n in names if not re.search(rf"\b{re.escape(n)}\b", text))
+    # Case-insensitive: a capitalised title the book writes in lower case ("Professor Waldman",
+    # "the professor") is mentioned.
+    missing = tuple(n for n in names if not re.search(rf"\b{re.escape(n)}\b", text, re.I))
     asked = content_terms(question, names)
     matched = tuple(t for t in asked if any(w.startswith(_stem(t)) for w in words))
     return Coverage(tuple(names), missing, tuple(asked), matched)

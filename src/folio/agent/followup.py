@@ -45,23 +45,28 @@ CONVERSATIONAL_FILLER = wordset(
 )
 STOPWORDS = SEARCH_STOPWORDS | CONVERSATIONAL_FILLER | REFERRING_WORDS
 
-# Openings that only make sense as the continuation of an exchange.
+# Words after "her" that show it is an object ("saw her in", "told her that"), not a possessive.
+AFTER_OBJECT_HER = wordset(
+    """
+    to in on at for from with by about into after before during and or but that as when where
+    why how what if so than then again away back up down out off over there here first last best
+    """
+)
+# Openings that only make sense as the continuation of an exchange: "and then?", "what about
+# Justine?", "to do what?", "why?" (English grammar, not the wording of any book or corpus).
 ELLIPTICAL_START = re.compile(
     r"^\s*(what about|how about|and\b|but\b|so\b|or\b|also\b|then\b|why\s*\??$|how so|how come|"
-    r"to do what|to what|for what|with what|who else|what else|where else|anything else|"
-    r"tell me more|more about|any other|is that|was that|did that|does that|really\b|"
-    r"what happened (next|then|after)|what did (he|she|they) do (next|then|after)|"
-    r"which one|the same|like that|similar to|in what way|such as)",
+    r"unless\b|because\b|except\b|until\b|any\b|(to|for|with|from|by|after|before|since) "
+    r"(what|whom)\b|(who|what|where) else|anything else|tell me more|"
+    r"more about|which one|in what way|what happened (next|then|after)|"
+    r"what did (he|she|they) do (next|then|after))",
     re.IGNORECASE,
 )
-
-SMALL_TALK = re.compile(
-    r"^\s*((hi|hello|hey|hiya|howdy|greetings|good (morning|afternoon|evening|night))( there)?|"
-    r"(ok|okay|k|cool|great|nice|awesome|perfect|fine|alright|all right|got it|i see|understood|"
-    r"sounds good|good|wonderful|excellent|interesting|wow|lol|haha|yes|no|yep|nope|sure)|"
-    r"(many )?(thanks|thank you|thx|ty|cheers)( (so|very) much| a lot| again)?|"
-    r"(bye|goodbye|good bye|see you|see ya|later|ciao)|how are you( doing)?|who are you)"
-    r"([\s,.!?:;)-]+|$)",
+# A quoted phrase of two words or more is searchable as it is, whatever else the question says.
+_QUOTED = re.compile(r"[\"“‘][^\"”’]*\w\s+\w[^\"”’]*[\"”’]")
+# "there" that only says something exists ("Was there a storm?") points at no place.
+_EXISTENTIAL_THERE = re.compile(
+    r"\b(?:is|was|are|were|be|been)\s+there\b|\bthere\s+(?:is|was|are|were|be|been)\b",
     re.IGNORECASE,
 )
 
@@ -155,92 +160,113 @@ def _strip_possessive(word: str) -> str:
     return word
 
 
-def is_small_talk(text: str) -> bool:
-    """True for greetings, thanks, acknowledgements, goodbyes ("cool, thanks!"): no search needed.
-
-    The whole message must be small talk: "thanks, and who is Justine?" is a question.
+# Words that greet, thank, agree, praise or take leave ("Thanks, that's really helpful!", "Good
+# morning!", "ok great"), and the function words that go with them: a message made only of these
+# asks nothing, in any wording.
+_SMALL_TALK = wordset(
     """
-    rest = text.strip()
-    if not rest:
-        return True
-    if is_acknowledgement(rest):
-        return True
-    for _ in range(6):
-        match = SMALL_TALK.match(rest)
-        if match is None or match.end() == 0:
-            return False
-        rest = rest[match.end() :].strip()
-        if not rest:
-            return True
-    return False
-
-
-# Words that thank, agree or praise ("Thanks, that's really helpful!", "Great, that makes
-# sense."), and the function words that go with them: a message made only of these, asking
-# nothing, is an acknowledgement in any wording.
-_ACKNOWLEDGING = wordset(
-    """
+    hi hello hey hiya howdy greetings morning afternoon evening night bye goodbye later ciao ya
     thanks thank thx ty cheers appreciate appreciated grateful helpful useful clear great good
     nice cool awesome perfect fine alright wonderful excellent interesting brilliant lovely
-    amazing fantastic fascinating neat wow ok okay sure yes yep right true indeed glad happy
-    understood got sense makes see noted
+    amazing fantastic fascinating neat wow ok okay k sure yes yep no nope right true indeed glad
+    happy understood got sense makes see noted lol haha
     """
 )
-_WITH_ACKNOWLEDGING = wordset(
+_WITH_SMALL_TALK = wordset(
     """
     that that's thats this it it's its was is so very really much lot a again you your for the
-    all of now i i'm im am that’s it’s i’m
+    all of now i i'm im am that’s it’s i’m there
     """
 )
+# The only questions that are small talk: "How are you?", "Hi, how are you doing?"
+_GREETING_QUESTION = wordset("how are you doing hi hello hey there")
 
 
-def is_acknowledgement(text: str) -> bool:
-    """A message that thanks, agrees or praises and asks nothing, in any wording."""
-    if "?" in text:
-        return False
+def is_small_talk(text: str) -> bool:
+    """True for greetings, thanks, acknowledgements, goodbyes in any wording ("cool, thanks!",
+    "Thanks, that's really helpful!"): no search needed.
+
+    The whole message must be small talk: "thanks, and who is Justine?" is a question."""
     tokens = [t.lower() for t in re.findall(r"[A-Za-z'’]+", text)]
-    if not tokens or len(tokens) > 12:
+    if not tokens:
+        return True
+    if "?" in text:
+        return set(tokens) <= _GREETING_QUESTION
+    if len(tokens) > 12:
         return False
-    if not any(t in _ACKNOWLEDGING for t in tokens):
-        return False
-    return all(t in _ACKNOWLEDGING or t in _WITH_ACKNOWLEDGING for t in tokens)
+    small = [t in _SMALL_TALK for t in tokens]
+    pairs = zip(small, tokens, strict=True)
+    return any(small) and all(s or t in _WITH_SMALL_TALK for s, t in pairs)
 
 
 class FollowUpDetector:
-    """Decides, without a model, whether a question depends on the conversation before it."""
+    """Decides, without a model, whether a question depends on the conversation before it, and
+    which earlier exchanges it depends on.
 
-    def __init__(self, *, short_question_words: int = 4) -> None:
-        self._short = short_question_words
+    A question is a follow-up when it cannot be understood alone: it opens with an ellipsis ("and
+    then?", "what about Justine?"), is a fragment (no content word, or two words and no name:
+    "Why?", "What year?"), uses a pronoun or a demonstrative and names no one ("What did he do
+    there?"), or refers to something the last exchange mentioned with a definite article ("the
+    letter"). Anything else - a name, a quoted phrase, a new topic - is self-contained."""
 
     def is_follow_up(self, question: str, history: Sequence[Exchange]) -> bool:
         """True when ``question`` leans on ``history`` (always False when there is no history)."""
-        if not history or is_small_talk(question):
+        if not history or is_small_talk(question) or _QUOTED.search(question):
             return False
         if ELLIPTICAL_START.search(question):
             return True
-        tokens = [w.lower() for w in words(question)]
-        if self._has_unresolved_reference(question, tokens):
+        if _is_fragment(question) or _has_unresolved_reference(question):
             return True
-        if not proper_nouns(question) and not content_words(question):
-            return True
-        if len(tokens) <= self._short and not proper_nouns(question):
-            return True
-        return _has_definite_reference_to(question, history)
+        return _has_definite_reference_to(question, history[-3:])
 
-    @staticmethod
-    def _has_unresolved_reference(question: str, tokens: list[str]) -> bool:
-        """A pronoun or demonstrative with no name in the question it could point to."""
-        if not any(t in REFERRING_WORDS for t in tokens):
-            return False
-        if any(t in PERSONAL_PRONOUNS for t in tokens):
-            # "Did Victor see his father?": the pronoun's antecedent is in the question itself.
-            return not proper_nouns(question)
+    def thread(self, question: str, history: Sequence[Exchange]) -> list[Exchange]:
+        """The exchanges ``question`` refers to: none for a self-contained question; for a
+        follow-up, the earlier exchanges back to (and including) the last question that reads on
+        its own, small talk left out. "Who is Clerval?" / "Where does he live?" / "Why?": the
+        "Why?" refers to both, and to nothing asked before "Who is Clerval?"."""
+        talk = [exchange for exchange in history if not is_small_talk(exchange[0])]
+        if not self.is_follow_up(question, talk):
+            return []
+        start = len(talk) - 1
+        while start > 0 and self.is_follow_up(talk[start][0], talk[:start]):
+            start -= 1
+        return talk[start:]
+
+
+def _is_fragment(question: str) -> bool:
+    return len(words(question)) <= 2 or not (content_words(question) or proper_nouns(question))
+
+
+def _has_unresolved_reference(question: str) -> bool:
+    """A pronoun or demonstrative that no name in the question can stand for. "Did Victor see
+    his father?" reads on its own. Not so "Had he seen the Earl?" (a pronoun before the name
+    never means it) or "Did Victor marry her?" (an object pronoun never means its own clause's
+    subject: that would be "herself"; with one person named it points outside the question)."""
+    tokens = [w.lower() for w in words(_EXISTENTIAL_THERE.sub(" ", question))]
+    referring = [i for i, t in enumerate(tokens) if t in REFERRING_WORDS]
+    if not referring:
+        return False
+    people = [n for n in proper_nouns(question) if person_like(n, [question])]
+    if not people:
         return True
+    starts = {n.split()[-1].lower().rstrip(".") for n in people}
+    named = [i for i, t in enumerate(tokens) if _strip_possessive(t) in starts]
+    if referring[0] < min(named, default=len(tokens)):
+        return True
+    return len(people) == 1 and any(_is_object_pronoun(tokens, i) for i in referring)
 
 
-def _has_definite_reference_to(question: str, history: Sequence[Exchange]) -> bool:
-    """ "the man", "the letter": a definite noun phrase whose noun was mentioned earlier."""
-    earlier = {w for q, a in history[-3:] for w in content_words(f"{q} {a or ''}")}
+def _is_object_pronoun(tokens: list[str], i: int) -> bool:
+    if tokens[i] in ("him", "them"):
+        return True
+    following = tokens[i + 1] if i + 1 < len(tokens) else None
+    return tokens[i] == "her" and (following is None or following in AFTER_OBJECT_HER)
+
+
+def _has_definite_reference_to(question: str, recent: Sequence[Exchange]) -> bool:
+    """ "the letter" when the last exchanges mentioned a letter: a definite noun phrase whose
+    noun was just talked about."""
+    earlier = {w for q, a in recent for w in content_words(f"{q} {a or ''}")}
     nouns = re.findall(r"\bthe\s+([a-z][a-z\-]+)", question.lower())
     return any(_strip_possessive(n) in earlier for n in nouns)
 

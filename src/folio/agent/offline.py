@@ -5,14 +5,17 @@
 - small talk (greetings, thanks, acknowledgements in any wording) gets a short reply and no search;
 - anything else gets a ``search_book`` call through the tool registry, whose query the injected
   ``QueryRewriter`` makes self-contained from the conversation ("What happens to him?" -> "What
-  happens to Henry Clerval?"), and a second one with the question alone only before saying that
-  nothing mentions a name the question asks about;
+  happens to Henry Clerval?"), a second one with the question alone only before saying that
+  nothing mentions a name the question asks about, and one with the name alone when "Who is X?"
+  found no sentence that says who X is;
+- "Who is X?" opens with the sentence of the book that says who X is, cited
+  (``folio.agent.definitions``);
 - the answer is the 2-4 sentences of the returned passages that best match the rewritten question,
   quoted, each with its place ``(Chapter X, p. N)``, and it says plainly that it is extracting
   passages, not writing an answer.
 
 It works on typed values only: the conversation as (question, answer) exchanges and the search's
-``SearchResults`` (``folio.domain.passages``), never on prompt text. Invariants: at most two tool
+``SearchResults`` (``folio.domain.passages``), never on prompt text. Invariants: at most three tool
 calls per turn; every quoted sentence is text of a passage the tool returned (white space
 collapsed); no model call is made (``llm_calls`` is 0). Its usage is an ESTIMATE of the tokens a
 model would have been sent and would have written for the same turn (characters / 4: the prompt
@@ -28,9 +31,11 @@ import uuid
 from collections import Counter
 from collections.abc import Callable, Sequence
 
+from folio.agent.definitions import asked_name, definition
 from folio.agent.evidence import coverage, honest_note, read_through
 from folio.agent.followup import is_small_talk as default_small_talk
 from folio.agent.strategies import exchanges
+from folio.agent.tools.book import MAX_K
 from folio.domain.llm import (
     PromptMessage,
     TokenUsage,
@@ -123,27 +128,26 @@ class ExtractiveStrategy:
             reply = _cannot_search(question)
             return self._outcome(reply, (), (), on_text, "no_search_tool", messages)
         query = self._search_query(question, history)
-        call = ToolInvocation(
-            SEARCH_BOOK, f"offline_{uuid.uuid4().hex[:12]}", {"query": query, "k": self.k}
-        )
-        result = run_tool(call)
-        outcome = result.typed() if isinstance(result, ToolResultMessage) else None
-        outcome = outcome or decode_tool_result(result.content)
+        outcome, calls = _search(run_tool, query, self.k)
         focus = self._rewriter.rewrite(question, history)
-        calls: tuple[PromptMessage, ...] = (PromptMessage.assistant("", (call,)), result)
         queries: tuple[str, ...] = (query,)
         if outcome.success and query != focus and coverage(focus, outcome.passages).missing_names:
-            # Before saying "nothing mentions X", search the question alone: the conversation's
-            # earlier questions may have pulled the search away from the name.
-            again = ToolInvocation(
-                SEARCH_BOOK, f"offline_{uuid.uuid4().hex[:12]}", {"query": focus, "k": self.k}
-            )
-            second = run_tool(again)
-            typed = second.typed() if isinstance(second, ToolResultMessage) else None
-            outcome = typed or decode_tool_result(second.content)
-            calls += (PromptMessage.assistant("", (again,)), second)
-            queries += (focus,)
+            # Before saying "nothing mentions X", search the question alone: the earlier
+            # questions of its thread may have pulled the search away from the name.
+            outcome, more = _search(run_tool, focus, self.k)
+            calls, queries = calls + more, (*queries, focus)
         answer = self.answer(focus, outcome)
+        name = asked_name(focus)
+        if name and outcome.success and not coverage(focus, outcome.passages).missing_names:
+            defined = definition(name, outcome.passages)
+            if defined is None or name not in defined[0]:
+                # The passage that introduces a name may not match "who is": search the name.
+                by_name, more = _search(run_tool, name, MAX_K)
+                calls, queries = calls + more, (*queries, name)
+                found = (*outcome.passages, *(by_name.passages if by_name.success else ()))
+                defined = definition(name, found)
+            if defined is not None:
+                answer = _definition_first(defined, answer)
         return self._outcome(answer, calls, queries, on_text, "answered", messages)
 
     def answer(self, question: str, outcome: ToolOutcome) -> str:
@@ -196,6 +200,25 @@ class ExtractiveStrategy:
             strategy=self.name,
             stop_reason=stop,
         )
+
+
+def _search(
+    run_tool: ToolRunner, query: str, k: int
+) -> tuple[ToolOutcome, tuple[PromptMessage, ...]]:
+    """One ``search_book`` call through the registry: its typed outcome and the messages."""
+    call = ToolInvocation(SEARCH_BOOK, f"offline_{uuid.uuid4().hex[:12]}", {"query": query, "k": k})
+    result = run_tool(call)
+    outcome = result.typed() if isinstance(result, ToolResultMessage) else None
+    typed = outcome or decode_tool_result(result.content)
+    return typed, (PromptMessage.assistant("", (call,)), result)
+
+
+def _definition_first(defined: tuple[str, Passage], answer: str) -> str:
+    """The sentence that says who the name is, cited, above the evidence (which no longer
+    repeats it)."""
+    sentence, passage = defined
+    quoted = f'- "{sentence}" ({passage.location})\n'
+    return f"{sentence} ({passage.location})\n\n" + answer.replace(quoted, "")
 
 
 def _estimated_usage(

@@ -1,15 +1,20 @@
 """Query rewriting: turn a follow-up into a self-contained question (the ``QueryRewriter`` port).
 
-- ``HeuristicQueryRewriter`` works offline: it finds what the conversation is about (the names
-  and noun phrases of earlier questions, the person an earlier "who ...?" was answered with: see
-  ``folio.agent.referents``) and puts it in place of the follow-up's pronoun or ellipsis.
-  ``query_with_history`` adds the key terms of earlier questions, because for retrieval recall
-  matters more than fluency.
+The core is small and the same for any book: ``FollowUpDetector`` says whether a question leans
+on the conversation and which exchanges it leans on (its *thread*: back to the last question that
+reads on its own); ``folio.agent.referents`` says whom or what a pronoun in it stands for.
+
+- ``HeuristicQueryRewriter`` works offline: a self-contained question comes back unchanged; a
+  follow-up gets its pronoun replaced by the referent its thread names ("What happens to him?" ->
+  "What happens to Henry Clerval?"), or, for "what about X?", the previous question asked about X.
+  ``query_with_history`` is the search query: the reader's own words, the referent the rewrite
+  added, and the questions of the thread (for a self-contained question: the question alone).
 - ``LLMQueryRewriter`` asks a chat model with ``prompts/reformulation_prompt.md`` and falls back
   to the heuristic when the model fails.
 
-Invariant: a rewrite never drops the user's own words except the pronoun or ellipsis it resolves
-(or, for "what about X?", the ellipsis itself), and a question with no history comes back unchanged.
+Invariant: a rewrite never drops the user's own words except the pronoun it resolves (or, for
+"what about X?", the ellipsis itself); a question with no history, or one that reads on its own,
+comes back unchanged.
 """
 
 from __future__ import annotations
@@ -18,13 +23,7 @@ import logging
 import re
 from collections.abc import Sequence
 
-from folio.agent.followup import (
-    FollowUpDetector,
-    content_words,
-    is_small_talk,
-    proper_nouns,
-    wordset,
-)
+from folio.agent.followup import AFTER_OBJECT_HER, FollowUpDetector
 from folio.agent.prompt_builder import PromptBuilder
 from folio.agent.referents import GROUP, PERSON, Referents, find_referents, question_subject
 from folio.domain.errors import LLMError
@@ -34,18 +33,6 @@ from folio.domain.ports import ChatProvider, Exchange
 log = logging.getLogger(__name__)
 
 POSSESSIVE = frozenset(["his", "its", "their", "hers", "theirs"])
-# Words after "her" that show it is an object ("saw her in", "told her that"), not a possessive.
-_AFTER_OBJECT_HER = wordset(
-    """
-    to in on at for from with by about into after before during and or but that as when where
-    why how what if so than then again away back up down out off over there here first last best
-    """
-)
-_THIS_TOPIC = re.compile(
-    r"\b(?:this|the) (?:article|topic|subject|book|novel|story|text|section|person|band|group)\b",
-    re.IGNORECASE,
-)
-_ELLIPTICAL_ABOUT = re.compile(r"^\s*(?:what|how) about\b", re.IGNORECASE)
 _WHAT_ABOUT_NAME = re.compile(
     r"^\s*(?i:and )?(?i:what|how) (?i:about) "
     r"((?:the )?[A-Z][\w'’\-]*(?: [A-Z][\w'’\-]*)*)\s*\??\s*$"
@@ -56,50 +43,40 @@ REFORMULATION_PROMPT = "reformulation_prompt.md"
 
 
 class HeuristicQueryRewriter:
-    """Rewrites follow-ups with the conversation's salient entity; no model, no network."""
+    """Rewrites follow-ups from the exchanges they refer to; no model, no network."""
 
-    def __init__(self, *, history_turns: int = 100, standalone_turns: int = 100) -> None:
-        """``query_with_history`` appends the questions of the last ``history_turns`` exchanges to a
-        follow-up, and of the last ``standalone_turns`` to a question that reads on its own."""
-        self._turns = history_turns
-        self._standalone_turns = standalone_turns
-        self._detector = FollowUpDetector()
+    def __init__(self, *, detector: FollowUpDetector | None = None) -> None:
+        self._detector = detector or FollowUpDetector()
 
     def rewrite(self, question: str, history: Sequence[Exchange]) -> str:
         """A self-contained version of ``question``.
 
         "What happens to him?" -> "What happens to Henry Clerval?"; ``question`` unchanged when
-        there is no history or nothing to resolve."""
-        if not history or is_small_talk(question):
+        it reads on its own or there is nothing to resolve."""
+        thread = self._detector.thread(question, history)
+        if not thread:
             return question
-        referents = find_referents(history)
-        rewritten = _what_about(question, history[-1][0])
+        rewritten = _what_about(question, thread[-1][0])
         if rewritten is None:
-            rewritten = _substitute_pronoun(question, referents)
-        if rewritten is None:
-            rewritten = _resolve_topic_phrase(question, referents)
-        if rewritten is None:
-            rewritten = _complete_ellipsis(question, history, referents)
+            rewritten = _substitute_pronoun(question, find_referents(thread))
         return rewritten or question
 
     def query_with_history(self, question: str, history: Sequence[Exchange]) -> str:
-        """A query for the book index: the rewritten question, then the earlier questions of the
-        conversation (the last ``history_turns``; only the last ``standalone_turns`` when the
-        question does not read as a follow-up).
+        """The search query for ``question``: the question alone when it reads on its own;
+        for a follow-up, the reader's words, the referent the rewrite resolved, and the earlier
+        questions of its thread (only the turns it refers to, not the whole conversation).
 
-        Follow-ups in real conversations ("to do what?", "was she relieved?") are about the passage
-        the turns before them were about, so for retrieval recall the earlier questions matter more
-        than fluency. They are kept whole (not deduplicated) so that the terms the conversation
-        keeps returning to weigh more in BM25. The answers are not used: an extractive answer
-        repeats the passage it came from, and a wrong one would pull the search further off."""
-        history = [ex for ex in history if not is_small_talk(ex[0])]
+        "What about Justine?" takes the frame of the question before it ("Who is Justine?") and
+        nothing else: its topic is new. The answers are never used: an extractive answer repeats
+        the passage it came from, and a wrong one would pull the search further off."""
+        thread = self._detector.thread(question, history)
+        if not thread:
+            return question
         rewritten = self.rewrite(question, history)
-        if not history or is_small_talk(question):
-            return rewritten
-        follow_up = self._detector.is_follow_up(question, history)
-        turns = self._turns if follow_up else self._standalone_turns
-        earlier = [q for q, _ in history[-turns:]] if turns else []
-        return " ".join([question, *_added_words(question, rewritten), *earlier])
+        added = _added_words(question, rewritten)
+        if _what_about(question, thread[-1][0]) is not None:
+            return " ".join([question, *added])
+        return " ".join([question, *added, *(q for q, _ in thread)])
 
 
 def _added_words(question: str, rewritten: str) -> list[str]:
@@ -153,20 +130,11 @@ def _inflect(target: str, pronoun: str, rest: str) -> str:
         possessive = (
             bool(following)
             and following is not None
-            and (following.group(1).lower() not in _AFTER_OBJECT_HER)
+            and (following.group(1).lower() not in AFTER_OBJECT_HER)
         )
     if not possessive:
         return target
     return f"{target}'" if target.endswith("s") else f"{target}'s"
-
-
-def _resolve_topic_phrase(question: str, referents: Referents) -> str | None:
-    """ "this article" / "the book" -> the conversation's subject."""
-    target = referents.person or referents.thing
-    match = _THIS_TOPIC.search(question)
-    if not match or not target:
-        return None
-    return question[: match.start()] + target + question[match.end() :]
 
 
 def _what_about(question: str, previous: str) -> str | None:
@@ -176,24 +144,6 @@ def _what_about(question: str, previous: str) -> str | None:
     if match is None or subject is None or subject not in previous:
         return None
     return previous.replace(subject, match.group(1).strip(), 1)
-
-
-def _complete_ellipsis(
-    question: str, history: Sequence[Exchange], referents: Referents
-) -> str | None:
-    """A question that names nothing ("What are the main themes?") gets "of <subject>"."""
-    target = referents.thing or referents.person
-    if not target or proper_nouns(question) or question_subject(question):
-        return None
-    if any(w.lower() in PERSON for w in re.findall(r"\w+", question)):
-        return None  # "how was she at the end?" about someone who is not the subject
-    if len(content_words(question)) > 2 and not _ELLIPTICAL_ABOUT.match(question):
-        return None
-    if set(content_words(question)) & set(content_words(target)):
-        return None
-    stem = question.rstrip().rstrip("?.!").rstrip()
-    end = question.rstrip()[len(stem) :]
-    return f"{stem} of {target}{end or '?'}"
 
 
 class LLMQueryRewriter:

@@ -51,7 +51,7 @@ def test_the_preface_and_the_list_of_illustrations_are_known_as_what_they_are(
     book = _book(austen)
     matter = [(c.title, c.kind) for c in book.chapters if not c.is_story]
     assert matter == [
-        ("PREFACE", SectionKind.COMMENTARY),
+        ("Preface", SectionKind.COMMENTARY),
         ("List of Illustrations", SectionKind.FRONT_MATTER),
     ]
     story = [c for c in book.chapters if c.is_story]
@@ -63,8 +63,8 @@ def test_the_preface_and_the_list_of_illustrations_are_known_as_what_they_are(
 def test_at_chapter_10_nothing_comes_from_the_preface(austen: Container) -> None:
     book = austen.library.set_position(_book(austen).id, chapter="10")
     try:
-        assert book.describe_position().startswith("through CHAPTER X (p. ")
-        assert [c.title for c in book.hidden_sections()] == ["PREFACE", "List of Illustrations"]
+        assert book.describe_position().startswith("through Chapter X (p. ")
+        assert [c.title for c in book.hidden_sections()] == ["Preface", "List of Illustrations"]
         for query in ("elopement of Lydia and Wickham", "the great proposal scene with Darcy",
                       "George Saintsbury", "Austenians or Janites"):  # fmt: skip
             for hit in austen.searcher.search(book, query, k=10):
@@ -128,7 +128,7 @@ def test_no_tool_shows_front_matter_at_any_position_inside_the_story(
         for start, end in _offsets(envelope):
             assert start >= book.story_start and end <= limit
         for chapter in envelope.get("data", {}).get("chapters", []) or []:
-            assert chapter["title"] not in ("PREFACE", "List of Illustrations")
+            assert chapter["title"] not in ("Preface", "List of Illustrations")
         dumped = json.dumps({**envelope, "data": {**(envelope.get("data") or {}), "query": ""}})
         assert "SAINTSBURY" not in dumped and "Austenians" not in dumped
     for hit in austen.searcher.search(reader, query, k=10):

@@ -55,7 +55,7 @@ def test_gutenberg_header_and_footer_are_stripped_and_give_title_and_author(
     assert (book.title, book.author) == ("Tiny Tales", "Ann Writer")
     assert book.text.startswith("CHAPTER I")
     assert "license" not in book.text and "Project Gutenberg" not in book.text
-    assert [c.title for c in book.chapters] == ["CHAPTER I", "CHAPTER II"]
+    assert [c.title for c in book.chapters] == ["Chapter I", "Chapter II"]
 
 
 def test_a_table_of_contents_does_not_make_chapters(tmp_path: Path) -> None:
@@ -66,7 +66,7 @@ def test_a_table_of_contents_does_not_make_chapters(tmp_path: Path) -> None:
     book, _ = parse_book(write(tmp_path, "toc.txt", content))
     assert [c.title for c in book.chapters if c.is_story] == ["Chapter 1", "Chapter 2", "Chapter 3"]
     assert [(c.title, c.kind.value) for c in book.chapters if not c.is_story] == [
-        ("CONTENTS", "front_matter")
+        ("Contents", "front_matter")
     ]
     first = next(c for c in book.chapters if c.is_story)
     assert book.text[first.char_start :].startswith("Chapter 1\n\nFirst body.")
@@ -76,7 +76,7 @@ def test_a_table_of_contents_does_not_make_chapters(tmp_path: Path) -> None:
 def test_a_heading_keyword_inside_prose_is_not_a_chapter(tmp_path: Path) -> None:
     content = "CHAPTER 1\n\nShe read it.\n\nPart of the crowd left early that evening,\nand more.\n"
     book, _ = parse_book(write(tmp_path, "prose.txt", content))
-    assert [c.title for c in book.chapters] == ["CHAPTER 1"]
+    assert [c.title for c in book.chapters] == ["Chapter 1"]
 
 
 def test_a_binary_file_named_txt_is_corrupt(tmp_path: Path) -> None:

@@ -42,10 +42,10 @@ TXT_CHAPTERS = {
 }
 # Sections that are not the story (front matter before it), by book; none in the others.
 TXT_MATTER = {
-    "pg1342_pride_and_prejudice.txt": [("PREFACE", "commentary"),
+    "pg1342_pride_and_prejudice.txt": [("Preface", "commentary"),
                                        ("List of Illustrations", "front_matter")],
-    "pg599_vanity_fair.txt": [("CONTENTS", "front_matter")],
-    "pg84_frankenstein.txt": [("CONTENTS", "front_matter")],
+    "pg599_vanity_fair.txt": [("Contents", "front_matter")],
+    "pg84_frankenstein.txt": [("Contents", "front_matter")],
     "pg910_white_fang.txt": [("Contents", "front_matter")],
 }  # fmt: skip
 
@@ -168,8 +168,8 @@ def test_every_text_book_in_the_data_set_is_listed(books_dir: Path) -> None:
 def test_moby_dick_chapter_titles_carry_their_names(books_dir: Path) -> None:
     book, _ = parse_book(books_dir / "melville-moby_dick.txt")
     titles = chapter_titles(book)
-    assert titles[0] == "CHAPTER 1. Loomings."
-    assert "CHAPTER 42. The Whiteness of The Whale." in titles
+    assert titles[0] == "Chapter 1. Loomings"  # one style: "CHAPTER" and the stop tidied
+    assert "Chapter 42. The Whiteness of The Whale" in titles  # the book's own casing
     assert any("The Whiteness of The Whale" in t for t in titles)
     assert titles[-1].startswith("Epilogue")
     assert (book.title, book.author) == ("Moby Dick", "Herman Melville")
@@ -185,15 +185,15 @@ def test_frankenstein_text_skips_its_table_of_contents(books_dir: Path) -> None:
     contents = book.text.index("CONTENTS")
     first_story = next(c for c in book.chapters if c.is_story)
     assert first_story.char_start > contents
-    assert (book.chapters[0].title, book.chapters[0].char_start) == ("CONTENTS", contents)
+    assert (book.chapters[0].title, book.chapters[0].char_start) == ("Contents", contents)
     assert book.text[first_story.char_start :].startswith("Letter 1")
 
 
 def test_part_headings_fold_into_the_first_chapter_of_the_part(books_dir: Path) -> None:
     book, _ = parse_book(books_dir / "pg910_white_fang.txt")
     titles = chapter_titles(book)
-    assert titles[0] == "PART I, CHAPTER I. THE TRAIL OF THE MEAT"
-    assert titles[1] == "CHAPTER II. THE SHE-WOLF"
+    assert titles[0] == "Part I, Chapter I. The Trail of the Meat"  # capitals in title case
+    assert titles[1] == "Chapter II. The She-Wolf"
 
 
 BAD_CODES = {
@@ -225,3 +225,36 @@ def test_the_latin1_sample_imports_as_text(books_dir: Path) -> None:
     assert book.text.startswith("Frankenstein;")
     assert "\ufffd" not in book.text
     assert "I am already far north of London" in book.text
+
+
+TITLES = {  # files whose Gutenberg header is gone: the title page says it
+    "pg1342_pride_and_prejudice.txt": ("Pride and Prejudice", "Jane Austen"),  # "PRIDE. and ..."
+    "pg599_vanity_fair.txt": ("Vanity Fair", "William Makepeace Thackeray"),  # "by" alone
+    "pg910_white_fang.txt": ("White Fang", "Jack London"),  # "WHITE FANG"
+    "pg84_frankenstein.txt": (
+        "Frankenstein; or, the Modern Prometheus",
+        "Mary Wollstonecraft (Godwin) Shelley",
+    ),
+    "austen-emma.txt": ("Emma", "Jane Austen"),
+    "chesterton-brown.txt": ("The Wisdom of Father Brown", "G. K. Chesterton"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TITLES))
+def test_title_and_author_come_from_the_text_when_the_file_has_no_metadata(
+    books_dir: Path, name: str
+) -> None:
+    book, _ = parse_book(books_dir / name)
+    assert (book.title, book.author) == TITLES[name]
+
+
+def test_chapter_labels_of_every_text_book_share_one_style(books_dir: Path) -> None:
+    """No label keeps a division keyword in capitals ("CHAPTER II" beside "Chapter I"), and no
+    label is all capitals."""
+    from folio.adapters.parsers.titles import is_shouted
+
+    for path in sorted(books_dir.glob("*.txt")):
+        for chapter in parse_book(path)[0].chapters:
+            words = chapter.title.split()
+            assert not any(w.strip(".,") in ("CHAPTER", "PART", "BOOK", "LETTER") for w in words)
+            assert not is_shouted(chapter.title) or len(chapter.title) <= 6, (path.name, chapter)

@@ -58,18 +58,27 @@ def strip_gutenberg(text: str) -> tuple[str, str | None, str | None]:
 
 
 def guess_title_author(text: str) -> tuple[str | None, str | None]:
-    """From NLTK's "[Title by Author 1851]" first line, or title lines then a "by ..." line."""
-    lines = [line.strip() for line in text[:3000].split("\n") if line.strip()][:8]
+    """From NLTK's "[Title by Author 1851]" first line, or a title page: up to four title lines,
+    then "by Author" on one line or "by" alone over the author's line."""
+    lines = [line.strip() for line in text[:3000].split("\n") if line.strip()][:10]
     if not lines:
         return None, None
     if m := _BRACKETED.match(lines[0]):
         return m.group("title"), m.group("author")
     if lines[0].startswith("[") and lines[0].endswith("]"):
         return lines[0][1:-1], None
-    for k, line in enumerate(lines[1:4], start=1):
+    for k, line in enumerate(lines[1:5], start=1):
+        author = None
         if m := _BY.match(line):
-            title = " ".join(lines[:k])
-            return (title if len(title) <= 120 else None), m.group("author")
+            author = m.group("author")
+        elif line.lower() == "by" and k + 1 < len(lines):
+            author = lines[k + 1]
+        if author is None:
+            continue
+        title = "\n".join(lines[:k])
+        if len(title) > 120 or len(author) > 80:
+            return None, None
+        return title, author
     return None, None
 
 

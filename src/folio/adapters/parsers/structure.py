@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from folio.adapters.parsers.titles import tidy_author, tidy_label, tidy_title
 from folio.domain.books import Chapter, Page, ParsedBook, SectionKind
 from folio.domain.chapter_labels import label_parts, parse_reference
 from folio.domain.errors import IngestError, IngestErrorCode
@@ -88,7 +89,7 @@ def make_chapters(entries: Iterable[tuple[int, str]]) -> tuple[Chapter, ...]:
     each with its kind (story, or front/back matter) read from its title."""
     seen: dict[int, str] = {}
     for start, title in entries:
-        clean = collapse_spaces(title)
+        clean = tidy_label(collapse_spaces(title))
         if clean and start not in seen:
             seen[start] = clean
     ordered = sorted(seen.items())
@@ -140,8 +141,8 @@ def build_parsed_book(
         raise IngestError(
             f"{path.name} contains no readable text", code=IngestErrorCode.EMPTY, path=str(path)
         )
-    clean_title = collapse_spaces(title) if title else None
-    clean_author = collapse_spaces(author) if author else None
+    clean_title = tidy_title(title) if title and title.strip() else None
+    clean_author = tidy_author(author) if author and author.strip() else None
     inside = [(s, t) for s, t in chapters if 0 <= s < len(text)]
     return ParsedBook(
         text=text,

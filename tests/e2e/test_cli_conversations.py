@@ -242,3 +242,32 @@ def test_imports_are_bounded_in_size_nesting_and_messages_naming_each_bound(
         assert result.returncode != 0 and words in result.stderr, result.stderr
         assert "Traceback" not in result.stderr
     assert len(listed(home, "list")) == before
+
+
+def test_search_finds_questions_and_answers_across_conversations(home: Path) -> None:
+    first = ok(folio(home, "conversations", "new", "Moby", "--title", "Oceans")).strip()
+    write_turn(home, first, "Where did Ahab sail?", "Across every OCEAN of the world (p. 1).", "q")
+    second = ok(folio(home, "conversations", "new", "Moby", "--title", "Ishmael")).strip()
+    write_turn(home, second, "Who tells the story?", "Ishmael, who went to sea (p. 1).", "q")
+    write_turn(home, second, "And the ocean?", "He crossed it (p. 1).", "q")
+
+    found = listed(home, "search", "ocean")
+    hits = {(m["conversation_id"], m["turn_number"], m["role"]) for m in found}
+    assert {(first, 1, "assistant"), (second, 2, "user")} <= hits
+    assert all(m["role"] in ("user", "assistant") for m in found)  # never a tool result
+    answer = next(m for m in found if m["conversation_id"] == first)
+    start, end = answer["spans"][0]
+    assert answer["snippet"][start:end] == "OCEAN"  # case-insensitive, the text as written
+
+    both = listed(home, "search", "OCEAN", "world")  # every word must be there
+    assert {m["conversation_id"] for m in both} == {first}
+    assert listed(home, "search", "ocean", "--limit", "1") == found[:1]
+
+    shown = ok(folio(home, "conversations", "search", "ocean"))
+    assert "Oceans" in shown and "Ishmael" in shown and first[:8] in shown
+    assert "turn 1, folio:" in shown and "turn 2, you: And the ocean?" in shown
+    nothing = folio(home, "conversations", "search", "zeppelin")
+    assert nothing.returncode == 0 and "No question or answer contains 'zeppelin'" in nothing.stdout
+    too_long = folio(home, "conversations", "search", "x" * 201)
+    assert too_long.returncode == 1 and "at most 200 characters" in too_long.stderr
+    assert "Traceback" not in too_long.stderr

@@ -24,12 +24,15 @@ from folio.domain.books import Book
 from folio.domain.conversations import (
     Conversation,
     ConversationDetail,
+    ConversationMatch,
     ConversationSummary,
     Turn,
+    match_snippet,
+    search_words,
     validate_title,
 )
 from folio.domain.errors import BookError, ConversationError, ConversationErrorCode
-from folio.domain.llm import PromptMessage
+from folio.domain.llm import PromptMessage, PromptRole
 from folio.domain.ports import BookRepository, UnitOfWorkFactory
 
 PLACEHOLDER_TITLE = "New conversation"
@@ -92,6 +95,40 @@ class Conversations:
             ConversationSummary(c, n, titles.get(c.book_id))
             for c, n in zip(found, counts, strict=True)
         ]
+
+    def search(
+        self, text: str, *, book_id: str | None = None, limit: int = 50
+    ) -> list[ConversationMatch]:
+        """The reader's questions and folio's answers that contain every word of ``text``
+        (case-insensitive), across all conversations (or a book's): most recently active
+        conversation first, then in turn order; at most ``limit``."""
+        words = search_words(text)
+        titles = {b.id: b.title for b in self._books.list()}
+        found: list[ConversationMatch] = []
+        with self._uow() as uow:
+            conversations = (
+                uow.conversations.list_all()
+                if book_id is None
+                else uow.conversations.get_by_book(book_id)
+            )
+            for conversation in conversations:
+                for stored in uow.messages.get_by_conversation(conversation.id):
+                    role = stored.message.role
+                    if role not in (PromptRole.USER, PromptRole.ASSISTANT):
+                        continue
+                    hit = match_snippet(stored.message.content, words)
+                    if hit is None:
+                        continue
+                    snippet, spans = hit
+                    found.append(
+                        ConversationMatch(
+                            conversation, titles.get(conversation.book_id),
+                            stored.turn_number, role, snippet, spans,
+                        )
+                    )  # fmt: skip
+                    if len(found) >= limit:
+                        return found
+        return found
 
     def seed_exchanges(
         self, conversation_id: str, exchanges: Sequence[tuple[str, str]], *, origin: str

@@ -210,6 +210,66 @@ class ConversationSummary:
     book_title: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class ConversationMatch:
+    """A message of a conversation that contains what a reader searched for. ``snippet`` is the
+    text around it; ``spans`` are the ``(start, end)`` of each searched word inside ``snippet``."""
+
+    conversation: Conversation
+    book_title: str | None
+    turn_number: int
+    role: PromptRole
+    snippet: str
+    spans: tuple[tuple[int, int], ...]
+
+
+MAX_SEARCH_CHARS = 200
+
+
+def search_words(text: str) -> list[str]:
+    """The words of a conversation search, casefolded (``ConversationError`` when there are none
+    or the search is longer than ``MAX_SEARCH_CHARS``)."""
+    if len(text) > MAX_SEARCH_CHARS:
+        raise ConversationError(
+            f"A search has at most {MAX_SEARCH_CHARS} characters (got {len(text)})",
+            code=ConversationErrorCode.INVALID_INPUT,
+        )
+    words = list(dict.fromkeys(text.casefold().split()))
+    if not words:
+        raise ConversationError("Say what to search for", code=ConversationErrorCode.INVALID_INPUT)
+    return words
+
+
+def match_snippet(
+    content: str, words: Sequence[str], width: int = 160
+) -> tuple[str, tuple[tuple[int, int], ...]] | None:
+    """The part of ``content`` around the first searched word, when ``content`` holds every
+    word (case-insensitively); ``None`` otherwise."""
+    folded = content.casefold()
+    if len(folded) != len(content):  # a casefold that changes lengths ("ß"): search as lowercase
+        folded = content.lower()
+    first = [folded.find(w) for w in words]
+    if min(first) < 0:
+        return None
+    start = max(0, min(first) - width // 3)
+    end = min(len(content), start + width)
+    if start > 0:
+        start = content.find(" ", start, min(first)) + 1 or start
+    window = content[start:end]
+    text = " ".join(window.split())
+    prefix = "…" if start > 0 else ""
+    suffix = "…" if end < len(content) else ""
+    snippet = prefix + text + suffix
+    lowered = snippet.casefold() if len(snippet.casefold()) == len(snippet) else snippet.lower()
+    spans = []
+    for word in words:
+        at = lowered.find(word)
+        while at >= 0:
+            spans.append((at, at + len(word)))
+            at = lowered.find(word, at + len(word))
+    return snippet, tuple(sorted(spans))
+
+
 def validate_title(title: str) -> str:
     cleaned = " ".join(title.split())
     if not cleaned:

@@ -62,6 +62,7 @@ def conversations_group() -> None:
     folio conversations rm ID
     folio conversations export ID [--format md|json] [-o FILE]
     folio conversations import FILE
+    folio conversations search TEXT [--book BOOK]   find a question or an answer
 
     ID is a conversation id or a unique prefix of one. BOOK is a book id, id prefix or title.
     """
@@ -111,6 +112,76 @@ def list_cmd(lazy: Any, book: str | None, as_json: bool) -> None:
         table.add_row(c.id[:8], escape(s.book_title or "?"), escape(c.title), str(s.turn_count),
                       _when(c.updated_at))  # fmt: skip
     console.print(table)
+
+
+@conversations_group.command("search")
+@click.argument("text", nargs=-1, required=True)
+@click.option("--book", help="Only this book's conversations (id, id prefix or title).")
+@click.option(
+    "--limit", default=50, show_default=True, type=click.IntRange(1, 1000), help="At most N."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+@handle_errors
+def search_cmd(
+    lazy: Any, text: tuple[str, ...], book: str | None, limit: int, as_json: bool
+) -> None:
+    """Find your questions and folio's answers containing every word of TEXT, across all
+    conversations (case-insensitive); newest conversation first.
+
+    \b
+    folio conversations search Clerval
+    folio conversations search "the monster" --book frank
+    """
+    container = lazy.get()
+    book_id = container.library.resolve(book).id if book else None
+    matches = container.conversations.search(" ".join(text), book_id=book_id, limit=limit)
+    if as_json:
+        _json_out([
+            {
+                **_conversation_dict(m.conversation, book_title=m.book_title),
+                "turn_number": m.turn_number,
+                "role": m.role.value,
+                "snippet": m.snippet,
+                "spans": [list(span) for span in m.spans],
+            }
+            for m in matches
+        ])  # fmt: skip
+        return
+    if not matches:
+        click.echo(f"No question or answer contains {' '.join(text)!r}.")
+        return
+    shown = len({m.conversation.id for m in matches})
+    more = " (the first {limit}; --limit shows more)" if len(matches) >= limit else ""
+    console.print(f"{len(matches)} match(es) in {shown} conversation(s){more.format(limit=limit)}:")
+    current = None
+    for m in matches:
+        if m.conversation.id != current:
+            current = m.conversation.id
+            console.print(
+                f"\n[bold]{escape(m.conversation.title)}[/]  [dim]{m.conversation.id[:8]} ·"
+                f" {escape(m.book_title or '?')} · {_when(m.conversation.updated_at)}[/]"
+            )
+        who = "you" if m.role is PromptRole.USER else "folio"
+        console.print(f"  turn {m.turn_number}, {who}: {_highlighted(m.snippet, m.spans)}")
+    console.print(
+        "\n[dim]Open one: folio conversations show ID, or folio chat BOOK --conversation ID[/]"
+    )
+
+
+def _highlighted(snippet: str, spans: tuple[tuple[int, int], ...]) -> str:
+    """``snippet`` as rich markup, the matched words in bold (book text is escaped)."""
+    out, at = [], 0
+    for start, end in spans:
+        if start < at:
+            continue
+        out += [
+            escape(clean(snippet[at:start])),
+            f"[bold yellow]{escape(clean(snippet[start:end]))}[/]",
+        ]
+        at = end
+    out.append(escape(clean(snippet[at:])))
+    return "".join(out)
 
 
 @conversations_group.command("new")

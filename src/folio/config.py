@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from platformdirs import user_cache_dir, user_data_dir
-from pydantic import AfterValidator, Field, ValidationError, model_validator
+from pydantic import AfterValidator, Field, PrivateAttr, ValidationError, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -145,6 +145,8 @@ class Settings(BaseSettings):
     )
     database_pool_size: int = Field(default=8, ge=1, le=200)
     config_file: Path | None = None
+    # Where each value came from (``load_settings`` fills it): see ``source_of``.
+    _sources: dict[str, str] = PrivateAttr(default_factory=dict)
 
     @classmethod
     def settings_customise_sources(
@@ -222,6 +224,11 @@ class Settings(BaseSettings):
         """A copy with ``changes`` applied and validated."""
         return _validated({**self.model_dump(exclude_defaults=True), **changes})
 
+    def source_of(self, name: str) -> str:
+        """Where setting ``name`` came from: ``default``, ``config file`` (``config_file``),
+        ``env VARIABLE`` or ``override`` (given by the program, e.g. a command-line option)."""
+        return self._sources.get(name, "default")
+
     def masked(self) -> dict[str, Any]:
         """The settings as printable data, secrets masked."""
         out: dict[str, Any] = {}
@@ -242,14 +249,23 @@ def load_settings(env: dict[str, str] | None = None, **overrides: Any) -> Settin
     home = Path(env["FOLIO_HOME"]).expanduser() if env.get("FOLIO_HOME") else _default_home()
     config_file = Path(env.get("FOLIO_CONFIG") or home / "config.toml").expanduser()
     values: dict[str, Any] = {"home": home}
+    sources = {"home": "env FOLIO_HOME"} if env.get("FOLIO_HOME") else {}
     if config_file.is_file():
-        values.update(_read_config_file(config_file))
+        from_file = _read_config_file(config_file)
+        values.update(from_file)
         values["config_file"] = config_file
+        sources.update(dict.fromkeys(from_file, "config file"))
+        sources["config_file"] = "env FOLIO_CONFIG" if env.get("FOLIO_CONFIG") else "default"
     for var, name in _ENV.items():
         if env.get(var):
             values[name] = env[var]
-    values.update({k: v for k, v in overrides.items() if v is not None})
-    return _validated(values)
+            sources[name] = f"env {var}"
+    given = {k: v for k, v in overrides.items() if v is not None}
+    values.update(given)
+    sources.update(dict.fromkeys(given, "override"))
+    settings = _validated(values)
+    settings._sources = sources
+    return settings
 
 
 def _default_home() -> Path:

@@ -394,7 +394,13 @@ def test_config_json_masks_api_keys(run_folio: RunFolio) -> None:
     assert data["anthropic_api_key"] and data["anthropic_api_key"] != key
     assert data["effective_provider"] == "anthropic"
     assert data["home"] == str(run_folio.home)
-    assert key not in ok(run_folio("config", env={"ANTHROPIC_API_KEY": key}))
+    assert data["sources"]["anthropic_api_key"] == "env ANTHROPIC_API_KEY"
+    assert data["sources"]["search_k"] == "default"
+    shown = ok(run_folio("config", env={"ANTHROPIC_API_KEY": key}))
+    assert key not in shown
+    row = next(line for line in shown.splitlines() if line.startswith("anthropic_api_key"))
+    assert row.split()[-2:] == ["env", "ANTHROPIC_API_KEY"]
+    assert "None" not in shown and "(not set)" in shown
 
 
 @pytest.mark.parametrize(

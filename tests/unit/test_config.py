@@ -93,3 +93,14 @@ def test_a_database_url_that_cannot_work_is_refused_without_showing_its_password
         load_settings(env={"FOLIO_HOME": str(tmp_path), **env})
     assert words in str(refused.value).lower()
     assert ":pw@" not in str(refused.value)
+
+
+def test_each_value_says_where_it_came_from(tmp_path: Path) -> None:
+    (tmp_path / "config.toml").write_text('search_k = 7\nmodel = "m-file"\n')
+    env = {"FOLIO_HOME": str(tmp_path), "FOLIO_MODEL": "m-env"}
+    settings = load_settings(env=env, history_messages=12)
+    assert settings.source_of("search_k") == "config file"
+    assert settings.model == "m-env" and settings.source_of("model") == "env FOLIO_MODEL"
+    assert settings.source_of("history_messages") == "override"
+    assert settings.source_of("guardrail") == "default"
+    assert settings.source_of("home") == "env FOLIO_HOME"

@@ -77,14 +77,29 @@ class _LazyContainer:
 @click.pass_obj
 @handle_errors
 def config_cmd(lazy: _LazyContainer, as_json: bool) -> None:
-    """Print the effective settings (API keys masked) and where they come from."""
+    """Print the effective settings (API keys and database passwords masked) and where each
+    comes from: default, config file, or environment variable."""
     settings = lazy.get().settings
     data = settings.masked()
+    sources = {key: settings.source_of(key) for key in data if key in type(settings).model_fields}
     if as_json:
-        click.echo(json.dumps(data, indent=2))
+        click.echo(json.dumps({**data, "sources": sources}, indent=2))
         return
+    from rich.table import Table
+
+    from folio.entrypoints.cli.output import console, escape
+
+    table = Table("setting", "value", "from", box=None, pad_edge=False)
     for key, value in data.items():
-        click.echo(f"{key:22} {value}")
+        shown = "(not set)" if value is None else str(value)
+        origin = sources.get(key, "derived")
+        table.add_row(key, escape(shown), origin if origin != "default" else "[dim]default[/]")
+    console.print(table)
+    if settings.config_file is None:
+        console.print(
+            "[dim]No config file: put settings in "
+            f"{escape(str(settings.home / 'config.toml'))} (or FOLIO_CONFIG).[/]"
+        )
 
 
 def _register() -> None:

@@ -173,6 +173,47 @@ def test_read_opens_a_cited_page_or_a_chapter_and_stops_at_the_position(
         assert refused.returncode == 2 and "Error:" in refused.stderr
 
 
+def test_read_cited_opens_the_page_of_a_source_of_the_last_answer(
+    run_folio: RunFolio, bundled_book: Path
+) -> None:
+    ok(run_folio("add", str(bundled_book)))
+    turn = run_folio("chat", "Frankenstein", "-m", "Who is Victor's friend from Geneva?")
+    out = ok(turn)
+    sources = re.search(r"^Sources: (.*)$", out, re.MULTILINE)
+    assert sources, out
+    places = re.findall(r"\[(\d)\] ([^;]+)", sources.group(1))
+    assert [n for n, _ in places] == [str(i) for i in range(1, len(places) + 1)]
+    assert len(set(places)) == len(places) >= 2
+    assert "open a source with: folio read" in turn.stderr
+    conversation_id, quotes = _last_turn_quotes(run_folio)
+    for number, place in places:
+        page = ok(run_folio("read", "Frankenstein", "--cited", number))
+        header = page.splitlines()[0]
+        assert header == f"Frankenstein; or, the Modern Prometheus — {place} · source [{number}]"
+        assert flat(quotes[int(number) - 1]) in flat(page)  # the quote is on the page opened
+    again = ok(run_folio("read", "Frankenstein", "--cited", "1", "--conversation", conversation_id))
+    assert flat(quotes[0]) in flat(again)
+    missing = run_folio("read", "Frankenstein", "--cited", "9")
+    assert missing.returncode == 2 and f"sources 1 to {len(places)}" in missing.stderr
+
+
+def _last_turn_quotes(run_folio: RunFolio) -> tuple[str, list[str]]:
+    [entry] = ok_json(run_folio("conversations", "--json"))
+    cid = entry["conversation_id"]
+    data = ok_json(run_folio("conversations", "export", cid, "--format", "json"))
+    return cid, [c["quote"] for c in data["turns"][-1]["sources"]]
+
+
+def test_position_next_reads_through_the_next_chapter(lib: RunFolio) -> None:
+    epub = book_id(lib, "frankenstein.epub")
+    ok(lib("position", epub, "--chapter", "Letter 4"))
+    assert "through Chapter 1 " in ok(lib("position", epub, "--next"))
+    assert "through Chapter 2 " in ok(lib("position", epub, "--next"))
+    ok(lib("position", epub, "--reset"))
+    whole = lib("position", epub, "--next")
+    assert whole.returncode == 1 and "set how far you have read first" in one_error_line(whole)
+
+
 def test_re_adding_a_file_reports_it_already_present_and_changes_nothing(
     lib: RunFolio, books_dir: Path
 ) -> None:

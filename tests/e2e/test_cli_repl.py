@@ -4,6 +4,7 @@ with piped stdin as a scripted session. Hashing embeddings, offline provider."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -45,7 +46,7 @@ def spawn(folio: RunFolio) -> Iterator[Any]:
     def start(*args: str) -> pexpect.spawn:
         command = folio_command(*args)
         env = folio_env(folio.home, extra={"PROMPT_TOOLKIT_NO_CPR": "1", "NO_COLOR": "1",
-                                            "TERM": "xterm"})  # fmt: skip
+                                            "TERM": "xterm", "PAGER": "cat"})  # fmt: skip
         child = pexpect.spawn(command[0], command[1:], env=env, encoding="utf-8",
                               timeout=TIMEOUT_S, dimensions=(50, 160))  # fmt: skip
         children.append(child)
@@ -75,7 +76,8 @@ def test_a_session_answers_with_pages_and_runs_the_slash_commands(
     child.expect("Type /help for commands")
     child.expect("you>")
     child.sendline("Who is Henry Clerval?")
-    child.expect(r"Sources: Chapter \d+, pp?\. \d+")
+    child.expect(r"Sources: \[1\] Chapter \d+, pp?\. \d+")
+    child.expect(r"/read N opens source \[N\]")
     child.expect("you>")
 
     child.sendline("/help")
@@ -247,6 +249,37 @@ def test_position_inside_the_repl_moves_the_bookmark_and_the_prompt(
     assert exit_status(child) == 0
     shown = ok_json(folio("position", "Frankenstein", "--json"))
     assert "3" in json_text(shown)
+
+
+def test_next_and_read_inside_the_repl_move_through_the_book_and_open_sources(
+    spawn: Any, folio: RunFolio
+) -> None:
+    ok(folio("position", "Frankenstein", "--chapter", "Letter 4"))
+    child = spawn("chat", "Frankenstein", "--new")
+    child.expect(r"Moder… · through Letter 4")
+    child.expect("you>")
+    child.sendline("/next")
+    child.expect(r"Prometheus: read through Chapter")  # the number may be styled
+    child.expect(r"Moder… · through Chapter 1 \(p\. \d+ of \d+, \d+%\) · you>")
+    child.sendline("/read 1")
+    child.expect("The last answer has no sources; there is no source 1")
+    child.sendline("Who is Victor's father?")
+    child.expect(r"Sources: \[1\] ([^;\r\n]+)")
+    place = child.match.group(1).strip()
+    page = re.findall(r"pp?\. (\d+)", place)[0]
+    child.expect("you>")
+    child.sendline("/read 1")  # the page of source [1], in the pager ($PAGER here: cat)
+    child.expect(re.escape(f"Frankenstein; or, the Modern Prometheus — {place} · source [1]"))
+    child.expect("you>")
+    child.sendline(f"/read p. {page}")
+    child.expect(f"— [^\\n]*p\\. {page}")
+    child.expect("you>")
+    child.sendline("/read chapter 2")  # past the position: one error line, the REPL goes on
+    child.expect("Error: This part of the book is past your reading position")
+    child.sendline("/read Letter 2")
+    child.expect("Archangel")
+    child.sendline("quit")
+    assert exit_status(child) == 0
 
 
 def json_text(value: Any) -> str:

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import replace
 
+from folio.domain.books import Book
 from folio.domain.conversations import Source
 from folio.domain.passages import Passage, passages_in
 
@@ -19,25 +21,86 @@ _PAGE_CITE = re.compile(r"\bpp?\.\s*([0-9ivxlcdm]+)(?:\s*[-–]\s*([0-9ivxlcdm]+
 
 
 def select_citations(
-    answer: str, passages: Iterable[Passage], *, top: int = TOP_SOURCES
+    answer: str, passages: Iterable[Passage], *, book: Book | None = None, top: int = TOP_SOURCES
 ) -> tuple[Source, ...]:
-    """Sources for ``answer`` among ``passages``: the quoted ones in the order the answer quotes
-    them, then those whose page it cites in the order they were returned."""
+    """Sources for ``answer`` among ``passages``: one per quote, in the order the answer quotes
+    them, then one per cited page no quote came from, in the order the answer cites them; the top
+    results when it does neither. With ``book``, a quote's source is the quote's own place (its
+    characters, its pages) rather than the whole passage it was found in, and a page's source is
+    that page: no source names a place the answer did not take from, and none overlaps another."""
     candidates = _unique(passages)
     if not candidates:
         return ()
-    quotes = [_normalise(q) for q in _QUOTED.findall(answer)]
-    pages = _cited_pages(answer)
-    chosen: list[tuple[int, Source]] = []
-    for order, passage in enumerate(candidates):
-        text = _normalise(passage.text)
-        quote = next((q for q in quotes if q in text), None)
-        if quote is not None or _cites(passage, pages):
-            rank = quotes.index(quote) if quote is not None else len(quotes) + order
-            chosen.append((rank, _source(passage, quote)))
+    chosen: list[Source] = []
+    quoted: list[Passage] = []
+    for quote in dict.fromkeys(_normalise(q) for q in _QUOTED.findall(answer)):
+        passage = next((p for p in candidates if quote in _normalise(p.text)), None)
+        if passage is not None:
+            quoted.append(passage)
+            chosen.append(_narrowed(_source(passage, quote), passage, quote, book))
+    quoted_ranges = {(p.page_start.lower(), p.page_end.lower()) for p in quoted}
+    for first, last in _PAGE_CITE.findall(answer):
+        if (first.lower(), (last or first).lower()) in quoted_ranges:
+            continue  # a quote's own citation ('"..." (pp. 55-56)'): the quote is its source
+        for page in _expand(first, last):
+            if any(_on_source_page(s, page) for s in chosen):
+                continue
+            passage = next((p for p in candidates if _cites(p, {page})), None)
+            if passage is not None:
+                chosen.append(_on_page(_source(passage, None), passage, page, book))
     if not chosen:
         return tuple(_source(p, None) for p in candidates[:top])
-    return tuple(source for _, source in sorted(chosen, key=lambda pair: pair[0]))
+    return _without_overlaps(chosen)
+
+
+def _narrowed(source: Source, passage: Passage, quote: str, book: Book | None) -> Source:
+    """``source`` cut to where ``quote`` (normalised) lies in ``passage``: its characters, and
+    with ``book`` its pages. Unchanged when the passage text is not the book's own slice."""
+    if book is None or len(passage.text) != passage.char_end - passage.char_start:
+        return source
+    pattern = r"\s+".join(re.escape(word) for word in quote.split())
+    found = re.search(pattern, passage.text, re.IGNORECASE)
+    if found is None:
+        return source
+    start, end = passage.char_start + found.start(), passage.char_start + found.end()
+    return replace(
+        source,
+        page_start=book.page_at(start).label,
+        page_end=book.page_at(end - 1).label,
+        char_start=start,
+        char_end=end,
+    )
+
+
+def _on_page(source: Source, passage: Passage, page: str, book: Book | None) -> Source:
+    """``source`` cut to the cited ``page`` of ``passage`` (with ``book``), its excerpt taken from
+    that page. Unchanged when the passage text is not the book's own slice."""
+    found = None if book is None else book.page_by_label(page)
+    if found is None or len(passage.text) != passage.char_end - passage.char_start:
+        return source
+    start = max(passage.char_start, found.char_start)
+    end = min(passage.char_end, found.char_end)
+    text = " ".join(passage.text[start - passage.char_start : end - passage.char_start].split())
+    if not text:
+        return source
+    return replace(
+        source,
+        page_start=found.label,
+        page_end=found.label,
+        char_start=start,
+        char_end=end,
+        quote=_excerpt(text),
+    )
+
+
+def _without_overlaps(sources: list[Source]) -> tuple[Source, ...]:
+    """``sources`` less any whose characters overlap an earlier one's (the same words found in
+    two overlapping chunks are one place)."""
+    kept: list[Source] = []
+    for source in sources:
+        if not any(source.char_start < k.char_end and k.char_start < source.char_end for k in kept):
+            kept.append(source)
+    return tuple(kept)
 
 
 def used_passages(answer: str, passages: Iterable[Passage]) -> list[Passage]:
@@ -69,14 +132,21 @@ def _normalise(text: str) -> str:
 
 
 def _cited_pages(answer: str) -> set[str]:
-    pages: set[str] = set()
-    for first, last in _PAGE_CITE.findall(answer):
-        pages.add(first.lower())
-        if last and first.isdigit() and last.isdigit() and int(last) - int(first) < 50:
-            pages.update(str(n) for n in range(int(first), int(last) + 1))
-        elif last:
-            pages.add(last.lower())
-    return pages
+    return {page for first, last in _PAGE_CITE.findall(answer) for page in _expand(first, last)}
+
+
+def _expand(first: str, last: str) -> list[str]:
+    """The pages of a citation ("p. 4": 4; "pp. 12-14": 12, 13, 14; "pp. iv-vi": iv, vi)."""
+    if last and first.isdigit() and last.isdigit() and int(last) - int(first) < 50:
+        return [str(n) for n in range(int(first), int(last) + 1)]
+    return [first.lower(), last.lower()] if last else [first.lower()]
+
+
+def _on_source_page(source: Source, page: str) -> bool:
+    first, last = source.page_start, source.page_end
+    if first.isdigit() and last.isdigit() and page.isdigit():
+        return int(first) <= int(page) <= int(last)
+    return page in (first.lower(), last.lower())
 
 
 def _cites(passage: Passage, pages: set[str]) -> bool:

@@ -299,7 +299,7 @@ class ChatWithBook:
         else:
             outcome = self._run(messages, runner, on_event)
         latency_ms = (time.perf_counter() - started) * 1000
-        return self._store(conversation_id, text, outcome, runner, verdict, latency_ms)
+        return self._store(book, conversation_id, text, outcome, runner, verdict, latency_ms)
 
     # --- steps ----------------------------------------------------------------------------------
     def _load(self, conversation_id: str) -> tuple[Conversation, list[ChatMessage]]:
@@ -351,6 +351,7 @@ class ChatWithBook:
 
     def _store(
         self,
+        book: Book,
         conversation_id: str,
         text: str,
         outcome: RetrievalOutcome,
@@ -358,7 +359,7 @@ class ChatWithBook:
         verdict: GuardrailVerdict | None,
         latency_ms: float,
     ) -> TurnResult:
-        facts = self._facts(conversation_id, text, outcome, runner, verdict, latency_ms)
+        facts = self._facts(book, conversation_id, text, outcome, runner, verdict, latency_ms)
         busy_waits = 0
         for attempt in range(STORE_ATTEMPTS):
             tried_at = time.monotonic()
@@ -395,6 +396,7 @@ class ChatWithBook:
 
     def _facts(
         self,
+        book: Book,
         conversation_id: str,
         text: str,
         outcome: RetrievalOutcome,
@@ -408,7 +410,11 @@ class ChatWithBook:
             guard_usage, guard_calls = verdict.usage, verdict.llm_calls
         usage = outcome.usage + guard_usage
         blocked = outcome.strategy == GUARDRAIL
-        citations = () if blocked else select_citations(outcome.answer, sources_of(runner.returned))
+        citations = (
+            ()
+            if blocked
+            else select_citations(outcome.answer, sources_of(runner.returned), book=book)
+        )
         stored = (PromptMessage.user(text), *outcome.new_messages)
         return Turn(
             conversation_id=conversation_id,

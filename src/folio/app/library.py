@@ -93,24 +93,29 @@ class Library:
         percent: float | None = None,
         reset: bool = False,
         chapter_index: int | None = None,
+        next_chapter: bool = False,
     ) -> Book:
         """Set how far the reader has read: exactly one of ``page`` (label or number), ``chapter``
         (as the book names it: "5", "Chapter 5", "V", "Letter 2", words of its title),
         ``chapter_index`` (1-based entry of ``book.chapters``, for a client's chapter list),
-        ``percent`` (0-100) or ``reset`` (the whole book visible again).
+        ``percent`` (0-100), ``reset`` (the whole book visible again) or ``next_chapter`` (the
+        reader finished the chapter they were in).
 
         Raises:
             BookError: ``INVALID_POSITION`` for none or several choices or an out-of-range value,
                 ``AMBIGUOUS`` for a chapter reference that names several chapters.
         """
         given = (page, chapter, percent, chapter_index)
-        chosen = [x for x in given if x is not None] + ([True] if reset else [])
+        flags = [flag for flag in (reset, next_chapter) if flag]
+        chosen = [x for x in given if x is not None] + flags
         if len(chosen) != 1:
             raise BookError(
-                "Give exactly one of a page, a chapter, a percentage, or reset",
+                "Give exactly one of a page, a chapter, a percentage, the next chapter, or reset",
                 code=BookErrorCode.INVALID_POSITION,
             )
         book = self._books.get(book_id)
+        if next_chapter:
+            return self._books.set_position(book.id, book.position_after_next_chapter())
         if chapter_index is not None:
             return self._books.set_position(book.id, book.position_at_chapter_index(chapter_index))
         return self._books.set_position(book.id, _position(book, page, chapter, percent))

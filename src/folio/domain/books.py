@@ -304,6 +304,37 @@ class Book:
             self.chapter_end(chapter), PositionKind.CHAPTER, float(chapter.index)
         )
 
+    def position_after_next_chapter(self) -> ReadingPosition:
+        """Read up to and including the next chapter: the first (story) chapter that ends past the
+        position, i.e. the one the reader is in, as "I finished the next chapter" means.
+
+        Raises:
+            BookError: ``INVALID_POSITION`` when the book has no chapters, or when the whole book
+                (or its last chapter) is already read.
+        """
+        offset = self.position.char_offset
+        if not self.chapters:
+            raise BookError(
+                f"{self.title!r} has no chapters; give a page or a percentage instead",
+                code=BookErrorCode.INVALID_POSITION,
+            )
+        if offset is None:
+            raise BookError(
+                f"You can see all of {self.title!r} already; set how far you have read first "
+                "(a chapter, a page or a percentage)",
+                code=BookErrorCode.INVALID_POSITION,
+            )
+        story = tuple(c for c in self.chapters if c.is_story) or self.chapters
+        chapter = next((c for c in story if self.chapter_end(c) > offset), None)
+        if chapter is None:
+            raise BookError(
+                f"You have read all of {self.title!r} already; there is no next chapter",
+                code=BookErrorCode.INVALID_POSITION,
+            )
+        return ReadingPosition(
+            self.chapter_end(chapter), PositionKind.CHAPTER, float(chapter.index)
+        )
+
     def chapter_named(self, ref: str | int) -> Chapter:
         """The one chapter ``ref`` names in the book's own words (see ``find_chapters``).
 
@@ -401,6 +432,12 @@ def places_line(located: Iterable[Any]) -> str:
     """``Loomings, pp. 12-13; p. 40``: the ``location`` of each item (a source, a passage, a hit)
     once, in order."""
     return "; ".join(dict.fromkeys(item.location for item in located))
+
+
+def numbered_places(located: Iterable[Any]) -> str:
+    """``[1] Loomings, p. 12; [2] p. 40``: the ``location`` of each item (each source of an answer:
+    one per quote) with the number a reader opens it by (``folio read BOOK --cited 2``)."""
+    return "; ".join(f"[{n}] {item.location}" for n, item in enumerate(located, 1))
 
 
 def chapter_label_parts(chapters: tuple[Chapter, ...]) -> list[tuple[LabelPart, ...]]:

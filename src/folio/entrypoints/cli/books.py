@@ -1,102 +1,25 @@
-"""Library commands: add, books, show, rm, position, edit, read, search."""
+"""Library commands: add, books, show, rm, position, edit, search."""
 
 from __future__ import annotations
 
 import json
 import sys
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import click
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    SpinnerColumn,
-    TextColumn,
-    TimeElapsedColumn,
-)
 from rich.table import Table
 
 from folio.domain.errors import FolioError, IngestError, IngestErrorCode
 from folio.entrypoints.cli.errors import EXIT_ERROR, debug_enabled, fail, handle_errors
-from folio.entrypoints.cli.output import clean, console, err_console, escape
+from folio.entrypoints.cli.output import console, err_console, escape
+from folio.entrypoints.cli.progress import (
+    RichIngestProgress,
+    embedding_note,
+    ingest_progress,
+    prepare_embedder,
+)
 from folio.entrypoints.serialize import book_detail, book_summary, hit_dict
-
-
-class RichIngestProgress:
-    """Shows the ingest stages (parse, chunk, embed, store) as a progress bar."""
-
-    LABELS: ClassVar[dict[str, str]] = {
-        "parse": "Reading",
-        "chunk": "Splitting",
-        "embed": "Embedding",
-        "store": "Saving",
-    }
-
-    def __init__(self, progress: Progress, name: str) -> None:
-        self._progress = progress
-        self._name = name
-        self._task: Any = None
-
-    def stage(self, name: str, total: int | None = None) -> None:
-        label = f"{self._name}: {self.LABELS.get(name, name)}"
-        if self._task is None:
-            self._task = self._progress.add_task(label, total=total)
-        else:
-            self._progress.update(self._task, description=label, total=total, completed=0)
-
-    def advance(self, n: int = 1) -> None:
-        if self._task is not None:
-            self._progress.advance(self._task, n)
-
-
-def ingest_progress(*, enabled: bool = True) -> Progress:
-    """A progress display for imports, shown only on a terminal."""
-    return Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err_console,
-        transient=True,
-        disable=not (enabled and err_console.is_terminal),
-    )
-
-
-def embedding_note(container: Any, book: Any) -> None:
-    """Say so on stderr when the book's vectors are still being filled in (an import running in
-    another process, or an interrupted one): search then works on keywords for the rest."""
-    embedded, total = container.searcher.vector_coverage(book)
-    if embedded < total:
-        err_console.print(
-            f"[dim]Note: {embedded * 100 // total}% of {escape(book.title)} is indexed for meaning"
-            " so far; the rest is searched by keywords only until its import finishes (run"
-            " `folio add` on the file again if that import was interrupted).[/]"
-        )
-
-
-def prepare_embedder(container: Any) -> None:
-    """Run the embedding model's one-time preparation with a word about it, rather than have the
-    first import or search pause silently."""
-    embedder = container.embedder
-    if getattr(embedder, "is_prepared", True):
-        return
-    err_console.print(
-        f"Preparing the embedding model {embedder.name} for this machine: a one-time export of"
-        " the packaged weights to ONNX, usually 10-30 s."
-    )
-    with Progress(
-        SpinnerColumn(),
-        TextColumn("{task.description}"),
-        TimeElapsedColumn(),
-        console=err_console,
-        transient=True,
-        disable=not err_console.is_terminal,
-    ) as progress:
-        task = progress.add_task("starting", total=None)
-        embedder.prepare(on_step=lambda step: progress.update(task, description=step))
-    err_console.print("[dim]Model ready; later runs reuse it.[/]")
 
 
 @click.command("add")
@@ -386,6 +309,9 @@ def rm_cmd(lazy: Any, book: str, yes: bool) -> None:
     "'Letter 2' or words of its title.",
 )
 @click.option("--percent", type=float, help="Read this percentage of the book.")
+@click.option(
+    "--next", "next_chapter", is_flag=True, help="I finished the next chapter: read through it."
+)
 @click.option("--reset", is_flag=True, help="No limit: the whole book.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
@@ -396,6 +322,7 @@ def position_cmd(
     page: str | None,
     chapter: str | None,
     percent: float | None,
+    next_chapter: bool,
     reset: bool,
     as_json: bool,
 ) -> None:
@@ -405,12 +332,18 @@ def position_cmd(
     """
     library = lazy.get().library
     found = library.resolve(book)
-    chosen = [x for x in (page, chapter, percent) if x is not None] + ([True] if reset else [])
+    flags = [flag for flag in (next_chapter, reset) if flag]
+    chosen = [x for x in (page, chapter, percent) if x is not None] + flags
     if len(chosen) > 1:
-        raise click.UsageError("give one of --page, --chapter, --percent, --reset")
+        raise click.UsageError("give one of --page, --chapter, --percent, --next, --reset")
     if chosen:
         found = library.set_position(
-            found.id, page=page, chapter=chapter, percent=percent, reset=reset
+            found.id,
+            page=page,
+            chapter=chapter,
+            percent=percent,
+            reset=reset,
+            next_chapter=next_chapter,
         )
     if as_json:
         click.echo(json.dumps(book_summary(found)["reading_position"], indent=2))
@@ -441,60 +374,6 @@ def edit_cmd(lazy: Any, book: str, title: str | None, author: str | None, as_jso
         return
     by = f" by {escape(found.author)}" if found.author else " (no author)"
     console.print(f"{escape(found.title)}{by}", highlight=False)
-
-
-@click.command("read")
-@click.argument("book")
-@click.option("--page", help="The page to read: its printed label or number.")
-@click.option("--pages", type=click.IntRange(1, 20), default=1, show_default=True,
-              help="How many pages from --page.")  # fmt: skip
-@click.option(
-    "--chapter",
-    help="The chapter to read, as the book names it (as `folio position --chapter`): '5', "
-    "'Chapter 5', 'V', 'Letter 2' or words of its title.",
-)
-@click.pass_obj
-@handle_errors
-def read_cmd(lazy: Any, book: str, page: str | None, pages: int, chapter: str | None) -> None:
-    """Read BOOK's own text: a page (a citation's "p. 45") or a chapter, never past your reading
-    position. On a terminal the text opens in a pager.
-
-    \b
-    Examples:
-      folio read frankenstein --page 45
-      folio read frankenstein --chapter 5
-    """
-    from folio.app.library import MAX_READ_CHARS  # here: the CLI starts without numpy
-
-    if (page is None) == (chapter is None):
-        raise click.UsageError("give one of --page or --chapter")
-    library = lazy.get().library
-    found = library.resolve(book)
-    if page is not None:
-        first = found.page_by_label(page.strip())
-        if first is None:
-            raise click.UsageError(
-                f"{found.title} has no page {page!r} (pages 1 to {len(found.pages)})"
-            )
-        last = found.pages[min(first.number - 1 + pages, len(found.pages)) - 1]
-        start, end = first.char_start, last.char_end
-    else:
-        named = found.chapter_named(chapter)
-        start, end = named.char_start, found.chapter_end(named)
-    full_end = end
-    end = min(end, start + MAX_READ_CHARS)
-    passage = library.read(found.id, start, end)
-    lines = [f"{found.title} — {passage.location}", "", passage.text.strip()]
-    if passage.char_end < end:  # cut at the reading position
-        lines += ["", f"[Your reading position ({found.position.describe()}) ends here.]"]
-    elif end < full_end:
-        nxt = found.page_at(end).label
-        lines += ["", f"[Continues: folio read {found.id[:8]} --page {nxt}]"]
-    text = clean("\n".join(lines))
-    if sys.stdout.isatty():
-        click.echo_via_pager(text + "\n")
-    else:
-        click.echo(text)
 
 
 @click.command("search")
@@ -533,5 +412,5 @@ def search_cmd(lazy: Any, book: str, query: str, k: int, as_json: bool) -> None:
         console.print(f"   {escape(hit.snippet)}", highlight=False)
 
 
-COMMANDS = [add_cmd, books_cmd, show_cmd, rm_cmd, position_cmd, edit_cmd, read_cmd, search_cmd]
+COMMANDS = [add_cmd, books_cmd, show_cmd, rm_cmd, position_cmd, edit_cmd, search_cmd]
 __all__ = ["COMMANDS", "FolioError"]

@@ -12,16 +12,19 @@ import click
 from rich.table import Table
 
 from folio.domain.errors import FolioError
-from folio.entrypoints.cli.books import embedding_note
 from folio.entrypoints.cli.chat_view import TurnView, turn_json
 from folio.entrypoints.cli.errors import debug_enabled, handle_errors
 from folio.entrypoints.cli.output import console, escape
+from folio.entrypoints.cli.progress import embedding_note
 
 HELP = """Commands:
   /new               start a new conversation about this book
   /rename TITLE      rename this conversation
   /position [OPTS]   show how far you have read; set it with the options of `folio position`
                      (/position --chapter 5, /position --page 45, /position --percent 30)
+  /next              I finished the next chapter (moves your position through it)
+  /read N            read source [N] of the last answer, on its page, the quote marked
+  /read p. 45        read a page (also: /read chapter 5, /read --chapter 'Letter 2')
   /history           show this conversation so far
   /help              this help
   quit, exit, Ctrl-D leave (the conversation is saved); Ctrl-C cancels a turn in flight"""
@@ -40,12 +43,15 @@ class ChatSession:
     conversation_id: str
     verbose: bool
     created: bool = False
+    hinted: bool = False
 
     @property
     def conversations(self) -> Any:
         return self.container.conversations
 
-    def ask(self, message: str, *, live: bool) -> Any:
+    def ask(self, message: str, *, live: bool, hint: bool = False) -> Any:
+        """One turn, rendered as it comes; with ``hint``, the first answer with sources says how
+        to open one."""
         view = TurnView(console, verbose=self.verbose, live=live)
         view.start()
         try:
@@ -54,6 +60,9 @@ class ChatSession:
             view.abort()
             raise
         view.finish(result)
+        if hint and result.citations and not self.hinted:
+            self.hinted = True
+            console.print("[dim](/read N opens source [N] on its page)[/]", highlight=False)
         return result
 
     def discard_if_empty(self) -> bool:
@@ -250,16 +259,19 @@ def _one_turn(session: ChatSession, message: str, as_json: bool) -> None:
             result = session.chat.execute(session.conversation_id, message)
             click.echo(json.dumps(turn_json(result), indent=2, ensure_ascii=False))
             return
-        session.ask(message, live=False)
+        result = session.ask(message, live=False)
     except BaseException:
         session.discard_if_empty()  # a failed first turn leaves no empty conversation behind
         raise
+    short = session.book.id[:8]
     click.echo(f"conversation: {session.conversation_id}", err=True)
     click.echo(
-        f"continue it with: folio chat {session.book.id[:8]} -c -m '...'"
+        f"continue it with: folio chat {short} -c -m '...'"
         f"  (or --conversation {session.conversation_id[:8]})",
         err=True,
     )
+    if result.citations:
+        click.echo(f"open a source with: folio read {short} --cited N", err=True)
 
 
 def _repl(session: ChatSession, *, interactive: bool) -> None:
@@ -300,7 +312,7 @@ def _goodbye(session: ChatSession) -> None:
 
 def _repl_turn(session: ChatSession, text: str, *, live: bool) -> None:
     try:
-        session.ask(text, live=live)
+        session.ask(text, live=live, hint=True)
     except KeyboardInterrupt:
         console.print("[yellow]Cancelled; nothing of this turn was saved.[/]")
     except FolioError as e:
@@ -352,6 +364,10 @@ def _slash(session: ChatSession, text: str) -> None:
             console.print(f"Renamed to “{escape(arg)}”.", highlight=False)
     elif command == "/position":
         _position(session, arg)
+    elif command == "/next":
+        _run(session, "position", ["--next"])
+    elif command == "/read":
+        _read(session, arg)
     elif command == "/history":
         _print_history(session)
     elif command == "/help":
@@ -361,17 +377,9 @@ def _slash(session: ChatSession, text: str) -> None:
 
 
 def _position(session: ChatSession, arg: str) -> None:
-    """``/position [OPTIONS]``: runs ``folio position BOOK OPTIONS`` itself (one code path: the
-    same options, parsing, errors and display), then the session reads the book again so the next
-    turn, and the prompt, use the new position."""
-    import shlex
-
-    from folio.entrypoints.cli.books import position_cmd
-
-    try:
-        args = shlex.split(arg)
-    except ValueError as e:
-        console.print(f"[red]Error:[/] {escape(str(e))}")
+    """``/position [OPTIONS]``: ``folio position BOOK OPTIONS`` (see ``_run``)."""
+    args = _split(arg)
+    if args is None:
         return
     if args and not args[0].startswith("-"):
         console.print(
@@ -380,23 +388,68 @@ def _position(session: ChatSession, arg: str) -> None:
             highlight=False,
         )
         return
+    _run(session, "position", args)
+    if not args:
+        console.print(
+            "(change it with: /position --chapter 'Chapter 5', --page N, --percent N or /next)",
+            highlight=False,
+        )
+
+
+_PAGE_WORDS = {"p.", "p", "page", "pp.", "pages"}
+
+
+def _read(session: ChatSession, arg: str) -> None:
+    """``/read N`` (source [N] of the last answer), ``/read p. 45``, ``/read chapter 5`` or
+    ``/read OPTIONS`` of ``folio read``."""
+    args = _split(arg)
+    if args is None:
+        return
+    if not args:
+        console.print(
+            "Usage: /read N (source [N] of the last answer), /read p. 45, /read chapter 5",
+            highlight=False,
+        )
+        return
+    if len(args) == 1 and args[0].isdigit():
+        args = ["--cited", args[0], "--conversation", session.conversation_id]
+    elif args[0].lower() in _PAGE_WORDS and len(args) == 2:
+        args = ["--page", args[1]]
+    elif not args[0].startswith("-"):
+        args = ["--chapter", " ".join(args)]  # "chapter 5", "Letter 2", words of a title
+    _run(session, "read", args)
+
+
+def _split(arg: str) -> list[str] | None:
+    import shlex
+
     try:
-        position_cmd.main(
+        return shlex.split(arg)
+    except ValueError as e:
+        console.print(f"[red]Error:[/] {escape(str(e))}")
+        return None
+
+
+def _run(session: ChatSession, name: str, args: list[str]) -> None:
+    """Run ``folio NAME BOOK ARGS`` itself (one code path: the same options, parsing, errors and
+    display as on the command line), then read the book again so that the next turn, and the
+    prompt, use a position it may have moved."""
+    from folio.entrypoints.cli.books import position_cmd
+    from folio.entrypoints.cli.read import read_cmd
+
+    command = {"position": position_cmd, "read": read_cmd}[name]
+    try:
+        command.main(
             [session.book.id, *args],
-            prog_name="/position",
+            prog_name=f"/{name}",
             standalone_mode=False,
             obj=_Built(session.container),
         )
-    except click.ClickException as e:
-        e.show()
+    except click.ClickException as e:  # one line in the chat, without the usage of a command
+        console.print(f"[red]Error:[/] {escape(e.format_message())}", highlight=False)
     except SystemExit:
-        pass  # position_cmd printed its one-line error
+        pass  # the command printed its one-line error
     session.book = session.container.library.resolve(session.book.id)
-    if not args:
-        console.print(
-            "(change it with: /position --chapter 'Chapter 5', --page N or --percent N)",
-            highlight=False,
-        )
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from rich.markdown import Markdown
 from rich.status import Status
 from rich.text import Text
 
-from folio.domain.books import places_line
+from folio.domain.books import numbered_places
 from folio.domain.passages import LIST_CHAPTERS, READ_PASSAGE, SEARCH_BOOK
 from folio.entrypoints.cli.output import clean
 
@@ -24,7 +24,8 @@ def format_arguments(arguments: Any) -> str:
 
 
 def citation_line(citations: Any) -> str:
-    return places_line(citations)
+    """``[1] Chapter 6, p. 49; [2] Chapter 7, p. 55``: one numbered place per source."""
+    return numbered_places(citations)
 
 
 # What the status line says while a tool runs (by tool name); other tools: "NAME...".

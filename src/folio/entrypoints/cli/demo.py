@@ -16,10 +16,10 @@ from typing import Any
 import click
 from rich.rule import Rule
 
-from folio.entrypoints.cli.books import RichIngestProgress, ingest_progress, prepare_embedder
 from folio.entrypoints.cli.chat import ChatSession, _repl
 from folio.entrypoints.cli.errors import handle_errors
 from folio.entrypoints.cli.output import console, escape
+from folio.entrypoints.cli.progress import RichIngestProgress, ingest_progress, prepare_embedder
 
 TOUR = (
     "Who is Victor's friend from Geneva?",

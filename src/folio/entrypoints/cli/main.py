@@ -107,9 +107,10 @@ def _register() -> None:
     from folio.entrypoints.cli.chat import chat_cmd
     from folio.entrypoints.cli.demo import demo_cmd
     from folio.entrypoints.cli.mcp import mcp_cmd
+    from folio.entrypoints.cli.read import read_cmd
     from folio.entrypoints.cli.serve import serve_cmd
 
-    for command in [*books.COMMANDS, chat_cmd, demo_cmd, serve_cmd, mcp_cmd]:
+    for command in [*books.COMMANDS, read_cmd, chat_cmd, demo_cmd, serve_cmd, mcp_cmd]:
         cli.add_command(command)
     from folio.entrypoints.cli.conversations import conversations_group
     from folio.entrypoints.cli.db import db_group

@@ -12,10 +12,10 @@ from __future__ import annotations
 import re
 import sys
 
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.markup import escape as _escape_markup
 
-__all__ = ["clean", "console", "err_console", "escape", "make_console"]
+__all__ = ["clean", "console", "err_console", "escape", "make_console", "show_long"]
 
 # C0 controls but tab and newline, DEL, and the C1 controls (U+0080-U+009F: CSI, OSC, ...).
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -39,3 +39,22 @@ def make_console(*, stderr: bool = False) -> Console:
 
 console = make_console()
 err_console = make_console(stderr=True)
+
+
+def show_long(renderable: RenderableType, *, to: Console | None = None) -> None:
+    """Print ``renderable``; on a terminal, in a pager (``$PAGER``, else ``less``) when it is
+    taller than the screen, as git does. Piped output is printed as it is, never re-wrapped."""
+    import click
+
+    out = to or console
+    if not out.is_terminal:
+        out.print(renderable, soft_wrap=True, highlight=False)
+        return
+    with out.capture() as captured:
+        out.print(renderable, highlight=False)
+    text = captured.get()
+    if text.count("\n") < out.height - 1:
+        out.file.write(text)
+        out.file.flush()
+    else:
+        click.echo_via_pager(text)

@@ -1,0 +1,81 @@
+"""Which places an answer's sources name: one per quote, at the quote's own page; a cited page
+only when no quote came from it; never two sources for the same words."""
+
+from __future__ import annotations
+
+from folio.agent.citations import select_citations
+from folio.domain.books import Book, BookFormat, Chapter, Page, numbered_places
+from folio.domain.passages import Passage
+
+PAGE = 100
+LINES = (
+    "Victor left Geneva in the spring. Henry Clerval stayed behind with his father.",
+    "The rain fell on the Alps all night. Elizabeth wrote a long letter to Victor.",
+    "Tears also gushed from the eyes of Clerval as he read it aloud to the family.",
+    "Justine was accused of a crime she did not commit; the court met at dawn.",
+)
+TEXT = "".join(line.ljust(PAGE) for line in LINES)  # page n holds LINES[n - 1]
+BOOK = Book(
+    "b1", "A Novel", None, BookFormat.TXT, "n.txt", "h", 4, len(TEXT),
+    (Chapter(1, "Chapter 1", 0),),
+    tuple(Page(n + 1, str(n + 1), n * PAGE, min((n + 1) * PAGE, len(TEXT))) for n in range(4)),
+)  # fmt: skip
+
+
+def passage(start: int, end: int, chunk_id: str) -> Passage:
+    first, last = BOOK.page_at(start), BOOK.page_at(end - 1)
+    return Passage(chunk_id, "Chapter 1", first.label, last.label, start, end, TEXT[start:end])
+
+
+def test_a_quote_is_cited_at_its_own_page_not_the_whole_passage() -> None:
+    wide = passage(0, 300, "a")  # pages 1-3
+    answer = '"Tears also gushed from the eyes of Clerval" (Chapter 1, pp. 1-3)'
+
+    [source] = select_citations(answer, [wide], book=BOOK)
+
+    assert (source.page_start, source.page_end) == ("3", "3")
+    assert TEXT[source.char_start : source.char_end] == "Tears also gushed from the eyes of Clerval"
+    assert source.quote == "Tears also gushed from the eyes of Clerval"
+
+
+def test_the_pages_a_quote_is_cited_with_add_no_source_of_their_own() -> None:
+    wide, other = passage(0, 300, "a"), passage(100, 200, "b")  # b lies on page 2, inside a
+    answer = '- "Henry Clerval stayed behind with his father." (Chapter 1, pp. 1-3)'
+
+    sources = select_citations(answer, [wide, other], book=BOOK)
+
+    assert numbered_places(sources) == "[1] Chapter 1, p. 1"
+
+
+def test_overlapping_passages_and_quotes_give_no_overlapping_sources() -> None:
+    first, overlapping = passage(0, 200, "a"), passage(60, 260, "b")
+    answer = (
+        '"Henry Clerval stayed behind with his father", "Clerval stayed behind with his" and '
+        '"The rain fell on the Alps all night".'
+    )
+
+    sources = select_citations(answer, [overlapping, first], book=BOOK)
+
+    assert [s.quote for s in sources] == [
+        "Henry Clerval stayed behind with his father",  # found in the first passage that has it
+        "The rain fell on the Alps all night",  # the second quote is inside the first: one place
+    ]
+    assert [s.chunk_id for s in sources] == ["a", "b"]
+    assert numbered_places(sources) == "[1] Chapter 1, p. 1; [2] Chapter 1, p. 2"
+
+
+def test_a_cited_page_no_quote_came_from_is_that_page_alone() -> None:
+    wide = passage(100, 400, "a")  # pages 2-4
+    answer = 'Elizabeth wrote to him (p. 2), and "Justine was accused of a crime" (p. 4).'
+
+    sources = select_citations(answer, [wide], book=BOOK)
+
+    assert [(s.page_start, s.page_end) for s in sources] == [("4", "4"), ("2", "2")]
+    assert [s.char_start for s in sources] == [TEXT.index("Justine"), 100]
+    assert sources[1].quote == LINES[1]  # the excerpt is of the page cited, not of the passage
+
+
+def test_without_the_book_the_passage_is_the_source() -> None:
+    wide = passage(0, 300, "a")
+    [source] = select_citations('"Tears also gushed from the eyes of Clerval"', [wide])
+    assert (source.page_start, source.page_end, source.char_start) == ("1", "3", 0)

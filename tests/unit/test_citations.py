@@ -79,3 +79,10 @@ def test_without_the_book_the_passage_is_the_source() -> None:
     wide = passage(0, 300, "a")
     [source] = select_citations('"Tears also gushed from the eyes of Clerval"', [wide])
     assert (source.page_start, source.page_end, source.char_start) == ("1", "3", 0)
+
+
+def test_a_cited_page_range_is_one_source_of_those_pages() -> None:
+    wide = passage(0, 400, "a")  # pages 1-4
+    [source] = select_citations("Elizabeth wrote to him (pp. 2-3).", [wide], book=BOOK)
+    assert (source.page_start, source.page_end) == ("2", "3")
+    assert (source.char_start, source.char_end) == (PAGE, 3 * PAGE)

@@ -42,12 +42,10 @@ def select_citations(
     for first, last in _PAGE_CITE.findall(answer):
         if (first.lower(), (last or first).lower()) in quoted_ranges:
             continue  # a quote's own citation ('"..." (pp. 55-56)'): the quote is its source
-        for page in _expand(first, last):
-            if any(_on_source_page(s, page) for s in chosen):
-                continue
-            passage = next((p for p in candidates if _cites(p, {page})), None)
-            if passage is not None:
-                chosen.append(_on_page(_source(passage, None), passage, page, book))
+        pages = [p for p in _expand(first, last) if not any(_on_source_page(s, p) for s in chosen)]
+        passage = next((p for p in candidates if _cites(p, set(pages))), None)
+        if passage is not None:  # the cited pages it holds, as one source ("pp. 46-47")
+            chosen.append(_on_pages(_source(passage, None), passage, pages, book))
     if not chosen:
         return tuple(_source(p, None) for p in candidates[:top])
     return _without_overlaps(chosen)
@@ -72,21 +70,21 @@ def _narrowed(source: Source, passage: Passage, quote: str, book: Book | None) -
     )
 
 
-def _on_page(source: Source, passage: Passage, page: str, book: Book | None) -> Source:
-    """``source`` cut to the cited ``page`` of ``passage`` (with ``book``), its excerpt taken from
-    that page. Unchanged when the passage text is not the book's own slice."""
-    found = None if book is None else book.page_by_label(page)
-    if found is None or len(passage.text) != passage.char_end - passage.char_start:
+def _on_pages(source: Source, passage: Passage, pages: list[str], book: Book | None) -> Source:
+    """``source`` cut to the cited ``pages`` of ``passage`` (with ``book``), its excerpt taken
+    from them. Unchanged when the passage text is not the book's own slice."""
+    found = [] if book is None else [p for p in map(book.page_by_label, pages) if p is not None]
+    if not found or len(passage.text) != passage.char_end - passage.char_start:
         return source
-    start = max(passage.char_start, found.char_start)
-    end = min(passage.char_end, found.char_end)
+    start = max(passage.char_start, min(p.char_start for p in found))
+    end = min(passage.char_end, max(p.char_end for p in found))
     text = " ".join(passage.text[start - passage.char_start : end - passage.char_start].split())
-    if not text:
+    if not text or book is None:
         return source
     return replace(
         source,
-        page_start=found.label,
-        page_end=found.label,
+        page_start=book.page_at(start).label,
+        page_end=book.page_at(end - 1).label,
         char_start=start,
         char_end=end,
         quote=_excerpt(text),

@@ -121,6 +121,9 @@ def _register() -> None:
     cli.add_command(users_group)
     cli.add_command(eval_group)
     cli.add_command(db_group)
+    from folio.entrypoints.cli.completion import add_completion
+
+    add_completion(cli)
 
 
 _register()

@@ -38,9 +38,7 @@ def _matches(incomplete: str, *texts: str | None) -> bool:
     typed = incomplete.casefold()
     if not typed:
         return True
-    return any(
-        word.startswith(typed) for text in texts if text for word in text.casefold().split()
-    )
+    return any(word.startswith(typed) for text in texts if text for word in text.casefold().split())
 
 
 def complete_book(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
@@ -55,9 +53,7 @@ def complete_book(ctx: click.Context, param: click.Parameter, incomplete: str) -
     return items[:_MAX_ITEMS]
 
 
-def complete_conversation(
-    ctx: click.Context, param: click.Parameter, incomplete: str
-) -> list[Any]:
+def complete_conversation(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
     try:
         container = _container(ctx)
         # `folio chat BOOK --conversation <TAB>`: that book's. While an option waits for its

@@ -391,6 +391,8 @@ def search_cmd(lazy: Any, book: str, query: str, k: int, as_json: bool) -> None:
         raise click.UsageError("QUERY cannot be empty")
     container = lazy.get()
     found = container.library.resolve(book)
+    if not as_json:
+        prepare_embedder(container)
     hits = container.searcher.search(found, query, k=k)
     embedding_note(container, found)
     if as_json:

@@ -15,7 +15,7 @@ from folio.domain.errors import FolioError
 from folio.entrypoints.cli.chat_view import TurnView, turn_json
 from folio.entrypoints.cli.errors import debug_enabled, handle_errors
 from folio.entrypoints.cli.output import console, escape
-from folio.entrypoints.cli.progress import embedding_note
+from folio.entrypoints.cli.progress import embedding_note, prepare_embedder
 
 HELP = """Commands:
   /new               start a new conversation about this book
@@ -134,6 +134,8 @@ def chat_cmd(
     container = lazy.get()
     found = container.library.resolve(book)
     embedding_note(container, found)
+    if not as_json:
+        prepare_embedder(container)  # said, not a silent pause before the first answer
     chat = container.chat(provider=provider, model=model)
     interactive = message is None and sys.stdin.isatty()
     if continue_:

@@ -101,6 +101,12 @@ def test_books_list_get_position_and_search(client: httpx.Client, book_id: str) 
     assert r.json()["reading_position"]["chapter"] == "Chapter 5"  # the book's own words
     assert r.json()["reading_position"]["description"].startswith("through Chapter 5 (p. ")
     assert client.put(f"{V1}/books/{book_id}/position", json={"chapter": 5}).json() == r.json()
+    assert r.json()["reading_position"]["include_matter"] is False  # off until asked
+    matter = client.put(f"{V1}/books/{book_id}/position", json={"include_matter": True}).json()
+    assert matter["reading_position"]["include_matter"] is True
+    assert matter["reading_position"]["chapter"] == "Chapter 5"
+    off = client.put(f"{V1}/books/{book_id}/position", json={"include_matter": False})
+    assert off.json() == r.json()
     later = [c for c in r.json()["chapters"] if c["unread"] and c["kind"] == "story"]
     assert later and all(c["title"] is None for c in later)  # unread titles withheld
     shown = client.get(f"{V1}/books/{book_id}", params={"all_chapters": True}).json()

@@ -77,6 +77,7 @@ def test_show_json_gives_the_28_chapters_and_the_reading_position(lib: RunFolio,
     assert shown["reading_position"] == {
         "kind": "none", "value": None, "char_offset": None, "description": "the whole book",
         "chapter": None, "page": None, "page_count": shown["page_count"], "percent": None,
+        "include_matter": False,
     }  # fmt: skip
 
 
@@ -332,6 +333,20 @@ def test_position_by_page_chapter_percent_and_reset(lib: RunFolio) -> None:
     reset = position(lib, epub, "--reset")
     assert reset["char_offset"] is None and reset["kind"] == "none"
     assert next(b for b in books(lib) if b["id"] == epub)["reading_position"] == reset
+
+
+def test_the_matter_before_the_position_is_included_only_when_the_reader_asks(
+    lib: RunFolio,
+) -> None:
+    epub = book_id(lib, "frankenstein.epub")
+    before = position(lib, epub, "--chapter", "5")
+    assert before["include_matter"] is False  # never on by default
+    included = position(lib, epub, "--include-matter")
+    assert included["include_matter"] is True and included["chapter"] == "Chapter 5"
+    assert included["description"].endswith(", front and back matter included")
+    assert position(lib, epub, "--chapter", "6")["include_matter"] is True  # kept
+    excluded = position(lib, epub, "--exclude-matter")
+    assert excluded["include_matter"] is False and excluded["chapter"] == "Chapter 6"
 
 
 def test_a_pdf_position_is_set_by_its_printed_page(lib: RunFolio) -> None:

@@ -79,6 +79,28 @@ def test_at_chapter_10_nothing_comes_from_the_preface(austen: Container) -> None
         austen.library.set_position(book.id, reset=True)
 
 
+def test_a_reader_who_includes_the_matter_may_read_the_preface_before_finishing(
+    austen: Container,
+) -> None:
+    """Off by default; on, the preface is searchable at Chapter 10 and stays on when the
+    position moves; off again, it is hidden again."""
+    book_id = _book(austen).id
+    try:
+        book = austen.library.set_position(book_id, chapter="10")
+        assert not book.position.include_matter
+        book = austen.library.set_position(book_id, include_matter=True)
+        assert book.position.kind is PositionKind.CHAPTER and book.visible_start == 0
+        hits = austen.searcher.search(book, "Saintsbury preface Austenians Janites", k=5)
+        assert any(h.chunk.char_start < book.story_start for h in hits)
+        book = austen.library.set_position(book_id, chapter="12")
+        assert austen.books.get(book_id).position.include_matter  # stored, kept
+        book = austen.library.set_position(book_id, include_matter=False)
+        hits = austen.searcher.search(book, "Saintsbury preface Austenians Janites", k=10)
+        assert all(h.chunk.char_start >= book.story_start for h in hits)
+    finally:
+        austen.library.set_position(book_id, reset=True, include_matter=False)
+
+
 def test_a_reader_who_has_finished_the_book_may_read_the_preface(austen: Container) -> None:
     book = _book(austen)
     assert book.position.is_unlimited and book.visible_start == 0

@@ -93,3 +93,11 @@ def test_front_matter_counts_as_unread_until_the_story_is_finished() -> None:
     assert finished.finished and finished.visible_start == 0 and finished.hidden_sections() == []
     whole = _book(ReadingPosition())
     assert whole.finished and whole.visible_start == 0
+
+
+def test_a_reader_who_includes_the_matter_sees_it_before_finishing() -> None:
+    included = _book(ReadingPosition(150, PositionKind.PERCENT, 37.5, include_matter=True))
+    assert not included.finished
+    assert included.visible_start == 0 and included.hidden_sections() == []
+    assert included.describe_position().endswith(", front and back matter included")
+    assert not _book(ReadingPosition(150, PositionKind.PERCENT, 37.5)).position.include_matter

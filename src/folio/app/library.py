@@ -94,12 +94,16 @@ class Library:
         reset: bool = False,
         chapter_index: int | None = None,
         next_chapter: bool = False,
+        include_matter: bool | None = None,
     ) -> Book:
         """Set how far the reader has read: exactly one of ``page`` (label or number), ``chapter``
         (as the book names it: "5", "Chapter 5", "V", "Letter 2", words of its title),
         ``chapter_index`` (1-based entry of ``book.chapters``, for a client's chapter list),
         ``percent`` (0-100), ``reset`` (the whole book visible again) or ``next_chapter`` (the
-        reader finished the chapter they were in).
+        reader finished the chapter they were in); and/or ``include_matter``: whether the front
+        and back matter before the position (editors' introductions, prefaces, notes, which may
+        discuss the whole story) counts as read before the reader finishes the book (``None``
+        keeps the reader's earlier choice; off at first).
 
         Raises:
             BookError: ``INVALID_POSITION`` for none or several choices or an out-of-range value,
@@ -108,17 +112,22 @@ class Library:
         given = (page, chapter, percent, chapter_index)
         flags = [flag for flag in (reset, next_chapter) if flag]
         chosen = [x for x in given if x is not None] + flags
-        if len(chosen) != 1:
+        if len(chosen) > 1 or (not chosen and include_matter is None):
             raise BookError(
                 "Give exactly one of a page, a chapter, a percentage, the next chapter, or reset",
                 code=BookErrorCode.INVALID_POSITION,
             )
         book = self._books.get(book_id)
         if next_chapter:
-            return self._books.set_position(book.id, book.position_after_next_chapter())
-        if chapter_index is not None:
-            return self._books.set_position(book.id, book.position_at_chapter_index(chapter_index))
-        return self._books.set_position(book.id, _position(book, page, chapter, percent))
+            position = book.position_after_next_chapter()
+        elif chapter_index is not None:
+            position = book.position_at_chapter_index(chapter_index)
+        elif chosen:
+            position = _position(book, page, chapter, percent)
+        else:
+            position = book.position
+        matter = book.position.include_matter if include_matter is None else include_matter
+        return self._books.set_position(book.id, position.with_matter(matter))
 
     def set_position_from_text(self, book_id: str, text: str) -> Book:
         """Set the position from one line a reader typed: "Chapter 5", "5", "Letter 2", "p. 45",

@@ -96,11 +96,16 @@ class PositionKind(StrEnum):
 class ReadingPosition:
     """How far the reader has read. ``char_offset`` is the hard limit: no text at or past it is ever
     shown. ``None`` means no limit (the whole book). ``kind``/``value`` remember what the reader
-    set."""
+    set. ``include_matter``: the reader chose to read the front and back matter before the
+    position (an editor's introduction, notes) before finishing the book; off unless they ask."""
 
     char_offset: int | None = None
     kind: PositionKind = PositionKind.NONE
     value: float | None = None
+    include_matter: bool = False
+
+    def with_matter(self, include: bool) -> ReadingPosition:
+        return replace(self, include_matter=include)
 
     @property
     def is_unlimited(self) -> bool:
@@ -149,13 +154,13 @@ class Book:
     @property
     def visible_start(self) -> int:
         """The first character the reader may be shown: front matter before the story counts as
-        unread until the reader has finished the book."""
-        return 0 if self.finished else self.story_start
+        unread until the reader has finished the book or included it."""
+        return 0 if self.finished or self.position.include_matter else self.story_start
 
     def hidden_sections(self) -> list[Chapter]:
         """The sections that count as unread although they start before the position: front and
-        back matter, until the reader has finished the book."""
-        if self.finished:
+        back matter, until the reader has finished the book or included it."""
+        if self.finished or self.position.include_matter:
             return []
         limit = self.position.char_offset
         return [
@@ -192,11 +197,12 @@ class Book:
         page = f"p. {self._page_label(limit - 1)} of {self.page_count}" if self.pages else ""
         chapter = self.position_chapter
         title = chapter.title if chapter else ""
+        matter = ", front and back matter included" if pos.include_matter else ""
         if pos.kind is PositionKind.CHAPTER and chapter is not None:
-            return f"through {title} ({_join(page, percent)})"
+            return f"through {title} ({_join(page, percent)}){matter}"
         if pos.kind is PositionKind.PAGE and page:
-            return f"through {page} ({_join(title, percent)})"
-        return f"through {percent} of the book ({_join(title, page)})"
+            return f"through {page} ({_join(title, percent)}){matter}"
+        return f"through {percent} of the book ({_join(title, page)}){matter}"
 
     def _page_label(self, offset: int) -> str:
         return self.page_at(offset).label if self.pages else "?"

@@ -72,6 +72,7 @@ def position_dict(book: Book) -> dict[str, Any]:
         "page": last_page,
         "page_count": book.page_count,
         "percent": None if percent is None else round(percent, 1),
+        "include_matter": pos.include_matter,
     }
 
 

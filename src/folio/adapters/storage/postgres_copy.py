@@ -35,7 +35,8 @@ _TABLES: tuple[tuple[str, str], ...] = (
     (
         "books",
         "id, title, author, format, source_name, content_hash, page_count, char_count, chapters,"
-        " pages, position_char_offset, position_kind, position_value, created_at",
+        " pages, position_char_offset, position_kind, position_value, position_include_matter,"
+        " created_at",
     ),
     ("book_texts", "book_id, text"),
     (

@@ -54,7 +54,8 @@ _CHUNK_COLUMNS = (
 )
 _BOOK_COLUMNS = (
     "id, title, author, format, source_name, content_hash, page_count, char_count, chapters,"
-    " pages, position_char_offset, position_kind, position_value, created_at"
+    " pages, position_char_offset, position_kind, position_value, position_include_matter,"
+    " created_at"
 )
 
 
@@ -161,8 +162,14 @@ class PostgresLibrary:
         with self._db.connection() as conn:
             updated = conn.execute(
                 "UPDATE books SET position_char_offset = %s, position_kind = %s,"
-                " position_value = %s WHERE id = %s",
-                (position.char_offset, position.kind.value, position.value, book_id),
+                " position_value = %s, position_include_matter = %s WHERE id = %s",
+                (
+                    position.char_offset,
+                    position.kind.value,
+                    position.value,
+                    int(position.include_matter),
+                    book_id,
+                ),
             ).rowcount
         if not updated:
             raise _not_found(book_id)
@@ -302,7 +309,7 @@ _INSERT_BOOK = f"""
 INSERT INTO books ({_BOOK_COLUMNS})
 VALUES (%(id)s, %(title)s, %(author)s, %(format)s, %(source_name)s, %(content_hash)s,
     %(page_count)s, %(char_count)s, %(chapters)s, %(pages)s, %(position_char_offset)s,
-    %(position_kind)s, %(position_value)s, %(created_at)s)
+    %(position_kind)s, %(position_value)s, %(position_include_matter)s, %(created_at)s)
 """
 
 _INSERT_CHUNK = """
@@ -345,6 +352,7 @@ def _book_row(book: Book) -> dict[str, Any]:
         "position_char_offset": book.position.char_offset,
         "position_kind": book.position.kind.value,
         "position_value": book.position.value,
+        "position_include_matter": int(book.position.include_matter),
         "created_at": book.created_at or datetime.now(UTC),
     }
 
@@ -362,7 +370,10 @@ def _book(row: dict[str, Any]) -> Book:
         chapters=tuple(Chapter(i, t, s, SectionKind(kind)) for i, t, s, kind in row["chapters"]),
         pages=tuple(Page(n, label, s, e) for n, label, s, e in row["pages"]),
         position=ReadingPosition(
-            row["position_char_offset"], PositionKind(row["position_kind"]), row["position_value"]
+            row["position_char_offset"],
+            PositionKind(row["position_kind"]),
+            row["position_value"],
+            bool(row["position_include_matter"]),
         ),
         created_at=row["created_at"].astimezone(UTC),
     )

@@ -188,9 +188,15 @@ class SqliteLibrary:
     def set_position(self, book_id: str, position: ReadingPosition) -> Book:
         with transaction(self.conn) as conn:
             updated = conn.execute(
-                "UPDATE books SET position_char_offset = ?, position_kind = ?, position_value = ?"
-                " WHERE id = ?",
-                (position.char_offset, position.kind.value, position.value, book_id),
+                "UPDATE books SET position_char_offset = ?, position_kind = ?, position_value = ?,"
+                " position_include_matter = ? WHERE id = ?",
+                (
+                    position.char_offset,
+                    position.kind.value,
+                    position.value,
+                    int(position.include_matter),
+                    book_id,
+                ),
             ).rowcount
         if not updated:
             raise BookError(f"No book {book_id!r}", code=BookErrorCode.NOT_FOUND, book_id=book_id)
@@ -340,9 +346,11 @@ class SqliteLibrary:
 # --- rows ----------------------------------------------------------------------------------------
 _INSERT_BOOK = """
 INSERT INTO books (id, title, author, format, source_name, content_hash, page_count, char_count,
-    chapters, pages, position_char_offset, position_kind, position_value, created_at)
+    chapters, pages, position_char_offset, position_kind, position_value, position_include_matter,
+    created_at)
 VALUES (:id, :title, :author, :format, :source_name, :content_hash, :page_count, :char_count,
-    :chapters, :pages, :position_char_offset, :position_kind, :position_value, :created_at)
+    :chapters, :pages, :position_char_offset, :position_kind, :position_value,
+    :position_include_matter, :created_at)
 """
 
 _INSERT_CHUNK = """
@@ -389,6 +397,7 @@ def _book_row(book: Book) -> dict[str, Any]:
         "position_char_offset": book.position.char_offset,
         "position_kind": book.position.kind.value,
         "position_value": book.position.value,
+        "position_include_matter": int(book.position.include_matter),
         "created_at": created.isoformat(),
     }
 
@@ -406,7 +415,10 @@ def _book(row: sqlite3.Row) -> Book:
         chapters=tuple(_chapter(entry) for entry in json.loads(row["chapters"])),
         pages=tuple(Page(n, label, s, e) for n, label, s, e in json.loads(row["pages"])),
         position=ReadingPosition(
-            row["position_char_offset"], PositionKind(row["position_kind"]), row["position_value"]
+            row["position_char_offset"],
+            PositionKind(row["position_kind"]),
+            row["position_value"],
+            bool(row["position_include_matter"]),
         ),
         created_at=datetime.fromisoformat(row["created_at"]),
     )

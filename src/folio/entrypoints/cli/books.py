@@ -313,6 +313,13 @@ def rm_cmd(lazy: Any, book: str, yes: bool) -> None:
     "--next", "next_chapter", is_flag=True, help="I finished the next chapter: read through it."
 )
 @click.option("--reset", is_flag=True, help="No limit: the whole book.")
+@click.option(
+    "--include-matter/--exclude-matter",
+    default=None,
+    help="Count the front and back matter before your position (an editor's introduction, "
+    "a preface, notes) as read before you finish the book. They may discuss the whole story: "
+    "excluded until you ask.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
 @handle_errors
@@ -324,6 +331,7 @@ def position_cmd(
     percent: float | None,
     next_chapter: bool,
     reset: bool,
+    include_matter: bool | None,
     as_json: bool,
 ) -> None:
     """Set how far you have read; nothing past it is ever searched or shown.
@@ -336,7 +344,7 @@ def position_cmd(
     chosen = [x for x in (page, chapter, percent) if x is not None] + flags
     if len(chosen) > 1:
         raise click.UsageError("give one of --page, --chapter, --percent, --next, --reset")
-    if chosen:
+    if chosen or include_matter is not None:
         found = library.set_position(
             found.id,
             page=page,
@@ -344,6 +352,7 @@ def position_cmd(
             percent=percent,
             reset=reset,
             next_chapter=next_chapter,
+            include_matter=include_matter,
         )
     if as_json:
         click.echo(json.dumps(book_summary(found)["reading_position"], indent=2))

@@ -20,7 +20,10 @@ router = APIRouter(prefix="/api/v1/books", tags=["books"])
 class PositionIn(BaseModel):
     """Exactly one of ``chapter`` (as the book names it: "5", "Chapter 5", "Letter 2", words of its
     title), ``chapter_index`` (1-based entry of the book's ``chapters`` list, for a picker),
-    ``page`` (label or number), ``percent``, ``reset``."""
+    ``page`` (label or number), ``percent``, ``reset``; and/or ``include_matter``: whether the
+    front and back matter before the position (an editor's introduction, notes: they may discuss
+    the whole story) counts as read before the reader finishes the book (omitted: unchanged;
+    false until the reader asks)."""
 
     model_config = ConfigDict(extra="forbid")
     chapter: str | int | None = Field(default=None)
@@ -28,6 +31,7 @@ class PositionIn(BaseModel):
     page: str | int | None = Field(default=None)
     percent: float | None = Field(default=None, ge=0, le=100)
     reset: bool = False
+    include_matter: bool | None = None
 
 
 @router.post("", status_code=202)
@@ -106,6 +110,7 @@ def set_position(book_id: str, body: PositionIn, scope: ScopeDep) -> dict[str, A
         chapter_index=body.chapter_index,
         percent=body.percent,
         reset=body.reset,
+        include_matter=body.include_matter,
     )
     return book_detail(book)
 

@@ -137,6 +137,9 @@ def test_set_position_is_stored(library: Any) -> None:
     assert updated.position == position
     assert library.get(stored.book.id).position == position
     assert library.set_position(stored.book.id, ReadingPosition()).position.is_unlimited
+    with_matter = position.with_matter(True)
+    assert library.set_position(stored.book.id, with_matter).position.include_matter
+    assert library.get(stored.book.id).position == with_matter
 
 
 def test_update_details_changes_title_and_author_only(library: Any) -> None:

@@ -354,19 +354,26 @@ class Container:
 
         s = self.settings
         chat_provider = self.chat_provider(provider, model)
+        library = books or self.books
         retrieval: RetrievalStrategy
+        recaps = None
         if isinstance(chat_provider, OfflineChatProvider):
             rewriter = HeuristicQueryRewriter()
             retrieval = ExtractiveStrategy(
                 rewriter, search_query=rewriter.query_with_history, k=s.search_k
             )
         else:
+            from folio.agent.recaps import ModelChapterRecaps
+
             retrieval = ToolUseRetrievalStrategy(
                 max_tool_rounds=s.max_tool_rounds, fallback=AlwaysRetrieveStrategy(k=s.search_k)
             )
+            recaps = ModelChapterRecaps(chat_provider, library)
         return ChatWithBook(
             uow=uow,
-            services=ToolServices(self.searcher, books or self.books, self.chunk_index, s.search_k),
+            services=ToolServices(
+                self.searcher, library, self.chunk_index, s.search_k, recaps=recaps
+            ),
             provider=chat_provider,
             tools=self.tools,
             context=RecentTurnsStrategy(

@@ -142,6 +142,22 @@ def test_set_position_is_stored(library: Any) -> None:
     assert library.get(stored.book.id).position == with_matter
 
 
+def test_a_chapter_recap_is_kept_replaced_and_deleted_with_its_book(library: Any) -> None:
+    stored = _whale()
+    _add(library, stored)
+    book_id = stored.book.id
+    assert library.chapter_recap(book_id, 1) is None
+    library.save_chapter_recap(book_id, 1, "Ishmael goes to sea.", "model-a")
+    library.save_chapter_recap(book_id, 1, "Ishmael signs on.", "model-b")
+    assert library.chapter_recap(book_id, 1) == "Ishmael signs on."
+    assert library.chapter_recap(book_id, 2) is None
+    with pytest.raises(BookError) as info:
+        library.save_chapter_recap("missing", 1, "x", "m")
+    assert info.value.code == BookErrorCode.NOT_FOUND
+    library.delete(book_id)
+    assert library.chapter_recap(book_id, 1) is None
+
+
 def test_update_details_changes_title_and_author_only(library: Any) -> None:
     stored = _whale()
     _add(library, stored)

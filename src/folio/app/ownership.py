@@ -90,6 +90,15 @@ class OwnedBooks:
         self._check(book_id)
         return self._inner.update_details(book_id, title=title, author=author)
 
+    def chapter_recap(self, book_id: str, chapter_index: int) -> str | None:
+        self._check(book_id)
+        recap: str | None = self._inner.chapter_recap(book_id, chapter_index)
+        return recap
+
+    def save_chapter_recap(self, book_id: str, chapter_index: int, text: str, model: str) -> None:
+        self._check(book_id)
+        self._inner.save_chapter_recap(book_id, chapter_index, text, model)
+
 
 class _OwnedConversations:
     def __init__(

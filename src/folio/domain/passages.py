@@ -94,11 +94,13 @@ class ChapterList:
 @dataclass(frozen=True, slots=True)
 class Recap:
     """What ``recap_story`` returned: the key sentences of each chapter read, in reading order
-    (one passage per chapter, or several for one chapter asked about)."""
+    (one passage per chapter, or several for one chapter asked about). ``generated``: the
+    passages' text is a model's recap of each whole chapter (spanning it), not the book's words."""
 
     passages: tuple[Passage, ...]
     reading_limit: str
     note: str | None = None
+    generated: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,6 +191,8 @@ def encode_payload(payload: ToolPayload | Any, *, brief: bool = False) -> Any:
         }
         if payload.note:
             out["note"] = payload.note
+        if payload.generated:
+            out["generated"] = True
         return out
     if isinstance(payload, PeopleList):
         out = {
@@ -267,7 +271,12 @@ def decode_payload(data: Any) -> ToolPayload | None:
     note = data.get("note")
     if isinstance(data.get("recap"), list):
         recap = (decode_passage(r) for r in data["recap"] if isinstance(r, Mapping))
-        return Recap(tuple(p for p in recap if p is not None), limit, str(note) if note else None)
+        return Recap(
+            tuple(p for p in recap if p is not None),
+            limit,
+            str(note) if note else None,
+            generated=data.get("generated") is True,
+        )
     if isinstance(data.get("people"), list):
         people = []
         for entry in data["people"]:

@@ -91,6 +91,15 @@ class BookRepository(Protocol):
         """Set the title and author shown for the book (``BookError(NOT_FOUND)``)."""
         ...
 
+    def chapter_recap(self, book_id: str, chapter_index: int) -> str | None:
+        """A model's recap of a whole chapter kept earlier (None when there is none)."""
+        ...
+
+    def save_chapter_recap(self, book_id: str, chapter_index: int, text: str, model: str) -> None:
+        """Keep a model's recap of a whole chapter, replacing any earlier one; it goes with the
+        book (``BookError(NOT_FOUND)`` for an unknown book)."""
+        ...
+
 
 class ChunkIndex(Protocol):
     def search(

@@ -35,6 +35,7 @@ class InMemoryLibrary:
         self.texts: dict[str, str] = {}
         self.chunks: dict[str, builtins.list[Chunk]] = {}
         self.vectors: dict[str, dict[str, npt.NDArray[np.float32]]] = {}  # book -> chunk id -> row
+        self.recaps: dict[tuple[str, int], str] = {}  # (book, chapter index) -> a model's recap
         self._candidates = candidates
 
     # --- BookRepository ----------------------------------------------------------------------
@@ -91,6 +92,7 @@ class InMemoryLibrary:
         self.get(book_id)
         for store in (self.books, self.texts, self.chunks, self.vectors):
             store.pop(book_id, None)
+        self.recaps = {key: text for key, text in self.recaps.items() if key[0] != book_id}
 
     def get_text(self, book_id: str, start: int = 0, end: int | None = None) -> str:
         self.get(book_id)
@@ -105,6 +107,13 @@ class InMemoryLibrary:
         book = replace(self.get(book_id), title=title, author=author)
         self.books[book_id] = book
         return book
+
+    def chapter_recap(self, book_id: str, chapter_index: int) -> str | None:
+        return self.recaps.get((book_id, chapter_index))
+
+    def save_chapter_recap(self, book_id: str, chapter_index: int, text: str, model: str) -> None:
+        self.get(book_id)
+        self.recaps[(book_id, chapter_index)] = text
 
     # --- ChunkIndex --------------------------------------------------------------------------
     def search(

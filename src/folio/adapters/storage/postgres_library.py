@@ -184,6 +184,24 @@ class PostgresLibrary:
             raise _not_found(book_id)
         return self.get(book_id)
 
+    def chapter_recap(self, book_id: str, chapter_index: int) -> str | None:
+        with self._db.connection() as conn:
+            row = conn.execute(
+                "SELECT text FROM chapter_recaps WHERE book_id = %s AND chapter_index = %s",
+                (book_id, chapter_index),
+            ).fetchone()
+        return None if row is None else str(row[0])
+
+    def save_chapter_recap(self, book_id: str, chapter_index: int, text: str, model: str) -> None:
+        self.get(book_id)
+        with self._db.connection() as conn:
+            conn.execute(
+                "INSERT INTO chapter_recaps (book_id, chapter_index, text, model)"
+                " VALUES (%s, %s, %s, %s) ON CONFLICT (book_id, chapter_index) DO UPDATE SET"
+                " text = excluded.text, model = excluded.model, created_at = now()",
+                (book_id, chapter_index, text, model),
+            )
+
     # --- ChunkIndex ------------------------------------------------------------------------------
     def search(
         self,

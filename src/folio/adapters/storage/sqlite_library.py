@@ -211,6 +211,23 @@ class SqliteLibrary:
             raise BookError(f"No book {book_id!r}", code=BookErrorCode.NOT_FOUND, book_id=book_id)
         return self.get(book_id)
 
+    def chapter_recap(self, book_id: str, chapter_index: int) -> str | None:
+        row = self.conn.execute(
+            "SELECT text FROM chapter_recaps WHERE book_id = ? AND chapter_index = ?",
+            (book_id, chapter_index),
+        ).fetchone()
+        return None if row is None else str(row[0])
+
+    def save_chapter_recap(self, book_id: str, chapter_index: int, text: str, model: str) -> None:
+        self.get(book_id)
+        with transaction(self.conn) as conn:
+            conn.execute(
+                "INSERT INTO chapter_recaps (book_id, chapter_index, text, model, created_at)"
+                " VALUES (?, ?, ?, ?, ?) ON CONFLICT (book_id, chapter_index) DO UPDATE SET"
+                " text = excluded.text, model = excluded.model, created_at = excluded.created_at",
+                (book_id, chapter_index, text, model, datetime.now(UTC).isoformat()),
+            )
+
     # --- ChunkIndex ------------------------------------------------------------------------------
     def search(
         self,

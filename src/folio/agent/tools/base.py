@@ -12,9 +12,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, Protocol
 
-from folio.domain.books import Book, ReadingPosition
+from folio.domain.books import Book, Chapter, ReadingPosition
 from folio.domain.conversations import Conversation
 from folio.domain.llm import ToolDefinition
 from folio.domain.passages import ToolOutcome, ToolPayload
@@ -51,12 +51,20 @@ class ToolContext:
 
 @dataclass(frozen=True, slots=True)
 class ToolServices:
-    """The ports tools may use."""
+    """The ports tools may use. ``recaps``: a model that recaps whole chapters (None offline: the
+    recap is then the chapters' own key sentences)."""
 
     searcher: BookSearcher
     books: BookRepository
     chunks: ChunkIndex
     search_k: int = 5
+    recaps: ChapterRecaps | None = None
+
+
+class ChapterRecaps(Protocol):
+    """Recaps of whole chapters (``folio.agent.recaps.ModelChapterRecaps``)."""
+
+    def recap(self, book: Book, chapter: Chapter) -> str | None: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,8 @@
 """Reader tools beyond search, bounded by the reading position: the story so far (a recap per
 chapter read) and the people met so far.
 
-Both are extractive, for every provider (a model rewrites them in its own words; offline mode
+With a model (``services.recaps``), each chapter read to its end is recapped by the model once
+and kept (``folio.agent.recaps``). Otherwise, and offline, they are extractive (offline mode
 quotes them): the recap takes, from each chapter read, the sentences that carry most of the
 chapter's own frequent words and names; the people are the capitalised words the text uses as
 names (rarely written in lower case, met mid-sentence), with how often they come up and the
@@ -134,6 +135,14 @@ class RecapTool(BaseTool):
             per = SENTENCES_PER_CHAPTER
             skipped = len(read) - len(chosen)
             note = f"{skipped} earlier chapter(s) left out." if skipped else None
+        generated = _generated(book, chosen, services, per)
+        if generated is not None:
+            recaps, partial = generated
+            if partial:
+                partial = f"{partial} is read only in part: quoted from the book, not recapped."
+            note = " ".join(n for n in (note, partial) if n) or None
+            summary = f"{len(recaps)} chapter recap(s) by a model"
+            return ToolResult.ok(Recap(recaps, where, note, generated=True), summary=summary)
         passages = []
         for c, start, end in chosen:
             text = services.books.get_text(book.id, start, end)
@@ -143,6 +152,30 @@ class RecapTool(BaseTool):
             note = "The reader has not reached the first chapter yet."
         data = Recap(tuple(passages), where, note)
         return ToolResult.ok(data, summary=f"{len(passages)} sentence(s), {len(chosen)} chapter(s)")
+
+
+def _generated(
+    book: Book, chosen: Sequence[tuple[Chapter, int, int]], services: ToolServices, per: int
+) -> tuple[tuple[Passage, ...], str | None] | None:
+    """A model's recap of each chosen chapter read to its end (kept once written), and the
+    title of a chapter read only in part, whose key sentences are quoted instead: a chapter
+    read halfway is never sent to a model. None without a model or when it fails: the recap is
+    then extractive."""
+    if services.recaps is None or not chosen:
+        return None
+    out: list[Passage] = []
+    partial = None
+    for c, start, end in chosen:
+        if end < book.chapter_end(c):
+            text = services.books.get_text(book.id, start, end)
+            out += [_passage(book, c.title, a, b, s) for a, b, s in key_sentences(text, start, per)]
+            partial = c.title
+            continue
+        recap = services.recaps.recap(book, c)
+        if recap is None:
+            return None
+        out.append(_passage(book, c.title, start, end, recap))
+    return tuple(out), partial
 
 
 def find_people(text: str, base: int, limit: int = MAX_PEOPLE) -> list[tuple[str, int, int]]:

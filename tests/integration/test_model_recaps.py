@@ -38,8 +38,7 @@ def test_chapter_recaps_are_written_once_by_the_model_and_kept(tmp_path: Path) -
 
     again = ScriptedChatProvider([tool_call("recap_story"), "Still: ..."])
     chat = container.overridden(provider=again).chat()
-    second = chat.execute(container.conversations.create(book.id, "two").id, "Remind me what Mara did so far")
+    conversation = container.conversations.create(book.id, "two")
+    second = chat.execute(conversation.id, "Remind me what Mara did so far")
     assert second.answer == "Still: ..." and len(again.calls) == 2  # no recap call: kept
-    assert "Mara rows out." in str(second.tool_calls[0].summary) or any(
-        "Mara rows out." in m.content for m in again.calls[-1].messages
-    )
+    assert any("Mara rows out." in m.content for m in again.calls[-1].messages)

@@ -129,6 +129,7 @@ def test_places_headings_and_people_spoken_to_are_not_person_like() -> None:
         "Justine?",  # a fragment, even with a name
         "Any others?",
         "unless what happens?",
+        "What was done instead?",  # an adverb that points back
     ],
 )
 def test_pronouns_no_name_can_stand_for_and_fragments_are_follow_ups(question: str) -> None:
@@ -167,6 +168,11 @@ def test_small_talk_in_other_wordings(text: str) -> None:
     assert is_small_talk(text)
 
 
-@pytest.mark.parametrize("text", ["Is that true?", "Really?", "Good grief, who is he?"])
+@pytest.mark.parametrize("text", ["Is that true?", "Really?", "Good grief, who is he?", "How?"])
 def test_a_short_question_is_not_small_talk(text: str) -> None:
     assert not is_small_talk(text)
+
+
+def test_heading_words_are_no_one_a_pronoun_can_stand_for() -> None:
+    assert not person_like("Twenty CHAPTER TWENTY SEVEN", ["Twenty CHAPTER TWENTY SEVEN"])
+    assert not person_like("XCVII", ["XCVII When"])

@@ -100,3 +100,11 @@ def test_offline_recap_answer_quotes_with_places(story: StoryLibrary) -> None:
     answer = reader_answer(run(story, RECAP).outcome())
     assert answer.startswith("The story up to p. 4 of 6")
     assert "- Chapter 1, p. " in answer
+
+
+def test_a_bare_what_happened_is_a_recap_first_and_a_follow_up_in_a_conversation() -> None:
+    tools = {RECAP, PEOPLE}
+    assert reader_call("What happened?", tools) == (RECAP, {})
+    assert reader_call("What happened?", tools, in_conversation=True) is None
+    assert reader_call("What has happened so far?", tools, in_conversation=True) == (RECAP, {})
+    assert reader_call("What happens if they lose?", tools) is None

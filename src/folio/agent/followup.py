@@ -28,7 +28,8 @@ PERSONAL_PRONOUNS = wordset(
     he she it they him her them his hers its their theirs himself herself itself themselves
     """
 )
-DEMONSTRATIVES = frozenset(["this", "that", "these", "those", "there", "then"])
+# Demonstratives, and adverbs that point back at what was just said ("What was done instead?").
+DEMONSTRATIVES = wordset("this that these those there then instead too either afterwards")
 REFERRING_WORDS = PERSONAL_PRONOUNS | DEMONSTRATIVES
 
 # Words that carry no searchable content: the index's stopwords plus the filler of conversation
@@ -190,8 +191,8 @@ def is_small_talk(text: str) -> bool:
     tokens = [t.lower() for t in re.findall(r"[A-Za-z'’]+", text)]
     if not tokens:
         return True
-    if "?" in text:
-        return set(tokens) <= _GREETING_QUESTION
+    if "?" in text:  # "How are you?" yes; "How?" no
+        return set(tokens) <= _GREETING_QUESTION and "you" in tokens
     if len(tokens) > 12:
         return False
     small = [t in _SMALL_TALK for t in tokens]
@@ -221,16 +222,29 @@ class FollowUpDetector:
 
     def thread(self, question: str, history: Sequence[Exchange]) -> list[Exchange]:
         """The exchanges ``question`` refers to: none for a self-contained question; for a
-        follow-up, the earlier exchanges back to (and including) the last question that reads on
-        its own, small talk left out. "Who is Clerval?" / "Where does he live?" / "Why?": the
-        "Why?" refers to both, and to nothing asked before "Who is Clerval?"."""
+        follow-up, the earlier exchanges back to (and including) the question that opened their
+        topic - one that reads on its own and shares no name or word with the questions just
+        before it - small talk left out. "Why did Victor leave Geneva?" / "Who is Clerval?" /
+        "Where does he live?" / "Why?": the "Why?" refers to the last two only."""
         talk = [exchange for exchange in history if not is_small_talk(exchange[0])]
         if not self.is_follow_up(question, talk):
             return []
         start = len(talk) - 1
-        while start > 0 and self.is_follow_up(talk[start][0], talk[:start]):
+        while start > 0 and not self._opens_a_topic(talk[start][0], talk[:start]):
             start -= 1
         return talk[start:]
+
+    def _opens_a_topic(self, question: str, before: Sequence[Exchange]) -> bool:
+        if self.is_follow_up(question, before):
+            return False
+        said = {w for q, _ in before[-2:] for w in _topic_words(q)}
+        return not (_topic_words(question) & said)
+
+
+def _topic_words(question: str) -> set[str]:
+    return {w.lower() for n in proper_nouns(question) for w in n.split()} | set(
+        content_words(question)
+    )
 
 
 def _is_fragment(question: str) -> bool:
@@ -350,10 +364,14 @@ def _names_another(sentence: str, own: set[str]) -> bool:
     )
 
 
+_HEADING_WORDS = wordset("chapter letter part book volume canto stave act scene")
+
+
 def person_like(name: str, texts: Sequence[str]) -> bool:
-    """False for a heading word ("LETTER") and for a name only ever used as a place ("in
-    Geneva") or to address someone ("dear Victor"): no "he" or "she" stands for those."""
-    if len(name) > 1 and name.replace(" ", "").isupper():
+    """False for words of a heading ("LETTER", "Twenty CHAPTER TWENTY SEVEN", "XCVII") and for
+    a name only ever used as a place ("in Geneva") or to address someone ("dear Victor"): no
+    "he" or "she" stands for those."""
+    if any((len(w) > 1 and w.isupper()) or w.lower() in _HEADING_WORDS for w in name.split()):
         return False
     first = re.compile(rf"\b{re.escape(name.split()[0])}\b")
     mentions = [(text, m.start(), m.end()) for text in texts for m in first.finditer(text)]

@@ -116,7 +116,8 @@ class ExtractiveStrategy:
         if self._is_small_talk(question):
             reply = small_talk_reply(question)
             return self._outcome(reply, (), (), on_text, "small_talk", messages)
-        reader = reader_call(question, {tool.name for tool in tools})
+        names = {tool.name for tool in tools}
+        reader = reader_call(question, names, in_conversation=bool(history))
         if reader is not None:
             call = ToolInvocation(reader[0], f"offline_{uuid.uuid4().hex[:12]}", reader[1])
             result = run_tool(call)
@@ -369,10 +370,12 @@ _PEOPLE = re.compile(
     re.IGNORECASE,
 )
 _RECAP = re.compile(
-    r"\b(?:what (?:has )?happened|what happens|so far|recap|summar(?:y|ise|ize)|"
-    r"the story until now|where (?:are|were) we|catch me up|remind me)\b",
+    r"\b(?:so far|recap|summar(?:y|ise|ize)|the story until now|where (?:are|were) we|"
+    r"catch me up|remind me)\b|^\s*what(?:'s| has)? happen(?:s|ed)\s*(?:until now\s*|in (?:the )?"
+    r"(?:chapter|letter|part|book|volume|act|stave)\s+\S+\s*)?[?.!]*\s*$",
     re.IGNORECASE,
 )
+_BARE_WHAT_HAPPENED = re.compile(r"^\s*what(?:'s| has)? happen(?:s|ed)\s*[?.!]*\s*$", re.I)
 _CHAPTER_REF = re.compile(
     r"\b(?:chapter|letter|part|book|volume|act|stave)\s+(?:[0-9]+|[ivxlc]+|[a-z]+)\b",
     re.IGNORECASE,
@@ -384,20 +387,23 @@ def about_folio(question: str) -> bool:
     return bool(_ABOUT_FOLIO.search(question))
 
 
-def reader_call(question: str, available: set[str]) -> tuple[str, dict[str, str]] | None:
+def reader_call(
+    question: str, available: set[str], *, in_conversation: bool = False
+) -> tuple[str, dict[str, str]] | None:
     """The reader tool a question asks for, with its arguments: the people met so far, the story
     so far, or a summary of one chapter ("summarize chapter 3"); ``None`` for any other question.
-    A recap needs a recap word ("what happened", "so far", "summarize"): "what happened to
-    Clerval?" names someone and is searched instead."""
+    A recap needs a recap word ("so far", "summarize", "recap") or a bare "What happened?":
+    "what happened to Clerval?" is searched instead, and so is a bare "What happened?" in a
+    conversation, which asks about what was just talked about."""
     if PEOPLE in available and _PEOPLE.search(question):
         return PEOPLE, {}
     if RECAP not in available or not _RECAP.search(question):
         return None
+    if in_conversation and _BARE_WHAT_HAPPENED.match(question):
+        return None
     chapter = _CHAPTER_REF.search(question)
     if chapter is not None:
         return RECAP, {"chapter": chapter.group()}
-    if re.search(r"\bwhat (?:has )?happen(?:ed|s) (?:to|with|between)\b", question, re.I):
-        return None
     return RECAP, {}
 
 

@@ -27,6 +27,7 @@ from pydantic_settings import (
 )
 
 from folio.domain.errors import ConfigError
+from folio.domain.redaction import redact_url
 
 PROVIDERS = ("anthropic", "openai", "ollama", "offline", "scripted")
 CONVERSATION_STORES = ("sqlite", "json")
@@ -84,17 +85,6 @@ def _postgres_url(value: str) -> str:
             " keep the library in SQLite under FOLIO_HOME"
         )
     return value
-
-
-def redact_url(url: str) -> str:
-    """``url`` without its password, fit for messages and ``folio config``."""
-    from urllib.parse import urlsplit, urlunsplit
-
-    parts = urlsplit(url)
-    if not parts.password:
-        return url
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-    return urlunsplit(parts._replace(netloc=netloc))
 
 
 class Settings(BaseSettings):

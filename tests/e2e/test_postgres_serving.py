@@ -5,6 +5,7 @@ through every other)."""
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Iterator
@@ -239,3 +240,60 @@ def test_db_copy_explains_what_it_cannot_do(tmp_path: Path) -> None:
     assert unreachable.returncode == 1 and "Cannot reach" in unreachable.stderr
     for result in (wrong, unreachable):
         assert "secret" not in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_password_never_shows_even_in_a_url_the_driver_rejects(tmp_path: Path) -> None:
+    for url in (
+        "postgresql://u:pa%zzsecret@127.0.0.1:1/db",  # libpq repeats the bad token
+        "postgresql://u@127.0.0.1:1/db?password=secret",  # a password in the query
+    ):
+        result = run_folio_in(tmp_path / "h", "books", env={"FOLIO_DATABASE_URL": url})
+        assert result.returncode != 0 and "secret" not in result.stderr + result.stdout
+        assert "Traceback" not in result.stderr and "Error:" in result.stderr
+    shown = ok_json(run_folio_in(tmp_path / "h", "config", "--json", env={
+        "FOLIO_DATABASE_URL": "postgresql://u@h/db?password=secret"}))  # fmt: skip
+    assert "secret" not in json.dumps(shown)
+
+
+def test_db_copy_is_all_or_nothing_and_names_what_it_cannot_copy(
+    pg_server: Any, tmp_path: Path
+) -> None:
+    from datetime import UTC, datetime
+
+    from folio.adapters.storage.memory_conversations import InMemoryConversationStore
+    from folio.adapters.storage.postgres_copy import copy_library
+    from folio.adapters.storage.postgres_db import PgDatabase
+    from folio.adapters.storage.sqlite_db import Database
+    from folio.domain.conversations import Conversation
+    from folio.domain.errors import FolioError, StorageError
+
+    home = tmp_path / "local"
+    book_id = added_book(home, {})
+    source = Database(home / "folio.db")
+    url = pg_server.database("copy_atomic")
+    target = PgDatabase(url, max_size=2)
+    now = datetime.now(UTC)
+
+    def store_with(*conversations: Conversation) -> Any:
+        store = InMemoryConversationStore()
+        with store.unit_of_work() as uow:
+            for conversation in conversations:
+                uow.conversations.save(conversation)
+            uow.commit()
+        return store.unit_of_work
+
+    try:
+        # a conversation about a book that is gone: refused before anything is written
+        orphan = Conversation("c" * 32, "gone-book", "Lost", now, now)
+        with pytest.raises(StorageError, match=r"\(cccccccc\) are about a book that is no longer"):
+            copy_library(source, store_with(orphan), target)
+        # a row the server refuses after the books were written: the whole copy is rolled back
+        refused = Conversation("d" * 32, book_id, "   ", now, now)  # the schema wants a title
+        with pytest.raises(FolioError):  # the adapter's ConversationError (INVALID_INPUT)
+            copy_library(source, store_with(refused), target)
+        assert psql_counts(url)["books"] == 0 and psql_counts(url)["chunks"] == 0
+        fine = Conversation("e" * 32, book_id, "Fine", now, now)
+        copied = copy_library(source, store_with(fine), target)
+        assert (copied.books, copied.conversations) == (1, 1)
+    finally:
+        target.close()

@@ -268,3 +268,12 @@ def test_a_pdf_without_text_is_empty(tmp_path: Path) -> None:
     with pytest.raises(IngestError) as caught:
         parse_book(path)
     assert caught.value.code == IngestErrorCode.EMPTY
+
+
+def test_a_nul_deep_in_a_text_file_becomes_a_space_keeping_every_offset(tmp_path: Path) -> None:
+    body = "Chapter 1\n\n" + "A quiet line of prose.\n" * 500  # past the 8 KB binary sniff
+    content = body + "debris\x00here\n\nChapter 2\n\nThe end.\n"
+    book, _ = parse_book(write(tmp_path, "nul.txt", content))
+    assert "\x00" not in book.text and "debris here" in book.text
+    assert book.text.index("Chapter 2") == content.index("Chapter 2")
+    assert [c.title for c in book.chapters] == ["Chapter 1", "Chapter 2"]

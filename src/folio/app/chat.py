@@ -271,7 +271,7 @@ class ChatWithBook:
         Raises ``ConversationError(NOT_FOUND)`` for an unknown conversation, ``BookError`` when its
         book is gone, ``LLMError`` when the provider fails; nothing is stored then."""
         started = time.perf_counter()
-        text = message.strip()
+        text = message.replace("\x00", "").strip()  # a NUL means nothing (and no store keeps it)
         if not text:
             raise ConversationError(
                 "A message cannot be empty", code=ConversationErrorCode.INVALID_INPUT

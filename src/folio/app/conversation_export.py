@@ -10,6 +10,7 @@ Nothing here reads or writes storage; the ``Conversations`` use case does.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any, Final, Literal, cast
@@ -181,6 +182,10 @@ def _turn_violation(turn: list[MessageOut]) -> str | None:
     return None
 
 
+# ``\u0000`` in JSON text, not preceded by an escaped backslash
+_NUL_ESCAPE = re.compile(r"(?<!\\)((?:\\\\)*)\\u0000")
+
+
 def parse_export(data: object) -> ConversationExport:
     """Validate exported data strictly (JSON types only; no coercion of "3" to 3)."""
     try:
@@ -189,6 +194,7 @@ def parse_export(data: object) -> ConversationExport:
         raise _invalid("it is nested too deeply") from e
     except (TypeError, ValueError) as e:
         raise _invalid(f"it is not JSON data ({e})") from e
+    text = _NUL_ESCAPE.sub(r"\1", text)  # NUL characters mean nothing in a conversation
     try:
         exported = ConversationExport.model_validate_json(text, strict=True)
     except RecursionError as e:

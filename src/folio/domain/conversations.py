@@ -271,7 +271,7 @@ def match_snippet(
 
 
 def validate_title(title: str) -> str:
-    cleaned = " ".join(title.split())
+    cleaned = " ".join(title.replace("\x00", "").split())
     if not cleaned:
         raise ConversationError(
             "A conversation title cannot be empty", code=ConversationErrorCode.INVALID_INPUT

@@ -137,6 +137,11 @@ def build_parsed_book(
     author: str | None = None,
 ) -> ParsedBook:
     """Checks the text is not empty and assembles the ``ParsedBook`` (default: synthetic pages)."""
+    # A NUL (binary debris in a text file) is no character a reader sees, and PostgreSQL cannot
+    # store it: a space keeps every offset.
+    text = text.replace("\x00", " ")
+    title = title.replace("\x00", "") if title else title
+    author = author.replace("\x00", "") if author else author
     if not text.strip():
         raise IngestError(
             f"{path.name} contains no readable text", code=IngestErrorCode.EMPTY, path=str(path)

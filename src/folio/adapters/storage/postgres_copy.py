@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -25,7 +25,8 @@ import psycopg
 
 from folio.adapters.storage.postgres_conversations import PostgresUnitOfWork
 from folio.adapters.storage.postgres_db import PgDatabase, pg_storage_error, redacted
-from folio.adapters.storage.sqlite_db import Database
+from folio.adapters.storage.sqlite_db import Database, transaction
+from folio.domain.conversations import ChatMessage
 from folio.domain.errors import StorageError, StorageErrorCode
 from folio.domain.ports import UnitOfWorkFactory
 
@@ -85,19 +86,23 @@ def copy_library(
     report = progress or _quiet
     src = source.connect()
     try:
-        rows = {
-            table: src.execute(f"SELECT {cols} FROM {table}").fetchall() for table, cols in _TABLES
-        }
-        vectors = src.execute(
-            "SELECT c.id, v.embedding FROM chunk_vectors v JOIN chunks c ON c.seq = v.seq"
-        ).fetchall()
+        with transaction(src, immediate=False):  # one snapshot of every table
+            rows = {
+                table: [_no_nul(r) for r in src.execute(f"SELECT {cols} FROM {table}")]
+                for table, cols in _TABLES
+            }
+            vectors = src.execute(
+                "SELECT c.id, v.embedding FROM chunk_vectors v JOIN chunks c ON c.seq = v.seq"
+            ).fetchall()
     finally:
         src.close()
     with conversations() as uow:
         history = [
-            (c, uow.messages.get_by_conversation(c.id), uow.turns.get_by_conversation(c.id))
+            (c, [_clean(m) for m in uow.messages.get_by_conversation(c.id)],
+             uow.turns.get_by_conversation(c.id))
             for c in uow.conversations.list_all()
-        ]
+        ]  # fmt: skip
+    _refuse_orphans(history, {str(b["id"]) for b in rows["books"]})
     try:
         with target.connection() as conn:
             _refuse_conflicts(conn, rows, [c.id for c, _, _ in history], target.url)
@@ -129,13 +134,41 @@ def copy_library(
     return copied
 
 
+def _no_nul(row: sqlite3.Row) -> dict[str, Any]:
+    """A row PostgreSQL can store: it has no NUL character in text (a space keeps offsets)."""
+    values = dict(zip(row.keys(), row, strict=True))
+    return {k: v.replace("\x00", " ") if isinstance(v, str) else v for k, v in values.items()}
+
+
+def _clean(stored: ChatMessage) -> ChatMessage:
+    content = stored.message.content
+    if "\x00" not in content:
+        return stored
+    return replace(stored, message=stored.message.with_content(content.replace("\x00", "")))
+
+
+def _refuse_orphans(history: Sequence[tuple[Any, ...]], book_ids: set[str]) -> None:
+    """Conversations about a book no longer in the library cannot exist in PostgreSQL (its
+    foreign keys forbid them): say which, rather than copy a library without them."""
+    orphans = [c.id for c, _, _ in history if c.book_id not in book_ids]
+    if orphans:
+        shown = ", ".join(o[:8] for o in orphans[:5]) + (" ..." if len(orphans) > 5 else "")
+        raise StorageError(
+            f"{len(orphans)} conversation(s) ({shown}) are about a book that is no longer in the"
+            " library, so they cannot be copied. Export them if you want them"
+            " (`folio conversations export ID`), remove them (`folio conversations rm ID`), then"
+            " copy again. Nothing was copied.",
+            code=StorageErrorCode.CONFLICT,
+        )
+
+
 def _quiet(what: str, done: int, total: int) -> None:
     """No progress display."""
 
 
 def _refuse_conflicts(
     conn: psycopg.Connection[Any],
-    rows: dict[str, list[sqlite3.Row]],
+    rows: dict[str, list[dict[str, Any]]],
     conversation_ids: Sequence[str],
     url: str,
 ) -> None:
@@ -186,14 +219,14 @@ def _insert(
     conn: psycopg.Connection[Any],
     table: str,
     columns: str,
-    rows: Sequence[sqlite3.Row],
+    rows: Sequence[dict[str, Any]],
     report: Progress,
 ) -> None:
     marks = ", ".join(["%s"] * len(columns.split(",")))
     sql = f"INSERT INTO {table} ({columns}) VALUES ({marks})"
     with conn.cursor() as cur:
         for start in range(0, len(rows), _BATCH):
-            cur.executemany(sql, [tuple(r) for r in rows[start : start + _BATCH]])
+            cur.executemany(sql, [tuple(r.values()) for r in rows[start : start + _BATCH]])
             report(table, min(start + _BATCH, len(rows)), len(rows))
 
 
@@ -212,7 +245,7 @@ def _insert_vectors(
 
 def _check_counts(
     conn: psycopg.Connection[Any],
-    rows: dict[str, list[sqlite3.Row]],
+    rows: dict[str, list[dict[str, Any]]],
     conversation_ids: Sequence[str],
     copied: CopyReport,
     url: str,
@@ -228,9 +261,17 @@ def _check_counts(
         "messages": "SELECT count(*) FROM chat_messages WHERE conversation_id = ANY(%s)",
         "turns": "SELECT count(*) FROM turns WHERE conversation_id = ANY(%s)",
     }
+    found["users"] = "SELECT count(*) FROM users WHERE id = ANY(%s)"
+    found["import_jobs"] = "SELECT count(*) FROM import_jobs WHERE id = ANY(%s)"
+    scopes = {
+        "users": [u["id"] for u in rows["users"]],
+        "import_jobs": [j["id"] for j in rows["import_jobs"]],
+    }
     wanted = copied.as_dict()
     for what, sql in found.items():
-        scope = ids if what in ("conversations", "messages", "turns") else book_ids
+        scope = scopes.get(what) or (
+            ids if what in ("conversations", "messages", "turns") else book_ids
+        )
         row = conn.execute(sql, (scope,)).fetchone()
         count = int(row[0]) if row else 0
         if count != wanted[what]:

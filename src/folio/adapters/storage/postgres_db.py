@@ -18,13 +18,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 from pgvector.psycopg import register_vector
 from psycopg_pool import ConnectionPool
 
 from folio.domain.errors import StorageError, StorageErrorCode
+from folio.domain.redaction import redact_url, scrub
 
 MIGRATIONS_PACKAGE = "folio.adapters.storage.pg_migrations"
 # Any constant shared by every folio process: the key of the advisory lock taken while migrating.
@@ -63,25 +63,24 @@ def packaged_pg_migrations(package: str = MIGRATIONS_PACKAGE) -> list[PgMigratio
 
 def redacted(url: str) -> str:
     """The URL without its password, fit for messages and logs."""
-    parts = urlsplit(url)
-    if not parts.password:
-        return url
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-    return urlunsplit(parts._replace(netloc=netloc))
+    return redact_url(url)
 
 
 def pg_storage_error(error: psycopg.Error, url: str) -> StorageError:
     """What a psycopg error means for the user, at the adapter's edge."""
     where = redacted(url)
+    detail = scrub(str(error).strip(), url)
+    if isinstance(error, psycopg.ProgrammingError) and "conninfo" in detail.lower():
+        detail = "the URL is not a valid PostgreSQL connection string"
     if isinstance(error, psycopg.OperationalError):
         return StorageError(
-            f"Cannot reach the PostgreSQL database {where}: {str(error).strip()}. Check that the"
+            f"Cannot reach the PostgreSQL database {where}: {detail}. Check that the"
             " server runs and FOLIO_DATABASE_URL is right.",
             code=StorageErrorCode.BUSY,
         )
     if isinstance(error, psycopg.errors.InsufficientPrivilege):
         return StorageError(
-            f"The PostgreSQL database {where} refused a change: {str(error).strip()}",
+            f"The PostgreSQL database {where} refused a change: {detail}",
             code=StorageErrorCode.READ_ONLY,
         )
     if isinstance(error, psycopg.errors.DiskFull):
@@ -91,10 +90,10 @@ def pg_storage_error(error: psycopg.Error, url: str) -> StorageError:
         )
     if isinstance(error, psycopg.errors.UndefinedTable | psycopg.errors.UndefinedObject):
         return StorageError(
-            f"{where} is not a migrated folio database ({str(error).strip()}).",
+            f"{where} is not a migrated folio database ({detail}).",
             code=StorageErrorCode.DAMAGED,
         )
-    return StorageError(f"The PostgreSQL database {where} failed: {str(error).strip()}")
+    return StorageError(f"The PostgreSQL database {where} failed: {detail}")
 
 
 def _configure(conn: psycopg.Connection[Any]) -> None:
@@ -190,7 +189,8 @@ class PgDatabase:
                 except Exception as e:  # the pool reports an unreachable server as PoolTimeout
                     pool.close()
                     raise StorageError(
-                        f"Cannot reach the PostgreSQL database {redacted(self.url)}: {e}",
+                        f"Cannot reach the PostgreSQL database {redacted(self.url)}:"
+                        f" {scrub(str(e), self.url)}",
                         code=StorageErrorCode.BUSY,
                     ) from e
                 self._pool = pool
@@ -215,7 +215,8 @@ class PgDatabase:
         except Exception as e:
             raise StorageError(
                 f"No free connection to the PostgreSQL database {redacted(self.url)} within 30 s"
-                f" ({e}); the server or the pool is overloaded. Try again in a moment.",
+                f" ({scrub(str(e), self.url)}); the server or the pool is overloaded. Try again"
+                " in a moment.",
                 code=StorageErrorCode.BUSY,
             ) from e
 

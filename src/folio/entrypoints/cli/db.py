@@ -17,8 +17,8 @@ def db_group() -> None:
     """The library's database: SQLite under FOLIO_HOME, or PostgreSQL (FOLIO_DATABASE_URL).
 
     \b
-    folio db copy --to postgresql://folio:PASSWORD@db.example:5432/folio
     export FOLIO_DATABASE_URL=postgresql://folio:PASSWORD@db.example:5432/folio
+    folio db copy                 # the local library (under FOLIO_HOME) into that database
     folio serve --host 0.0.0.0 --workers 4
     """
 
@@ -27,20 +27,27 @@ def db_group() -> None:
 @click.option(
     "--to",
     "url",
-    required=True,
     metavar="postgresql://...",
-    help="The PostgreSQL database to copy into (migrated first; needs the pgvector extension).",
+    help="The PostgreSQL database to copy into (migrated first; needs the pgvector extension)."
+    " Default: FOLIO_DATABASE_URL, which keeps the password out of the shell history.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print what was copied as JSON.")
 @click.pass_obj
 @handle_errors
-def copy_cmd(lazy: Any, url: str, as_json: bool) -> None:
+def copy_cmd(lazy: Any, url: str | None, as_json: bool) -> None:
     """Copy the local library (books, vectors, conversations, users) into PostgreSQL.
 
     The copy is one transaction: all of it lands, or nothing. The local library is left as it
     is. It refuses a database that already holds any of the books, conversations or users being
     copied (merging silently could lose one side's data).
     """
+    container = lazy.get()
+    url = url or container.settings.database_url
+    if not url:
+        raise click.UsageError(
+            "Say where to copy to: set FOLIO_DATABASE_URL (or database_url in config.toml), or"
+            " give --to postgresql://..."
+        )
     with Progress(
         TextColumn("Copying {task.description}"),
         BarColumn(),
@@ -57,7 +64,7 @@ def copy_cmd(lazy: Any, url: str, as_json: bool) -> None:
                 tasks[what] = progress.add_task(what.replace("_", " "), total=total)
             progress.update(tasks[what], completed=done, total=total)
 
-        target, copied = lazy.get().copy_library_to(url, progress=show)
+        target, copied = container.copy_library_to(url, progress=show)
     if as_json:
         click.echo(json.dumps({"target": target, "copied": copied}, indent=2))
         return

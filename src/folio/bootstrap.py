@@ -68,6 +68,7 @@ class Container:
     ) -> None:
         self.settings = settings if settings is not None else load_settings()
         self.clock = clock or _utcnow
+        self._pools: list[Any] = []  # PostgreSQL pools built here besides ``database``
         self._provider = provider
         # A cached_property reads the instance's dict first: an override simply sits there.
         given = {
@@ -115,6 +116,15 @@ class Container:
             if name in self.__dict__:
                 twin.__dict__.setdefault(name, self.__dict__[name])
         return twin
+
+    def close(self) -> None:
+        """Give back the database connections this container holds (PostgreSQL pools; SQLite
+        opens a connection per operation). Adapters built later open new ones."""
+        for db in [self.__dict__.get("database"), *self._pools]:
+            close = getattr(db, "close", None)
+            if close is not None:
+                close()
+        self._pools.clear()
 
     # --- adapters ---------------------------------------------------------------------------------
     @cached_property
@@ -188,6 +198,7 @@ class Container:
             # library and ownership checks; sharing one pool, those waiters could take every
             # connection and stall the holder (measured: 503s under 16 concurrent clients).
             own_pool = PgDatabase(pg.url, max_size=self.settings.database_pool_size)
+            self._pools.append(own_pool)
             return PostgresConversationStore(own_pool).unit_of_work
         from folio.adapters.storage.sqlite_conversations import SqliteConversationStore
 

@@ -165,3 +165,13 @@ def test_postgresql_leaves_running_the_imports_another_live_server_is_doing(
     assert jobs.get("live").status is JobStatus.RUNNING
     assert jobs.get("dead").status is JobStatus.FAILED
     pg.close()
+
+
+def test_a_job_failed_as_interrupted_is_not_revived_by_a_late_save(stores: Stores) -> None:
+    if isinstance(stores.jobs, type(stores.stale_jobs)) and stores.jobs is stores.stale_jobs:
+        pytest.skip("SQLite: one server per file, so no other process saves the job late")
+    running = job("slow", JobStatus.RUNNING, datetime.now(UTC) - timedelta(hours=1))
+    stores.jobs.save(running)
+    assert stores.stale_jobs.fail_unfinished("stopped") == 1
+    stores.jobs.save(running.moved(datetime.now(UTC), status=JobStatus.DONE))
+    assert stores.jobs.get("slow").status is JobStatus.FAILED

@@ -255,6 +255,8 @@ def test_search_finds_questions_and_answers_across_conversations(home: Path) -> 
     hits = {(m["conversation_id"], m["turn_number"], m["role"]) for m in found}
     assert {(first, 1, "assistant"), (second, 2, "user")} <= hits
     assert all(m["role"] in ("user", "assistant") for m in found)  # never a tool result
+    assert found[0]["conversation_id"] == second  # the newest conversation first
+    assert listed(home, "search", "cean") == []  # words match from their start
     answer = next(m for m in found if m["conversation_id"] == first)
     start, end = answer["spans"][0]
     assert answer["snippet"][start:end] == "OCEAN"  # case-insensitive, the text as written

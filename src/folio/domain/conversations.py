@@ -7,6 +7,7 @@ assistant message and its ``Turn`` metadata) or not at all.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -227,47 +228,46 @@ MAX_SEARCH_CHARS = 200
 
 
 def search_words(text: str) -> list[str]:
-    """The words of a conversation search, casefolded (``ConversationError`` when there are none
-    or the search is longer than ``MAX_SEARCH_CHARS``)."""
+    """The words of a conversation search (``ConversationError`` when there are none or the
+    search is longer than ``MAX_SEARCH_CHARS``)."""
     if len(text) > MAX_SEARCH_CHARS:
         raise ConversationError(
             f"A search has at most {MAX_SEARCH_CHARS} characters (got {len(text)})",
             code=ConversationErrorCode.INVALID_INPUT,
         )
-    words = list(dict.fromkeys(text.casefold().split()))
+    words = list(dict.fromkeys(text.split()))
     if not words:
         raise ConversationError("Say what to search for", code=ConversationErrorCode.INVALID_INPUT)
     return words
+
+
+def _word_pattern(word: str) -> re.Pattern[str]:
+    """``word`` at the start of a word of the text, in any case ("ocean" finds "Oceans", not
+    "never" for "eve")."""
+    return re.compile(rf"(?<!\w){re.escape(word)}", re.IGNORECASE)
 
 
 def match_snippet(
     content: str, words: Sequence[str], width: int = 160
 ) -> tuple[str, tuple[tuple[int, int], ...]] | None:
     """The part of ``content`` around the first searched word, when ``content`` holds every
-    word (case-insensitively); ``None`` otherwise."""
-    folded = content.casefold()
-    if len(folded) != len(content):  # a casefold that changes lengths ("ß"): search as lowercase
-        folded = content.lower()
-    first = [folded.find(w) for w in words]
-    if min(first) < 0:
+    word at the start of one of its words (case-insensitively); ``None`` otherwise."""
+    patterns = [_word_pattern(w) for w in words]
+    firsts = [p.search(content) for p in patterns]
+    if not all(firsts):
         return None
-    start = max(0, min(first) - width // 3)
+    first = min(m.start() for m in firsts if m)
+    start = max(0, first - width // 3)
     end = min(len(content), start + width)
     if start > 0:
-        start = content.find(" ", start, min(first)) + 1 or start
-    window = content[start:end]
-    text = " ".join(window.split())
-    prefix = "…" if start > 0 else ""
-    suffix = "…" if end < len(content) else ""
-    snippet = prefix + text + suffix
-    lowered = snippet.casefold() if len(snippet.casefold()) == len(snippet) else snippet.lower()
-    spans = []
-    for word in words:
-        at = lowered.find(word)
-        while at >= 0:
-            spans.append((at, at + len(word)))
-            at = lowered.find(word, at + len(word))
-    return snippet, tuple(sorted(spans))
+        start = content.find(" ", start, first) + 1 or start
+    snippet = (
+        ("…" if start > 0 else "")
+        + " ".join(content[start:end].split())
+        + ("…" if end < len(content) else "")
+    )
+    spans = sorted((m.start(), m.end()) for p in patterns for m in p.finditer(snippet))
+    return snippet, tuple(spans)
 
 
 def validate_title(title: str) -> str:

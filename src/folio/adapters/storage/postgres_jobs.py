@@ -38,7 +38,10 @@ class PostgresImportJobs:
                 " book_id = excluded.book_id, filename = excluded.filename,"
                 " status = excluded.status, stage = excluded.stage, done = excluded.done,"
                 " total = excluded.total, error_code = excluded.error_code,"
-                " error_message = excluded.error_message, updated_at = excluded.updated_at",
+                " error_message = excluded.error_message, updated_at = excluded.updated_at"
+                # a job declared dead (failed by a starting server) is not brought back by a
+                # late save of the process that was running it
+                " WHERE import_jobs.status IN ('queued', 'running')",
                 (
                     job.id, job.user_id, job.book_id, job.filename, job.status.value,
                     job.stage, job.done, job.total, job.error_code, job.error_message,

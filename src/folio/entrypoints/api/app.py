@@ -51,13 +51,18 @@ def create_app(
 
     from folio.entrypoints.mcp.server import http_app
 
+    owned = container is None  # a container the app built is closed with it
     container = container or Container()
     mcp_app, mcp_sessions = http_app(container, version=version("folio"))
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        async with mcp_sessions.run():
-            yield
+        try:
+            async with mcp_sessions.run():
+                yield
+        finally:
+            if owned:
+                container.close()
 
     app = FastAPI(
         title="folio",

@@ -135,7 +135,8 @@ def search_cmd(
     """
     container = lazy.get()
     book_id = container.library.resolve(book).id if book else None
-    matches = container.conversations.search(" ".join(text), book_id=book_id, limit=limit)
+    found = container.conversations.search(" ".join(text), book_id=book_id, limit=limit + 1)
+    matches, cut = found[:limit], len(found) > limit
     if as_json:
         _json_out([
             {
@@ -152,8 +153,8 @@ def search_cmd(
         click.echo(f"No question or answer contains {' '.join(text)!r}.")
         return
     shown = len({m.conversation.id for m in matches})
-    more = " (the first {limit}; --limit shows more)" if len(matches) >= limit else ""
-    console.print(f"{len(matches)} match(es) in {shown} conversation(s){more.format(limit=limit)}:")
+    more = f" (the first {limit}; --limit shows more)" if cut else ""
+    console.print(f"{len(matches)} match(es) in {shown} conversation(s){more}:")
     current = None
     for m in matches:
         if m.conversation.id != current:

@@ -51,7 +51,9 @@ def serve_cmd(lazy: Any, host: str, port: int, workers: int, log_level: str) -> 
     container.database  # noqa: B018 - migrate once here, before the workers start
     # Imports run in the server's threads: those of a previous server stopped with it.
     container.import_jobs.fail_unfinished("The server stopped during the import; upload it again")
-    if not is_loopback(host) and not container.users.any():
+    no_users = not container.users.any()
+    container.close()  # the workers open their own connections; this process only waits
+    if not is_loopback(host) and no_users:
         raise click.UsageError(
             f"Refusing to bind {host}: without users anyone who can reach it could read every "
             "book and conversation. Bind 127.0.0.1, or create a user first (`folio users add NAME`)"

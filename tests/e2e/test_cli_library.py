@@ -81,6 +81,25 @@ def test_show_json_gives_the_28_chapters_and_the_reading_position(lib: RunFolio,
     }  # fmt: skip
 
 
+def test_books_fit_80_columns_one_row_each_and_piped_rows_stay_whole(lib: RunFolio) -> None:
+    import pexpect
+
+    from tests.e2e.conftest import folio_command, folio_env
+
+    command = folio_command("books")
+    env = folio_env(lib.home, extra={"TERM": "xterm", "NO_COLOR": "1"})
+    child = pexpect.spawn(command[0], command[1:], env=env, encoding="utf-8", timeout=120,
+                          dimensions=(40, 80))  # fmt: skip
+    child.expect(pexpect.EOF)
+    lines = [re.sub(r"\x1b\[[0-9;]*m", "", line) for line in child.before.splitlines()]
+    rows = [line for line in lines if re.match(r"[0-9a-f]{8} ", line)]
+    assert len(rows) == len(books(lib)) and all(len(line) <= 80 for line in lines), lines
+    assert all("Frankenstein" in row and "…" in row for row in rows)  # cut, never wrapped
+
+    piped = ok(lib("books")).splitlines()
+    assert sum("Frankenstein; or, the Modern Prometheus" in line for line in piped) == len(rows)
+
+
 def test_show_prints_title_chapters_and_pages(lib: RunFolio) -> None:
     out = ok(lib("show", book_id(lib, "frankenstein.epub")))
     assert "Frankenstein" in out and "28 chapters" in out and "Letter 1" in out

@@ -43,12 +43,14 @@ def spawn(folio: RunFolio) -> Iterator[Any]:
     """``spawn(*args)``: folio in a pseudo-terminal; every child is closed after the test."""
     children: list[pexpect.spawn] = []
 
-    def start(*args: str) -> pexpect.spawn:
+    def start(
+        *args: str, pager: str = "cat", dimensions: tuple[int, int] = (50, 160)
+    ) -> pexpect.spawn:
         command = folio_command(*args)
         env = folio_env(folio.home, extra={"PROMPT_TOOLKIT_NO_CPR": "1", "NO_COLOR": "1",
-                                            "TERM": "xterm", "PAGER": "cat"})  # fmt: skip
+                                            "TERM": "xterm", "PAGER": pager})  # fmt: skip
         child = pexpect.spawn(command[0], command[1:], env=env, encoding="utf-8",
-                              timeout=TIMEOUT_S, dimensions=(50, 160))  # fmt: skip
+                              timeout=TIMEOUT_S, dimensions=dimensions)  # fmt: skip
         children.append(child)
         return child
 
@@ -278,6 +280,26 @@ def test_next_and_read_inside_the_repl_move_through_the_book_and_open_sources(
     child.expect("Error: This part of the book is past your reading position")
     child.sendline("/read Letter 2")
     child.expect("Archangel")
+    child.sendline("quit")
+    assert exit_status(child) == 0
+
+
+def test_history_is_rendered_markdown_in_a_pager_when_longer_than_the_screen(
+    spawn: Any, folio: RunFolio
+) -> None:
+    child = spawn("chat", "Frankenstein", "--new", pager="sed s/^/paged:/", dimensions=(20, 100))
+    child.expect("you>")
+    for question in ("Who is Henry Clerval?", "Who is Elizabeth?"):
+        child.sendline(question)
+        child.expect(r"Sources: \[1\]")
+        child.expect("you>")
+    child.sendline("/history")  # two turns: taller than 20 rows
+    child.expect(r"paged:You: Who is Henry Clerval\?")
+    child.expect(r"paged:\s*• ")  # the answer's Markdown list, rendered
+    child.expect(r"paged:\s*Sources: \[1\] ")
+    child.expect("you>")
+    child.sendline("/position")  # short output is printed as it is
+    child.expect(r"\n(?!paged:)[^\n]*Prometheus: read the whole book")
     child.sendline("quit")
     assert exit_status(child) == 0
 

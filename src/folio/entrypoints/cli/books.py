@@ -8,11 +8,19 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.table import Table
+from rich.table import Column, Table
 
 from folio.domain.errors import FolioError, IngestError, IngestErrorCode
 from folio.entrypoints.cli.errors import EXIT_ERROR, debug_enabled, fail, handle_errors
-from folio.entrypoints.cli.output import console, err_console, escape
+from folio.entrypoints.cli.output import (
+    console,
+    err_console,
+    escape,
+    list_table,
+    paged,
+    print_table,
+    squeezed,
+)
 from folio.entrypoints.cli.progress import (
     RichIngestProgress,
     embedding_note,
@@ -218,7 +226,15 @@ def books_cmd(lazy: Any, as_json: bool) -> None:
     if not books:
         console.print("The library is empty. Add a book with [bold]folio add FILE[/].")
         return
-    table = Table("id", "title", "author", "format", "pages", "chapters", "read")
+    table = list_table(
+        Column("id", no_wrap=True),
+        squeezed("title", ratio=3, min_width=12),
+        squeezed("author", ratio=2),
+        Column("fmt", no_wrap=True),
+        Column("pages", justify="right", no_wrap=True),
+        Column("ch.", justify="right", no_wrap=True),
+        squeezed("read", ratio=2, min_width=8),
+    )
     for b in books:
         table.add_row(
             b.id[:8],
@@ -227,9 +243,20 @@ def books_cmd(lazy: Any, as_json: bool) -> None:
             b.format.value,
             str(b.page_count),
             str(sum(c.is_story for c in b.chapters)),
-            escape(b.describe_position()),
+            escape(_short_position(b)),
         )
-    console.print(table)
+    print_table(table)
+
+
+def _short_position(book: Any) -> str:
+    """``17% (Chapter 3)``: how far, then where (a narrow column cuts the less useful end)."""
+    position = book_summary(book)["reading_position"]
+    if position.get("char_offset") is None:
+        return "whole book"
+    where = position.get("chapter") or (f"p. {position['page']}" if position.get("page") else "")
+    percent = position.get("percent")
+    shown = f"{round(percent)}%" if isinstance(percent, (int, float)) else ""
+    return f"{shown} ({where})" if where and shown else shown or where
 
 
 @click.command("show")
@@ -254,6 +281,11 @@ def show_cmd(lazy: Any, book: str, reveal: bool, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(data, indent=2))
         return
+    with paged(console):  # a long list of chapters opens in a pager on a terminal
+        _print_book(found, data)
+
+
+def _print_book(found: Any, data: dict[str, Any]) -> None:
     by = f" by {escape(found.author)}" if found.author else ""
     console.print(f"[bold]{escape(found.title)}[/]{by}")
     console.print(

@@ -9,12 +9,19 @@ from dataclasses import dataclass
 from typing import Any
 
 import click
-from rich.table import Table
+from rich.table import Column
 
 from folio.domain.errors import FolioError
 from folio.entrypoints.cli.chat_view import TurnView, turn_json
 from folio.entrypoints.cli.errors import debug_enabled, handle_errors
-from folio.entrypoints.cli.output import console, escape
+from folio.entrypoints.cli.output import (
+    console,
+    escape,
+    list_table,
+    paged,
+    print_table,
+    squeezed,
+)
 from folio.entrypoints.cli.progress import embedding_note, prepare_embedder
 
 HELP = """Commands:
@@ -219,12 +226,12 @@ def _choose(book: Any, existing: list[Any]) -> str | None:
 def _show_rows(book: Any, existing: list[Any], start: int) -> int:
     """Print rows ``start``.. of the picker; the number of rows shown so far."""
     end = min(start + PICKER_SIZE, len(existing))
-    table = Table(
-        "#",
-        "id",
-        "title",
-        "turns",
-        "last activity",
+    table = list_table(
+        Column("#", justify="right", no_wrap=True),
+        Column("id", no_wrap=True),
+        squeezed("title", min_width=12),
+        Column("turns", justify="right", no_wrap=True),
+        Column("last activity", no_wrap=True),
         title=f"Conversations about {escape(book.title)} ({len(existing)})" if not start else None,
     )
     for i in range(start, end):
@@ -237,7 +244,7 @@ def _show_rows(book: Any, existing: list[Any], start: int) -> int:
             str(summary.turn_count),
             c.updated_at.astimezone().strftime("%Y-%m-%d %H:%M"),
         )
-    console.print(table)
+    print_table(table)
     if end < len(existing):
         console.print(f"{len(existing) - end} older not shown (m for more).", highlight=False)
     return end
@@ -475,11 +482,13 @@ def _guarded(action: Callable[[], object]) -> bool:
 
 
 def _print_history(session: ChatSession) -> None:
+    """``/history``: the conversation so far as ``folio conversations show`` prints it (answers
+    rendered), in a pager when it is longer than the screen."""
+    from folio.entrypoints.cli.conversations import print_detail
+
     detail = session.conversations.get(session.conversation_id)
     if not detail.messages:
         console.print("Nothing asked yet in this conversation.")
-    for m in detail.messages:
-        if m.role.value == "user":
-            console.print(f"[bold]you>[/] {escape(m.content)}", highlight=False)
-        elif m.role.value == "assistant" and m.content.strip():
-            console.print(escape(m.content), highlight=False)
+        return
+    with paged(console):
+        print_detail(detail)

@@ -15,19 +15,28 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
-from rich.table import Table
+from rich.markdown import Markdown
+from rich.table import Column
+from rich.text import Text
 
+from folio.domain.books import numbered_places
 from folio.domain.conversations import ChatMessage, Conversation
 from folio.domain.errors import ConversationError, ConversationErrorCode
 from folio.domain.llm import PromptRole
 from folio.entrypoints.cli.errors import handle_errors
-from folio.entrypoints.cli.output import clean, escape
+from folio.entrypoints.cli.output import (
+    clean,
+    console,
+    escape,
+    list_table,
+    paged,
+    print_table,
+    squeezed,
+)
 
 if TYPE_CHECKING:  # the use cases load only when a command runs: `folio --help` stays fast
     from folio.domain.conversations import ConversationDetail
 
-console = Console()
 SUMMARY_CHARS = 100
 
 
@@ -106,12 +115,18 @@ def list_cmd(lazy: Any, book: str | None, as_json: bool) -> None:
     if not summaries:
         console.print("No conversations yet. Start one with [bold]folio chat BOOK[/].")
         return
-    table = Table("id", "book", "title", "turns", "last activity")
+    table = list_table(
+        Column("id", no_wrap=True),
+        squeezed("book", ratio=2),
+        squeezed("title", ratio=3, min_width=10),
+        Column("turns", justify="right", no_wrap=True),
+        Column("last activity", no_wrap=True),
+    )
     for s in summaries:
         c = s.conversation
         table.add_row(c.id[:8], escape(s.book_title or "?"), escape(c.title), str(s.turn_count),
                       _when(c.updated_at))  # fmt: skip
-    console.print(table)
+    print_table(table, to=console)
 
 
 @conversations_group.command("search")
@@ -215,12 +230,13 @@ def show_cmd(lazy: Any, conversation: str, verbose: bool, as_json: bool) -> None
     if as_json:
         _json_out(convs.export_json(found.id))
         return
-    _print_detail(convs.get(found.id), verbose=verbose)
+    with paged(console):
+        print_detail(convs.get(found.id), verbose=verbose)
 
 
-def _print_detail(detail: ConversationDetail, *, verbose: bool) -> None:
-    from folio.app.conversation_export import format_citations
-
+def print_detail(detail: ConversationDetail, *, verbose: bool = False) -> None:
+    """A conversation for a person: title, book, dates, then each turn, the answers rendered as
+    Markdown on a terminal (as they were shown in the chat), with their numbered sources."""
     c = detail.conversation
     console.print(f"[bold]{escape(c.title)}[/] [dim]({c.id})[/]")
     console.print(f"{escape(detail.book_title or '?')} · started {_when(c.created_at)} · "
@@ -235,9 +251,9 @@ def _print_detail(detail: ConversationDetail, *, verbose: bool) -> None:
         console.print()
         for m in by_turn[number]:
             _print_message(m, verbose=verbose)
-        cited = format_citations(sources.get(number, ()))
+        cited = numbered_places(sources.get(number, ()))
         if cited:
-            console.print(f"  [dim]Sources: {escape(cited)}[/]")
+            console.print(f"  [dim]Sources: {escape(cited)}[/]", highlight=False)
 
 
 def _print_message(m: ChatMessage, *, verbose: bool) -> None:
@@ -245,7 +261,7 @@ def _print_message(m: ChatMessage, *, verbose: bool) -> None:
         console.print(f"[bold cyan]You:[/] {escape(m.content)}")
     elif m.role is PromptRole.ASSISTANT:
         if m.content.strip():
-            console.print(f"[bold green]folio:[/] {escape(m.content)}")
+            _print_answer(m.content)
         if verbose:
             for call in m.tool_invocations:
                 args = json.dumps(dict(call.arguments), ensure_ascii=False)
@@ -254,6 +270,14 @@ def _print_message(m: ChatMessage, *, verbose: bool) -> None:
         style = "red" if m.is_error else "yellow"
         name = m.tool_name or "tool"
         console.print(f"  [{style}]← {escape(name)}[/] {escape(result_summary(m))}")
+
+
+def _print_answer(answer: str) -> None:
+    if console.is_terminal:
+        console.print("[bold green]folio:[/]")
+        console.print(Markdown(clean(answer)))
+    else:  # piped: the answer's own text, unwrapped
+        console.print(Text("folio: ") + Text(clean(answer)), soft_wrap=True)
 
 
 def result_summary(message: ChatMessage) -> str:

@@ -140,7 +140,7 @@ def test_pronouns_no_name_can_stand_for_and_fragments_are_follow_ups(question: s
     "question",
     [
         'Where does it say "the ancient teachers of this science"?',  # a quotation
-        "Was there a storm on the lake?",  # "there" that only says something exists
+        "Was there a storm on Lake Geneva?",  # "there" that only says something exists
         "Did Victor see his father?",
     ],
 )
@@ -176,3 +176,13 @@ def test_a_short_question_is_not_small_talk(text: str) -> None:
 def test_heading_words_are_no_one_a_pronoun_can_stand_for() -> None:
     assert not person_like("Twenty CHAPTER TWENTY SEVEN", ["Twenty CHAPTER TWENTY SEVEN"])
     assert not person_like("XCVII", ["XCVII When"])
+
+
+def test_a_question_that_names_nothing_takes_its_topic_from_the_conversation() -> None:
+    detector = FollowUpDetector()
+    for question in ("Who was angry?", "What did the old man want?", "Describe the creature"):
+        assert detector.is_follow_up(question, HISTORY)
+        assert not detector.is_follow_up(question, [])
+    assert not detector.is_follow_up("Why was Victor angry?", HISTORY)
+    # the scope guardrail judges such a question itself
+    assert not FollowUpDetector(nameless=False).is_follow_up("How do I bake bread?", HISTORY)

@@ -119,7 +119,6 @@ def test_a_self_contained_question_is_searched_as_itself() -> None:
         "Who is Justine?",
         "Where does Victor Frankenstein study?",
         'Who says "I am malicious because I am miserable"?',
-        "Describe the creature",
     ):
         assert rewriter.query_with_history(question, history) == question
 

@@ -205,10 +205,18 @@ class FollowUpDetector:
     which earlier exchanges it depends on.
 
     A question is a follow-up when it cannot be understood alone: it opens with an ellipsis ("and
-    then?", "what about Justine?"), is a fragment (no content word, or two words and no name:
-    "Why?", "What year?"), uses a pronoun or a demonstrative and names no one ("What did he do
-    there?"), or refers to something the last exchange mentioned with a definite article ("the
-    letter"). Anything else - a name, a quoted phrase, a new topic - is self-contained."""
+    then?", "what about Justine?"), is a fragment ("Why?", "What year?"), uses a pronoun or a
+    demonstrative no name in it can stand for ("What did he do there?"), refers to something the
+    last exchanges mentioned with a definite article ("the letter"), or - in a conversation -
+    names nothing it is about ("Who was angry?", "What did the old man want?"): its topic is the
+    conversation's. A question that names what it is about (a name, a quoted phrase) reads on
+    its own.
+
+    ``nameless=False`` keeps only the first four (what cannot be read alone at all): the scope
+    guardrail uses it, so that "How do I bake bread?" late in a conversation is still judged."""
+
+    def __init__(self, *, nameless: bool = True) -> None:
+        self._nameless = nameless
 
     def is_follow_up(self, question: str, history: Sequence[Exchange]) -> bool:
         """True when ``question`` leans on ``history`` (always False when there is no history)."""
@@ -217,6 +225,8 @@ class FollowUpDetector:
         if ELLIPTICAL_START.search(question):
             return True
         if _is_fragment(question) or _has_unresolved_reference(question):
+            return True
+        if self._nameless and not proper_nouns(question):
             return True
         return _has_definite_reference_to(question, history[-3:])
 

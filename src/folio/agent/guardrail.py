@@ -67,7 +67,7 @@ class Guardrail:
             raise ConfigError("The retrieval guardrail needs a book searcher")
         self._searcher = searcher
         self.threshold = threshold if threshold is not None else DEFAULT_THRESHOLDS.get(mode, 0.0)
-        self._is_follow_up = is_follow_up or FollowUpDetector().is_follow_up
+        self._is_follow_up = is_follow_up or FollowUpDetector(nameless=False).is_follow_up
         self._is_small_talk = is_small_talk
         self._k = k
 

@@ -23,6 +23,9 @@ from folio.domain.chapter_labels import label_parts
         ("VOLUME I, CHAPTER XVIII.", "Volume I, Chapter XVIII"),
         ("THE SHE-WOLF", "The She-Wolf"),
         ("MIX AND MATCH", "Mix and Match"),  # a word that spells a numeral is still a word
+        ("KING HENRY VIII", "King Henry VIII"),  # a numeral inside a title
+        ("THE U.S.A. TRILOGY", "The U.S.A. Trilogy"),
+        ("CHAPTER I.—THE EVE OF THE WAR", "Chapter I.—The Eve of the War"),  # a new segment
         ("I. The Absence of Mr Glass", "I. The Absence of Mr Glass"),
         ("Who Is It?", "Who Is It?"),
         ("The End...", "The End..."),
@@ -62,6 +65,8 @@ def test_titles_and_authors_lose_their_shouting_and_stray_punctuation() -> None:
         ("WHITE FANG\n\nby Jack London\n\nContents\n", ("WHITE FANG", "Jack London")),
         ("[Moby Dick by Herman Melville 1851]\n\nETYMOLOGY.\n", ("Moby Dick", "Herman Melville")),
         ("It was a dark night.\nThe wind blew.\nNobody came by.\n", (None, None)),
+        ("Songs\nby the sea I sat\nand sang\n", (None, None)),  # a poem's line, no author
+        ("Contents\nby\nChapter 2\n", (None, None)),
     ],
 )  # fmt: skip
 def test_a_title_page_gives_the_title_and_the_author(

@@ -19,6 +19,7 @@ from folio.adapters.parsers.structure import (
     strip_illustrations,
 )
 from folio.domain.books import BookFormat, ParsedBook
+from folio.domain.chapter_labels import label_parts
 
 _START = re.compile(r"^\*{3}\s*START OF (?:THE|THIS) PROJECT GUTENBERG.*$", re.M | re.I)
 _END = re.compile(r"^\*{3}\s*END OF (?:THE|THIS) PROJECT GUTENBERG.*$", re.M | re.I)
@@ -73,13 +74,26 @@ def guess_title_author(text: str) -> tuple[str | None, str | None]:
             author = m.group("author")
         elif line.lower() == "by" and k + 1 < len(lines):
             author = lines[k + 1]
-        if author is None:
+        if author is None or not _looks_like_a_name(author):
             continue
         title = "\n".join(lines[:k])
-        if len(title) > 120 or len(author) > 80:
+        if len(title) > 120:
             return None, None
         return title, author
     return None, None
+
+
+def _looks_like_a_name(text: str) -> bool:
+    """An author line: starts with a capital, a few words, no division heading ("by the sea I
+    sat" in a poem, "Chapter 2" in a contents list are not authors)."""
+    words = text.split()
+    return (
+        text[:1].isupper()
+        and 1 <= len(words) <= 8
+        and len(text) <= 80
+        and not label_parts(text)
+        and words[0].lower().strip(".:") not in {"contents", "chapter", "preface", "introduction"}
+    )
 
 
 def parse_plain_text(path: Path, text: str) -> ParsedBook:

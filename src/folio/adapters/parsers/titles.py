@@ -48,12 +48,38 @@ def is_shouted(text: str) -> bool:
     return bool(words) and all(w.isupper() for w in words)
 
 
+# Words that are also valid Roman numerals: left to title case.
+_NUMERAL_WORDS = frozenset({"MIX", "MI", "DI", "LI", "MID", "DIM", "CIVIC"})
+_SEGMENT_BREAK = re.compile(r"(\s*(?:—|–|--|:)\s*)")
+
+
+def _keep_upper(word: str, **_: object) -> str | None:
+    """titlecase's callback: Roman numerals ("viii" in "King Henry VIII") and dotted initialisms
+    ("u.s.a.") stay upper-case; anything else: titlecase decides (None)."""
+    core = word.strip(".,;:!?()[]\"'’“”")
+    if len(core) >= 2 and _ROMAN.fullmatch(core.upper()) and core.upper() not in _NUMERAL_WORDS:
+        return word.upper()
+    if re.fullmatch(r"(?:[^\W\d_]\.){2,}", core + "." if not core.endswith(".") else core):
+        return word.upper()
+    return None
+
+
+def _title_case(text: str) -> str:
+    """Title case for a shouted text, segment by segment (after a dash or colon a new title
+    starts: "Book I.—The Coming"), numerals and initialisms kept."""
+    parts = _SEGMENT_BREAK.split(text)
+    cased = [
+        part if i % 2 else titlecase(part.lower(), callback=_keep_upper)
+        for i, part in enumerate(parts)
+    ]
+    return _upper_numerals("".join(cased))
+
+
 def tidy_label(label: str) -> str:
     """A chapter label in one style: see the module docstring."""
     text = _TRAILING.sub("", " ".join(label.split()))
     if is_shouted(text):
-        text = titlecase(text.lower())
-        text = _upper_numerals(text)
+        text = _title_case(text)
     else:
         text = _SHOUTED_KEYWORD.sub(lambda m: m.group(0).capitalize(), text)
     return text or label
@@ -64,7 +90,7 @@ def tidy_title(title: str) -> str:
     lines = [re.sub(r"(?<![.])[.,]$", "", line.strip()) for line in title.splitlines()]
     text = " ".join(" ".join(lines).split())
     if is_shouted(text):
-        text = _upper_numerals(titlecase(text.lower()))
+        text = _title_case(text)
     return text or title
 
 
@@ -75,7 +101,7 @@ def tidy_author(author: str) -> str:
     text = text.rstrip(",;:")
     text = re.sub(r"(?<=[^\W\d_]{4})\.$", "", text)  # "Austen." but not "Jr." or "G. K."
     if is_shouted(text):
-        text = titlecase(text.lower())
+        text = _title_case(text)
     return text or author
 
 

@@ -47,15 +47,19 @@ def cli(ctx: click.Context, home: Path | None, debug: bool) -> None:
         level=logging.DEBUG if debug else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
-    ctx.obj = _LazyContainer(home)
+    from click.core import ParameterSource
+
+    from_flag = ctx.get_parameter_source("home") is ParameterSource.COMMANDLINE
+    ctx.obj = _LazyContainer(home, from_flag=from_flag)
 
 
 class _LazyContainer:
     """Builds the container (and reads settings) only when a command needs it. ``home``: the
     data directory given with ``--home`` (its config file is read from there)."""
 
-    def __init__(self, home: Path | None = None) -> None:
+    def __init__(self, home: Path | None = None, *, from_flag: bool = False) -> None:
         self._home = home
+        self._from_flag = from_flag  # --home (not FOLIO_HOME): `folio config` says so
         self._container: Container | None = None
 
     def get(self) -> Container:
@@ -68,7 +72,8 @@ class _LazyContainer:
             env = dict(os.environ)
             if self._home is not None:
                 env["FOLIO_HOME"] = str(self._home)
-            self._container = Container(load_settings(env=env))
+            flag = {"home": self._home} if self._from_flag else {}
+            self._container = Container(load_settings(env=env, **flag))
         return self._container
 
 

@@ -66,3 +66,9 @@ def test_a_conversation_completes_by_title_and_only_the_named_books(
 def test_the_documented_activation_prints_a_completion_script(tmp_path: Path) -> None:
     script = ok(run_folio_in(tmp_path, env={"_FOLIO_COMPLETE": "bash_source"}))
     assert "_folio_completion" in script and "complete -o nosort -F" in script
+
+
+def test_completing_in_an_empty_home_offers_nothing_and_creates_nothing(tmp_path: Path) -> None:
+    home = tmp_path / "fresh"
+    assert complete(home, "folio chat fra") == []
+    assert not (home / "folio.db").exists()

@@ -31,7 +31,10 @@ def _container(ctx: click.Context) -> Any:
     home = ctx.find_root().params.get("home")
     if isinstance(home, Path):
         env["FOLIO_HOME"] = str(home)
-    return Container(load_settings(env=env))
+    settings = load_settings(env=env)
+    if not settings.database_url and not settings.database_path.is_file():
+        raise LookupError("no library yet: nothing to complete, and nothing to create")
+    return Container(settings)
 
 
 def _matches(incomplete: str, *texts: str | None) -> bool:

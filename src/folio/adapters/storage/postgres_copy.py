@@ -1,9 +1,9 @@
 """``folio db copy``: a local SQLite library, whole, into a PostgreSQL database.
 
-What is copied: books (metadata, chapters, pages, reading position), their text, passages and
-vectors; users (with their token hashes, so tokens keep working), ownership and import history;
-and every conversation with its messages and turns, read through the conversation port, so a
-library keeping conversations as JSON files is copied the same way.
+What is copied: books (metadata, chapters, pages, reading position), their text, passages,
+vectors and chapter recaps; users (with their token hashes, so tokens keep working), ownership
+and import history; and every conversation with its messages and turns, read through the
+conversation port, so a library keeping conversations as JSON files is copied the same way.
 
 Invariants: the copy is ONE transaction in the target: it lands whole or not at all. Nothing is
 changed in the source. Before writing, it refuses (``StorageError`` CONFLICT, naming what clashes)
@@ -45,6 +45,7 @@ _TABLES: tuple[tuple[str, str], ...] = (
         "id, book_id, ordinal, text, char_start, char_end, page_start, page_end, chapter,"
         " chapter_index",
     ),
+    ("chapter_recaps", "book_id, chapter_index, text, model, created_at"),
     ("users", "id, name, token_hash, created_at"),
     ("owners", "kind, resource_id, user_id"),
     (

@@ -135,3 +135,13 @@ def test_a_name_met_only_past_the_position_is_still_about_the_book(story):
 
     assert verdict.allowed and verdict.score == 1.0
     assert not guardrail.check(early, "How do I bake sourdough bread?", []).allowed
+
+
+def test_a_name_the_book_uses_is_never_refused_whatever_else_is_asked(story):
+    guardrail = Guardrail("retrieval", searcher=WithoutSimilarity(story))
+    question = "Did Alphonse bake sourdough pastry for the baking contest dinner?"  # 1 of 7
+
+    verdict = guardrail.check(story.book, question, [])
+
+    assert verdict.allowed and verdict.score == 1.0 and "name" in verdict.reason
+    assert not guardrail.check(story.book, "What did Napoleon bake for dinner?", []).allowed

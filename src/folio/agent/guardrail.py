@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from folio.agent.followup import FollowUpDetector, content_words, is_small_talk
+from folio.agent.followup import FollowUpDetector, content_words, is_small_talk, proper_nouns
 from folio.domain.books import Book, ReadingPosition, SearchHit
 from folio.domain.errors import ConfigError
 from folio.domain.llm import PromptMessage, TokenUsage
@@ -121,7 +121,15 @@ class Guardrail:
         # the novel) is about the book, and gets an honest "not yet" from the answer, never a
         # refusal. Only the score leaves this method; no passage past the position is shown.
         whole = book.with_position(ReadingPosition())
-        return self._scored(searcher.search(whole, question, k=self._k), question)
+        verdict = self._scored(searcher.search(whole, question, k=self._k), question)
+        if verdict.allowed:
+            return verdict
+        # A name the book uses anywhere is about the book, whatever else the question asks
+        # ("What did Mr. Mason stop?"): one search for the names alone, only before a refusal.
+        names = [n for n in proper_nouns(question) if len(n) > 2]
+        if names and _named_in(names, searcher.search(whole, " ".join(names), k=self._k)):
+            return self._verdict(1.0, "a name the book uses")
+        return verdict
 
     def _scored(self, hits: Sequence[SearchHit], question: str) -> GuardrailVerdict:
         lexical = lexical_overlap(question, hits)
@@ -149,6 +157,16 @@ def lexical_overlap(question: str, hits: Sequence[SearchHit]) -> float:
     for hit in hits:
         found |= terms & set(content_words(hit.chunk.text))
     return len(found) / len(terms)
+
+
+def _named_in(names: Sequence[str], hits: Sequence[SearchHit]) -> bool:
+    return any(
+        re.search(rf"\b{re.escape(word)}\b", hit.chunk.text)
+        for name in names
+        for word in name.split()
+        if len(word) > 2
+        for hit in hits
+    )
 
 
 def _about_the_book(book: Book, question: str) -> bool:

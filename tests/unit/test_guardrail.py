@@ -8,7 +8,7 @@ import pytest
 
 from folio.adapters.llm.scripted import ScriptedChatProvider
 from folio.agent.guardrail import Guardrail, lexical_overlap
-from folio.domain.books import Book, SearchHit
+from folio.domain.books import Book, ReadingPosition, SearchHit
 from folio.domain.errors import ConfigError
 from tests.unit.test_book_tools import StoryLibrary, make_story
 
@@ -144,4 +144,6 @@ def test_a_name_the_book_uses_is_never_refused_whatever_else_is_asked(story):
     verdict = guardrail.check(story.book, question, [])
 
     assert verdict.allowed and verdict.score == 1.0 and "name" in verdict.reason
+    whole = story.book.with_position(ReadingPosition())  # a reader of the whole book too
+    assert guardrail.check(whole, question, []).allowed
     assert not guardrail.check(story.book, "What did Napoleon bake for dinner?", []).allowed

@@ -115,15 +115,16 @@ class Guardrail:
     ) -> GuardrailVerdict:
         assert searcher is not None
         verdict = self._scored(searcher.search(book, question, k=self._k), question)
-        if verdict.allowed or book.position.is_unlimited:
+        if verdict.allowed:
             return verdict
         # Scope is judged on the whole book: a name met only later ("Who is Justine?" early in
         # the novel) is about the book, and gets an honest "not yet" from the answer, never a
         # refusal. Only the score leaves this method; no passage past the position is shown.
         whole = book.with_position(ReadingPosition())
-        verdict = self._scored(searcher.search(whole, question, k=self._k), question)
-        if verdict.allowed:
-            return verdict
+        if not book.position.is_unlimited:
+            verdict = self._scored(searcher.search(whole, question, k=self._k), question)
+            if verdict.allowed:
+                return verdict
         # A name the book uses anywhere is about the book, whatever else the question asks
         # ("What did Mr. Mason stop?"): one search for the names alone, only before a refusal.
         names = [n for n in proper_nouns(question) if len(n) > 2]

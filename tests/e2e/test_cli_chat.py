@@ -25,6 +25,9 @@ TURN_KEYS = {"conversation_id", "turn_number", "answer", "citations", "searches"
 CITATION_KEYS = {"chapter", "page_start", "page_end", "quote"}
 FRIEND = "Who is Victor's friend from Geneva?"
 FOLLOW_UP = "What happens to him?"
+# The friend (Henry Clerval) by either of his names: which sentence the offline answer quotes first,
+# and so which name a follow-up's "him" resolves to, follows the book's sentence boundaries.
+FRIEND_NAMES = r"\b(?:Henry|Clerval)\b"
 
 
 @pytest.fixture(scope="module")
@@ -119,7 +122,7 @@ def test_continue_takes_up_the_books_most_recent_conversation(folio: RunFolio) -
     latest = ask(folio, FRIEND)
     follow = ask(folio, FOLLOW_UP, "--continue")
     assert (follow["conversation_id"], follow["turn_number"]) == (latest["conversation_id"], 2)
-    assert "Clerval" in follow["searches"][0]  # it saw the first turn
+    assert re.search(FRIEND_NAMES, follow["searches"][0])  # it saw the first turn
     again = folio("chat", "Frankenstein", "-c", "-m", "And then?")
     ok(again)
     assert re.search(rf"^conversation: {latest['conversation_id']}$", again.stderr, re.M)
@@ -170,7 +173,7 @@ def test_a_new_process_resumes_the_conversation_with_its_history(folio: RunFolio
     cid = first["conversation_id"]
     second = ask(folio, FOLLOW_UP, "--conversation", cid[:8])  # another process, an id prefix
     assert (second["conversation_id"], second["turn_number"]) == (cid, 2)
-    assert "Clerval" in second["searches"][0]  # the earlier turn was read back from storage
+    assert re.search(FRIEND_NAMES, second["searches"][0])  # the earlier turn, read from storage
 
     data = export(folio, cid)
     assert [t["turn_number"] for t in data["turns"]] == [1, 2]

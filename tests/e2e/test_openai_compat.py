@@ -4,6 +4,7 @@ a conversation: the whole message list every time."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,9 @@ from tests.e2e.conftest import ok_json, run_folio_in
 
 FIRST = "Who is Victor's friend from Geneva?"
 FOLLOW_UP = "What happens to him?"
+# The friend (Henry Clerval) by either of his names: which sentence the offline answer quotes first,
+# and so which name a follow-up's "him" resolves to, follows the book's sentence boundaries.
+FRIEND = r"\b(?:Henry|Clerval)\b"
 THIRD = "And who is Elizabeth?"
 
 
@@ -67,7 +71,7 @@ def test_a_three_turn_conversation_sent_whole_each_time_resolves_its_follow_ups(
     first = ask(client, book_id, messages)
     answer = first.choices[0].message.content
     assert first.object == "chat.completion" and first.choices[0].finish_reason == "stop"
-    assert "Clerval" in answer
+    assert re.search(FRIEND, answer)
     extra = first.model_extra["folio"]
     assert extra["citations"] and all(c["page_start"] for c in extra["citations"])
     assert "p. " in answer  # citations in the text too
@@ -77,7 +81,7 @@ def test_a_three_turn_conversation_sent_whole_each_time_resolves_its_follow_ups(
     messages += [{"role": "assistant", "content": answer}, {"role": "user", "content": FOLLOW_UP}]
     second = ask(client, book_id, messages)
     (query,) = second.model_extra["folio"]["searches"]
-    assert "Clerval" in query, query  # "him" resolved from the history the client sent
+    assert re.search(FRIEND, query), query  # "him" resolved from the history the client sent
     assert second.model_extra["folio"]["citations"]
 
     messages += [
@@ -93,7 +97,7 @@ def test_a_follow_up_without_the_history_is_searched_as_asked(
     client: openai.OpenAI, book_id: str
 ) -> None:
     alone = ask(client, book_id, [{"role": "user", "content": FOLLOW_UP}])
-    assert "Clerval" not in alone.model_extra["folio"]["searches"][0]
+    assert not re.search(FRIEND, alone.model_extra["folio"]["searches"][0])
 
 
 def test_streaming_sends_chunks_then_done_with_citations_in_the_last_chunk(
@@ -112,7 +116,7 @@ def test_streaming_sends_chunks_then_done_with_citations_in_the_last_chunk(
     text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
     finished = [c for c in chunks if c.choices and c.choices[0].finish_reason == "stop"]
     assert len(finished) == 1
-    assert "Clerval" in text and "p. " in text
+    assert re.search(FRIEND, text) and "p. " in text
     assert finished[0].model_extra["folio"]["citations"]
     assert chunks[-1].choices == [] and chunks[-1].usage is not None  # include_usage
     assert not any(c.choices and c.choices[0].delta.tool_calls for c in chunks)
@@ -142,7 +146,7 @@ def test_with_the_extension_field_the_turn_is_stored_in_that_conversation(
         assert result.model_extra["folio"]["conversation_id"] == cid
     assert result.model_extra["folio"]["turn_number"] == 2
     # the stored history, not the request's, fed the follow-up
-    assert "Clerval" in result.model_extra["folio"]["searches"][0]
+    assert re.search(FRIEND, result.model_extra["folio"]["searches"][0])
     detail = httpx.get(f"{server.url}/api/v1/conversations/{cid}", timeout=30).json()
     assert [t["turn_number"] for t in detail["turn_details"]] == [1, 2]
 

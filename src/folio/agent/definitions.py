@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from folio.agent.followup import NOT_NAMES, proper_nouns
 from folio.domain.passages import Passage
+from folio.domain.sentences import split_sentences
 
 _ASKS_WHO = re.compile(
     r"^\s*(?:(?:who|what)(?:'s|’s|\s+(?:is|was|are|were))|tell me about|describe)\s+"
@@ -37,12 +38,6 @@ _NOT_SUBJECT = re.compile(
     re.IGNORECASE,
 )
 _MAX_WORDS = 60
-# A sentence ends at . ! ? before a capital, but not after a title or an initial ("Mr. Kirwin",
-# "M. Waldman").
-_SENTENCE_END = re.compile(
-    r"(?<!\bMr\.)(?<!\bMrs\.)(?<!\bMs\.)(?<!\bDr\.)(?<!\bSt\.)(?<!\b[A-Z]\.)"
-    r"(?<=[.!?])[\"'’”)\]]*\s+(?=[\"'“‘(\[]?[A-Z0-9])"
-)
 
 
 def asked_name(question: str) -> str | None:
@@ -89,6 +84,6 @@ def _strength(name: str, sentence: str) -> tuple[int, int] | None:
 
 
 def sentences(text: str) -> list[str]:
-    """The sentences of ``text``, white space collapsed."""
-    flat = " ".join(text.split())
-    return [s.strip() for s in _SENTENCE_END.split(flat) if len(s.strip()) > 1]
+    """The sentences of ``text`` (a title or an initial ends none: "Mr. Kirwin", "M. Waldman"),
+    white space collapsed."""
+    return [s for s in split_sentences(text) if len(s) > 1]

@@ -36,6 +36,7 @@ from folio.agent.evidence import coverage, honest_note, read_through
 from folio.agent.followup import is_small_talk as default_small_talk
 from folio.agent.strategies import exchanges
 from folio.agent.tools.book import MAX_K
+from folio.domain import sentences
 from folio.domain.llm import (
     PromptMessage,
     TokenUsage,
@@ -66,7 +67,6 @@ from folio.domain.search import STOPWORDS
 OFFLINE_NOTE = "(Offline mode: these are passages extracted from the book, not a generated answer.)"
 MAX_QUOTE_WORDS = 70
 _WORD = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?")
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"'’”)\]]*\s+(?=[\"'“‘(\[]?[A-Z0-9])")
 _WHO = re.compile(r"\s*(?:who|whom|whose)\b", re.IGNORECASE)
 _MID_SENTENCE_NAME = re.compile(r"(?<=[a-z,;] )[A-Z][a-z]{2,}(?: [A-Z][a-z]{2,})?")
 _CAPITALISED_RUN = re.compile(r"[A-Z][a-z]{2,}(?: [A-Z][a-z]{2,})?")
@@ -317,8 +317,8 @@ def _salient_name(question: str, passages: Sequence[Passage]) -> str | None:
 
 
 def split_sentences(text: str) -> list[str]:
-    flat = " ".join(text.split())
-    return [s.strip() for s in _SENTENCE_END.split(flat) if len(s.strip()) > 1]
+    """The passage's sentences (abbreviations such as Mr. do not end one), each on one line."""
+    return [s for s in sentences.split_sentences(text) if len(s) > 1]
 
 
 def _terms(text: str) -> list[str]:

@@ -22,14 +22,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from folio.domain.books import Chapter, Chunk, ParsedBook
+from folio.domain.sentences import sentence_spans
 
 TokenCounter = Callable[[str], int]
 
 TARGET_WORDS = 200
 OVERLAP_WORDS = 30
 MAX_WORDS = 220
-# A sentence ends at . ! ? (and closing quotes/brackets) before whitespace, or at a paragraph break.
-_SENTENCE = re.compile(r"\S.*?(?:[.!?]+[\"'’”)\]]*(?=\s|\Z)|(?=\n[ \t]*\n)|\Z)", re.S)
 _WORD = re.compile(r"\S+")
 _LINE = re.compile(r"[^\n]*\S")
 
@@ -91,9 +90,8 @@ def _split_long(text: str, unit: _Unit, limit: int) -> Iterator[_Unit]:
 
 def _sentences(text: str, start: int, end: int, limit: int) -> Iterator[_Unit]:
     """Sentence units of ``text[start:end]``, none over ``limit`` words."""
-    for m in _SENTENCE.finditer(text, start, end):
-        unit_end = m.start() + len(m.group().rstrip())
-        unit = _Unit(m.start(), unit_end, len(_WORD.findall(text, m.start(), unit_end)))
+    for unit_start, unit_end in sentence_spans(text, start, end):
+        unit = _Unit(unit_start, unit_end, len(_WORD.findall(text, unit_start, unit_end)))
         if unit.words <= limit:
             yield unit
         else:

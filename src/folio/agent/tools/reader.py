@@ -25,6 +25,7 @@ from folio.domain.books import Book, Chapter
 from folio.domain.errors import ToolErrorCode
 from folio.domain.passages import PEOPLE, RECAP, Passage, PeopleList, Person, Recap
 from folio.domain.search import STOPWORDS
+from folio.domain.sentences import sentence_spans
 
 MAX_CHAPTERS = 12  # a recap of a long reading: the latest chapters, one sentence each
 SENTENCES_PER_CHAPTER = 1
@@ -32,7 +33,6 @@ SENTENCES_FOR_ONE_CHAPTER = 3
 MAX_PEOPLE = 12
 MIN_MENTIONS = 3
 MIN_WORDS, MAX_WORDS = 8, 60
-_SENTENCE = re.compile(r"[^.!?]+(?:[.!?]+[\"'’”)\]]*|$)")
 _WORD = re.compile(r"[A-Za-z][a-z'’]+")
 _CAPITALISED = re.compile(r"\b[A-Z][a-z]{2,}\b")
 _HONORIFICS = frozenset({"Mr", "Mrs", "Miss", "Ms", "Dr", "Sir", "Lady", "Lord", "Madam", "Madame"})
@@ -53,14 +53,7 @@ def _passage(book: Book, chapter: str | None, start: int, end: int, text: str) -
 
 
 def _sentences(text: str, base: int) -> list[tuple[int, int, str]]:
-    out = []
-    for m in _SENTENCE.finditer(text):
-        raw = m.group()
-        stripped = raw.strip()
-        if stripped:
-            start = base + m.start() + (len(raw) - len(raw.lstrip()))
-            out.append((start, start + len(stripped), stripped))
-    return out
+    return [(base + s, base + e, text[s:e]) for s, e in sentence_spans(text)]
 
 
 def _read_chapters(ctx: ToolContext) -> list[tuple[Chapter, int, int]]:

@@ -1,0 +1,35 @@
+"""Sentence boundaries for any text folio handles (chunking, quoting), by ``sentencex``
+(Wikimedia's rule-based segmenter: abbreviations such as Mr., Mrs., Dr., St., e.g., p.m. do not end
+a sentence; a blank line always does). Measured on Frankenstein (419k characters): 3.5 ms for the
+whole book, 1.5 ms to import, 4 MB installed.
+
+Invariant: every span ``(s, e)`` of ``sentence_spans(text, start, end)`` lies in ``[start, end)``,
+``text[s:e]`` starts and ends with non-space, and spans are in order and do not overlap.
+"""
+
+from __future__ import annotations
+
+import sentencex
+
+LANGUAGE = "en"
+
+
+def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
+    """The sentences of ``text[start:end]`` as ``(start, end)`` offsets into ``text``, trimmed."""
+    stop = len(text) if end is None else end
+    piece = text[start:stop]
+    spans: list[tuple[int, int]] = []
+    for boundary in sentencex.get_sentence_boundaries(LANGUAGE, piece):
+        s, e = int(boundary["start_index"]), int(boundary["end_index"])
+        chunk = piece[s:e]
+        stripped = chunk.strip()
+        if not stripped:
+            continue
+        lead = len(chunk) - len(chunk.lstrip())
+        spans.append((start + s + lead, start + s + lead + len(stripped)))
+    return spans
+
+
+def split_sentences(text: str) -> list[str]:
+    """The sentences of ``text``, each on one line (inner whitespace runs become one space)."""
+    return [" ".join(text[s:e].split()) for s, e in sentence_spans(text)]

@@ -86,3 +86,18 @@ def test_a_cited_page_range_is_one_source_of_those_pages() -> None:
     [source] = select_citations("Elizabeth wrote to him (pp. 2-3).", [wide], book=BOOK)
     assert (source.page_start, source.page_end) == ("2", "3")
     assert (source.char_start, source.char_end) == (PAGE, 3 * PAGE)
+
+
+def test_dialogue_inside_a_quote_is_part_of_it_not_a_source_of_its_own() -> None:
+    text = "“My dear Frankenstein,” exclaimed Henry, “are you always to be unhappy?”"
+    book = Book(
+        "b2", "Dialogue", None, BookFormat.TXT, "d.txt", "h", 1, len(text),
+        (Chapter(1, "Chapter 7", 0),), (Page(1, "55", 0, len(text)),),
+    )  # fmt: skip
+    dialogue = Passage("a", "Chapter 7", "55", "55", 0, len(text), text)
+    answer = f'From the book:\n- "{text}" (Chapter 7, p. 55)'
+
+    [source] = select_citations(answer, [dialogue], book=book)
+
+    assert (source.char_start, source.char_end) == (0, len(text))
+    assert select_citations("He said “are you always to be unhappy?”", [dialogue], book=book)

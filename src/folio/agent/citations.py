@@ -16,7 +16,8 @@ from folio.domain.passages import Passage, passages_in
 TOP_SOURCES = 3
 QUOTE_CHARS = 200
 MIN_QUOTE_CHARS = 12
-_QUOTED = re.compile(r"[\"“]([^\"”]{" + str(MIN_QUOTE_CHARS) + r",})[\"”]")
+_STRAIGHT = re.compile(r'"([^"]{' + str(MIN_QUOTE_CHARS) + r',})"')
+_CURLY = re.compile(r"“([^”]{" + str(MIN_QUOTE_CHARS) + r",})”")
 _PAGE_CITE = re.compile(r"\bpp?\.\s*([0-9ivxlcdm]+)(?:\s*[-–]\s*([0-9ivxlcdm]+))?", re.I)
 
 
@@ -33,7 +34,7 @@ def select_citations(
         return ()
     chosen: list[Source] = []
     quoted: list[Passage] = []
-    for quote in dict.fromkeys(_normalise(q) for q in _QUOTED.findall(answer)):
+    for quote in dict.fromkeys(_normalise(q) for q in _quotes(answer)):
         passage = next((p for p in candidates if quote in _normalise(p.text)), None)
         if passage is not None:
             quoted.append(passage)
@@ -106,13 +107,24 @@ def used_passages(answer: str, passages: Iterable[Passage]) -> list[Passage]:
     it cites, the first passage on that page (a page cite names one passage, not every chunk that
     shares the page)."""
     candidates = _unique(passages)
-    quotes = [_normalise(q) for q in _QUOTED.findall(answer)]
+    quotes = [_normalise(q) for q in _quotes(answer)]
     used = {i for i, p in enumerate(candidates) if any(q in _normalise(p.text) for q in quotes)}
     for page in _cited_pages(answer):
         first = next((i for i, p in enumerate(candidates) if _cites(p, {page})), None)
         if first is not None:
             used.add(first)
     return [candidates[i] for i in sorted(used)]
+
+
+def _quotes(answer: str) -> list[str]:
+    """What ``answer`` quotes, in order: each "..." whole (with the dialogue’s “...” inside it, as
+    the offline answer quotes a sentence of the book), then “...” outside any "...". A quote
+    inside a quote is part of it, never a source of its own."""
+    found = [(m.start(), m.end(), m.group(1)) for m in _STRAIGHT.finditer(answer)]
+    for m in _CURLY.finditer(answer):
+        if not any(start <= m.start() < end for start, end, _ in found):
+            found.append((m.start(), m.end(), m.group(1)))
+    return [text for _, _, text in sorted(found)]
 
 
 def _unique(passages: Iterable[Passage]) -> list[Passage]:

@@ -8,6 +8,7 @@ always present) so that string order is time order.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -155,4 +156,100 @@ def turn_from_dict(d: Mapping[str, Any], conversation_id: str) -> Turn:
         extra=dict(d.get("extra") or {}),
         cache_read_tokens=int(d.get("cache_read_tokens", 0)),
         cache_write_tokens=int(d.get("cache_write_tokens", 0)),
+    )
+
+
+# --- rows of the SQL stores (SQLite and PostgreSQL share one schema for conversations) ---------
+# Parameters are written the same way to both; a row read back holds JSON as text (SQLite) or as
+# parsed values (PostgreSQL's jsonb), and datetimes as text or as datetimes: ``_json`` and
+# ``_moment`` accept either, so one decoder serves both stores.
+CONVERSATION_COLUMNS = "id, book_id, title, created_at, updated_at, auto_title"
+MESSAGE_COLUMNS = (
+    "id, conversation_id, turn_number, seq, role, content, tool_use_id, tool_invocations, "
+    "tool_name, is_error, created_at"
+)
+TURN_COLUMNS = (
+    "conversation_id, turn_number, created_at, queries, retrieval_attempts, sources, "
+    "reasoning_steps, guardrail_score, provider, model, input_tokens, output_tokens, "
+    "llm_calls, latency_ms, strategy, extra, cache_read_tokens, cache_write_tokens"
+)
+
+
+def _json(value: Any) -> Any:
+    return json.loads(value) if isinstance(value, str) else value
+
+
+def _moment(value: str | datetime) -> datetime:
+    return decode_datetime(value) if isinstance(value, str) else value.astimezone(UTC)
+
+
+def conversation_params(c: Conversation) -> tuple[Any, ...]:
+    return (
+        c.id, c.book_id, c.title, encode_datetime(c.created_at), encode_datetime(c.updated_at),
+        c.auto_title,
+    )  # fmt: skip
+
+
+def conversation_from_row(row: Mapping[str, Any]) -> Conversation:
+    return Conversation(
+        row["id"], row["book_id"], row["title"], _moment(row["created_at"]),
+        _moment(row["updated_at"]), bool(row["auto_title"]),
+    )  # fmt: skip
+
+
+def message_params(m: ChatMessage) -> tuple[Any, ...]:
+    return (
+        m.id, m.conversation_id, m.turn_number, m.seq, m.role.value, m.content, m.tool_use_id,
+        json.dumps([invocation_to_dict(i) for i in m.tool_invocations], ensure_ascii=False),
+        m.tool_name, m.is_error, encode_datetime(m.created_at),
+    )  # fmt: skip
+
+
+def message_from_row(row: Mapping[str, Any]) -> ChatMessage:
+    return ChatMessage.of(
+        id=row["id"],
+        conversation_id=row["conversation_id"],
+        turn_number=row["turn_number"],
+        seq=row["seq"],
+        role=PromptRole(row["role"]),
+        content=row["content"],
+        created_at=_moment(row["created_at"]),
+        tool_use_id=row["tool_use_id"],
+        tool_invocations=tuple(invocation_from_dict(d) for d in _json(row["tool_invocations"])),
+        tool_name=row["tool_name"],
+        is_error=bool(row["is_error"]),
+    )
+
+
+def turn_params(t: Turn) -> tuple[Any, ...]:
+    return (
+        t.conversation_id, t.turn_number, encode_datetime(t.created_at),
+        json.dumps(list(t.queries), ensure_ascii=False), t.retrieval_attempts,
+        json.dumps([source_to_dict(s) for s in t.sources], ensure_ascii=False),
+        json.dumps(list(t.reasoning_steps), ensure_ascii=False), t.guardrail_score, t.provider,
+        t.model, t.input_tokens, t.output_tokens, t.llm_calls, t.latency_ms, t.strategy,
+        json.dumps(dict(t.extra), ensure_ascii=False), t.cache_read_tokens, t.cache_write_tokens,
+    )  # fmt: skip
+
+
+def turn_from_row(row: Mapping[str, Any]) -> Turn:
+    return Turn(
+        conversation_id=row["conversation_id"],
+        turn_number=row["turn_number"],
+        created_at=_moment(row["created_at"]),
+        queries=tuple(_json(row["queries"])),
+        retrieval_attempts=row["retrieval_attempts"],
+        sources=tuple(source_from_dict(s) for s in _json(row["sources"])),
+        reasoning_steps=tuple(_json(row["reasoning_steps"])),
+        guardrail_score=row["guardrail_score"],
+        provider=row["provider"],
+        model=row["model"],
+        input_tokens=row["input_tokens"],
+        output_tokens=row["output_tokens"],
+        llm_calls=row["llm_calls"],
+        latency_ms=row["latency_ms"],
+        strategy=row["strategy"],
+        extra=_json(row["extra"]),
+        cache_read_tokens=row["cache_read_tokens"],
+        cache_write_tokens=row["cache_write_tokens"],
     )

@@ -11,7 +11,6 @@ without ``commit()`` rolls back. Saving messages moves ``updated_at`` forward (n
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -21,16 +20,20 @@ import psycopg
 from psycopg.rows import dict_row
 
 from folio.adapters.storage.conversation_codec import (
+    CONVERSATION_COLUMNS,
+    MESSAGE_COLUMNS,
+    TURN_COLUMNS,
+    conversation_from_row,
+    conversation_params,
     encode_datetime,
-    invocation_from_dict,
-    invocation_to_dict,
-    source_from_dict,
-    source_to_dict,
+    message_from_row,
+    message_params,
+    turn_from_row,
+    turn_params,
 )
 from folio.adapters.storage.postgres_db import PgDatabase, pg_storage_error
 from folio.domain.conversations import ChatMessage, Conversation, Turn, validate_title
 from folio.domain.errors import BookError, BookErrorCode, ConversationError, ConversationErrorCode
-from folio.domain.llm import PromptRole
 
 
 class PostgresConversationStore:
@@ -160,7 +163,7 @@ class PostgresUnitOfWork:
 
 
 class _Conversations:
-    _COLUMNS = "id, book_id, title, created_at, updated_at, auto_title"
+    _COLUMNS = CONVERSATION_COLUMNS
 
     def __init__(self, sql: _Sql) -> None:
         self._sql = sql
@@ -173,9 +176,8 @@ class _Conversations:
                 "ON CONFLICT (id) DO UPDATE SET book_id = excluded.book_id, "
                 "title = excluded.title, created_at = excluded.created_at, "
                 "updated_at = excluded.updated_at, auto_title = excluded.auto_title",
-                (c.id, c.book_id, c.title, encode_datetime(c.created_at),
-                 encode_datetime(c.updated_at), c.auto_title),
-            )  # fmt: skip
+                conversation_params(c),
+            )
         except psycopg.errors.ForeignKeyViolation as e:
             raise BookError(f"No book {c.book_id!r}", code=BookErrorCode.NOT_FOUND) from e
         except psycopg.errors.IntegrityError as e:
@@ -194,7 +196,7 @@ class _Conversations:
         )
         if not rows:
             raise _not_found(conversation_id)
-        return _conversation(rows[0])
+        return conversation_from_row(rows[0])
 
     def get_by_book(self, book_id: str) -> list[Conversation]:
         rows = self._sql.rows(
@@ -202,14 +204,14 @@ class _Conversations:
             "ORDER BY updated_at DESC, created_at DESC, id",
             (book_id,),
         )
-        return [_conversation(r) for r in rows]
+        return [conversation_from_row(r) for r in rows]
 
     def list_all(self) -> list[Conversation]:
         rows = self._sql.rows(
             f"SELECT {self._COLUMNS} FROM conversations "
             "ORDER BY updated_at DESC, created_at DESC, id"
         )
-        return [_conversation(r) for r in rows]
+        return [conversation_from_row(r) for r in rows]
 
     def delete(self, conversation_id: str) -> None:
         cursor = self._sql.write("DELETE FROM conversations WHERE id = %s", (conversation_id,))
@@ -226,18 +228,8 @@ class _Conversations:
         return self.get(conversation_id)
 
 
-def _conversation(row: dict[str, Any]) -> Conversation:
-    return Conversation(
-        row["id"], row["book_id"], row["title"], _utc(row["created_at"]),
-        _utc(row["updated_at"]), bool(row["auto_title"]),
-    )  # fmt: skip
-
-
 class _Messages:
-    _COLUMNS = (
-        "id, conversation_id, turn_number, seq, role, content, tool_use_id, tool_invocations, "
-        "tool_name, is_error, created_at"
-    )
+    _COLUMNS = MESSAGE_COLUMNS
 
     def __init__(self, sql: _Sql) -> None:
         self._sql = sql
@@ -251,7 +243,7 @@ class _Messages:
                 self._sql.write(
                     f"INSERT INTO chat_messages ({self._COLUMNS}) "
                     "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                    _message_params(m),
+                    message_params(m),
                 )
             self._sql.write(
                 "UPDATE conversations SET updated_at = greatest(updated_at, %s) WHERE id = %s",
@@ -264,7 +256,7 @@ class _Messages:
             "ORDER BY turn_number, seq",
             (conversation_id,),
         )
-        return [_message(r) for r in rows]
+        return [message_from_row(r) for r in rows]
 
     def delete_by_conversation(self, conversation_id: str) -> None:
         self._sql.write("DELETE FROM chat_messages WHERE conversation_id = %s", (conversation_id,))
@@ -279,36 +271,8 @@ class _Messages:
         return int(row[0]) if row else 0
 
 
-def _message_params(m: ChatMessage) -> tuple[Any, ...]:
-    return (
-        m.id, m.conversation_id, m.turn_number, m.seq, m.role.value, m.content, m.tool_use_id,
-        json.dumps([invocation_to_dict(i) for i in m.tool_invocations], ensure_ascii=False),
-        m.tool_name, m.is_error, encode_datetime(m.created_at),
-    )  # fmt: skip
-
-
-def _message(row: dict[str, Any]) -> ChatMessage:
-    return ChatMessage.of(
-        id=row["id"],
-        conversation_id=row["conversation_id"],
-        turn_number=row["turn_number"],
-        seq=row["seq"],
-        role=PromptRole(row["role"]),
-        content=row["content"],
-        created_at=_utc(row["created_at"]),
-        tool_use_id=row["tool_use_id"],
-        tool_invocations=tuple(invocation_from_dict(d) for d in row["tool_invocations"]),
-        tool_name=row["tool_name"],
-        is_error=bool(row["is_error"]),
-    )
-
-
 class _Turns:
-    _COLUMNS = (
-        "conversation_id, turn_number, created_at, queries, retrieval_attempts, sources, "
-        "reasoning_steps, guardrail_score, provider, model, input_tokens, output_tokens, "
-        "llm_calls, latency_ms, strategy, extra, cache_read_tokens, cache_write_tokens"
-    )
+    _COLUMNS = TURN_COLUMNS
 
     def __init__(self, sql: _Sql) -> None:
         self._sql = sql
@@ -318,7 +282,7 @@ class _Turns:
             self._sql.write(
                 f"INSERT INTO turns ({self._COLUMNS}) VALUES "
                 "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                _turn_params(turn),
+                turn_params(turn),
             )
 
     def get_by_conversation(self, conversation_id: str) -> list[Turn]:
@@ -326,38 +290,4 @@ class _Turns:
             f"SELECT {self._COLUMNS} FROM turns WHERE conversation_id = %s ORDER BY turn_number",
             (conversation_id,),
         )
-        return [_turn(r) for r in rows]
-
-
-def _turn_params(t: Turn) -> tuple[Any, ...]:
-    return (
-        t.conversation_id, t.turn_number, encode_datetime(t.created_at),
-        json.dumps(list(t.queries), ensure_ascii=False), t.retrieval_attempts,
-        json.dumps([source_to_dict(s) for s in t.sources], ensure_ascii=False),
-        json.dumps(list(t.reasoning_steps), ensure_ascii=False), t.guardrail_score, t.provider,
-        t.model, t.input_tokens, t.output_tokens, t.llm_calls, t.latency_ms, t.strategy,
-        json.dumps(dict(t.extra), ensure_ascii=False), t.cache_read_tokens, t.cache_write_tokens,
-    )  # fmt: skip
-
-
-def _turn(row: dict[str, Any]) -> Turn:
-    return Turn(
-        conversation_id=row["conversation_id"],
-        turn_number=row["turn_number"],
-        created_at=_utc(row["created_at"]),
-        queries=tuple(row["queries"]),
-        retrieval_attempts=row["retrieval_attempts"],
-        sources=tuple(source_from_dict(s) for s in row["sources"]),
-        reasoning_steps=tuple(row["reasoning_steps"]),
-        guardrail_score=row["guardrail_score"],
-        provider=row["provider"],
-        model=row["model"],
-        input_tokens=row["input_tokens"],
-        output_tokens=row["output_tokens"],
-        llm_calls=row["llm_calls"],
-        latency_ms=row["latency_ms"],
-        strategy=row["strategy"],
-        extra=row["extra"],
-        cache_read_tokens=row["cache_read_tokens"],
-        cache_write_tokens=row["cache_write_tokens"],
-    )
+        return [turn_from_row(r) for r in rows]

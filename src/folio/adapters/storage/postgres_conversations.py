@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from typing import Any, Self
 
 import psycopg
@@ -50,10 +49,6 @@ def _not_found(conversation_id: str) -> ConversationError:
     return ConversationError(
         f"No conversation {conversation_id!r}", code=ConversationErrorCode.NOT_FOUND
     )
-
-
-def _utc(value: datetime) -> datetime:
-    return value.astimezone(UTC)
 
 
 class _Sql:

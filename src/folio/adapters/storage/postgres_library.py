@@ -22,9 +22,7 @@ Revisit if one book ever holds hundreds of thousands of chunks.
 from __future__ import annotations
 
 import builtins
-import json
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -32,26 +30,24 @@ import numpy.typing as npt
 import psycopg
 from psycopg.rows import dict_row
 
+from folio.adapters.storage.book_codec import (
+    CHUNK_COLUMNS,
+    book_from_row,
+    book_row,
+    chunk_from_row,
+    chunk_row,
+)
 from folio.adapters.storage.postgres_db import PgDatabase
 from folio.domain.books import (
     Book,
-    BookFormat,
-    Chapter,
     Chunk,
-    Page,
-    PositionKind,
     ReadingPosition,
-    SectionKind,
 )
 from folio.domain.errors import BookError, BookErrorCode, ConfigError, IngestError, IngestErrorCode
 from folio.domain.ports import Vectors
 from folio.domain.search import RankedChunk, query_terms, reciprocal_rank_fusion
 
 NO_LIMIT = 2**62  # an offset past any book: SQL needs a number where the domain says ``None``
-_CHUNK_COLUMNS = (
-    "seq, id, book_id, ordinal, text, char_start, char_end, page_start, page_end, chapter,"
-    " chapter_index"
-)
 _BOOK_COLUMNS = (
     "id, title, author, format, source_name, content_hash, page_count, char_count, chapters,"
     " pages, position_char_offset, position_kind, position_value, position_include_matter,"
@@ -82,12 +78,12 @@ class PostgresLibrary:
             raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors")
         try:
             with self._db.connection() as conn:
-                conn.execute(_INSERT_BOOK, _book_row(book))
+                conn.execute(_INSERT_BOOK, book_row(book))
                 conn.execute(
                     "INSERT INTO book_texts (book_id, text) VALUES (%s, %s)", (book.id, text)
                 )
                 with conn.cursor() as cur:
-                    cur.executemany(_INSERT_CHUNK, [_chunk_row(c) for c in chunks])
+                    cur.executemany(_INSERT_CHUNK, [chunk_row(c) for c in chunks])
                 if vectors is not None:
                     _insert_vectors(conn, [c.id for c in chunks], vectors, book.id)
         except psycopg.errors.IntegrityError as e:
@@ -103,7 +99,7 @@ class PostgresLibrary:
 
     def chunks_without_vectors(self, book_id: str) -> builtins.list[Chunk]:
         return self._chunks(
-            f"SELECT {_CHUNK_COLUMNS} FROM chunks WHERE book_id = %s AND NOT EXISTS"
+            f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE book_id = %s AND NOT EXISTS"
             " (SELECT 1 FROM chunk_vectors AS v WHERE v.seq = chunks.seq)"
             " ORDER BY char_start, seq",
             (book_id,),
@@ -230,12 +226,12 @@ class PostgresLibrary:
             if best:
                 with conn.cursor(row_factory=dict_row) as cur:
                     cur.execute(
-                        f"SELECT {_CHUNK_COLUMNS} FROM chunks"
+                        f"SELECT {CHUNK_COLUMNS} FROM chunks"
                         " WHERE seq = ANY(%s) AND book_id = %s AND char_start < %s"
                         " AND char_start >= %s",
                         (best, book_id, limit, start),
                     )
-                    rows = {int(r["seq"]): _chunk(r) for r in cur}
+                    rows = {int(r["seq"]): chunk_from_row(r) for r in cur}
         out = []
         for seq in best:
             chunk = rows[seq].cut_at(max_char_offset) if seq in rows else None
@@ -249,7 +245,7 @@ class PostgresLibrary:
 
     def chunks_between(self, book_id: str, char_start: int, char_end: int) -> builtins.list[Chunk]:
         return self._chunks(
-            f"SELECT {_CHUNK_COLUMNS} FROM chunks"
+            f"SELECT {CHUNK_COLUMNS} FROM chunks"
             " WHERE book_id = %s AND char_start < %s AND char_end > %s ORDER BY char_start",
             (book_id, char_end, char_start),
         )
@@ -307,12 +303,12 @@ class PostgresLibrary:
     def _chunks(self, sql: str, params: tuple[Any, ...]) -> builtins.list[Chunk]:
         with self._db.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
             cur.execute(sql, params)
-            return [_chunk(r) for r in cur]
+            return [chunk_from_row(r) for r in cur]
 
     def _books(self, sql: str, params: tuple[Any, ...]) -> builtins.list[Book]:
         with self._db.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
             cur.execute(sql, params)
-            return [_book(r) for r in cur]
+            return [book_from_row(r) for r in cur]
 
 
 def _or_query(terms: Sequence[str]) -> str:
@@ -351,80 +347,6 @@ def _insert_vectors(
         cur.executemany(
             _INSERT_VECTOR, [(matrix[i], chunk_id, book_id) for i, chunk_id in enumerate(chunk_ids)]
         )
-
-
-def _book_row(book: Book) -> dict[str, Any]:
-    return {
-        "id": book.id,
-        "title": book.title,
-        "author": book.author,
-        "format": book.format.value,
-        "source_name": book.source_name,
-        "content_hash": book.content_hash,
-        "page_count": book.page_count,
-        "char_count": book.char_count,
-        "chapters": json.dumps(
-            [[c.index, c.title, c.char_start, c.kind.value] for c in book.chapters]
-        ),
-        "pages": json.dumps([[p.number, p.label, p.char_start, p.char_end] for p in book.pages]),
-        "position_char_offset": book.position.char_offset,
-        "position_kind": book.position.kind.value,
-        "position_value": book.position.value,
-        "position_include_matter": int(book.position.include_matter),
-        "created_at": book.created_at or datetime.now(UTC),
-    }
-
-
-def _book(row: dict[str, Any]) -> Book:
-    return Book(
-        id=row["id"],
-        title=row["title"],
-        author=row["author"],
-        format=BookFormat(row["format"]),
-        source_name=row["source_name"],
-        content_hash=row["content_hash"],
-        page_count=row["page_count"],
-        char_count=row["char_count"],
-        chapters=tuple(Chapter(i, t, s, SectionKind(kind)) for i, t, s, kind in row["chapters"]),
-        pages=tuple(Page(n, label, s, e) for n, label, s, e in row["pages"]),
-        position=ReadingPosition(
-            row["position_char_offset"],
-            PositionKind(row["position_kind"]),
-            row["position_value"],
-            bool(row["position_include_matter"]),
-        ),
-        created_at=row["created_at"].astimezone(UTC),
-    )
-
-
-def _chunk_row(chunk: Chunk) -> tuple[Any, ...]:
-    return (
-        chunk.id,
-        chunk.book_id,
-        chunk.ordinal,
-        chunk.text,
-        chunk.char_start,
-        chunk.char_end,
-        chunk.page_start,
-        chunk.page_end,
-        chunk.chapter,
-        chunk.chapter_index,
-    )
-
-
-def _chunk(row: dict[str, Any]) -> Chunk:
-    return Chunk(
-        id=row["id"],
-        book_id=row["book_id"],
-        ordinal=row["ordinal"],
-        text=row["text"],
-        char_start=row["char_start"],
-        char_end=row["char_end"],
-        page_start=row["page_start"],
-        page_end=row["page_end"],
-        chapter=row["chapter"],
-        chapter_index=row["chapter_index"],
-    )
 
 
 def _ingest_error(book: Book, error: psycopg.errors.IntegrityError) -> IngestError:

@@ -16,27 +16,27 @@ Invariants:
 from __future__ import annotations
 
 import builtins
-import json
 import sqlite3
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from folio.adapters.storage.book_codec import (
+    CHUNK_COLUMNS,
+    book_from_row,
+    book_row,
+    chunk_from_row,
+    chunk_row,
+)
 from folio.adapters.storage.sqlite_db import Database, transaction
 from folio.domain.books import (
     Book,
-    BookFormat,
-    Chapter,
     Chunk,
-    Page,
-    PositionKind,
     ReadingPosition,
-    SectionKind,
 )
 from folio.domain.errors import (
     BookError,
@@ -47,13 +47,8 @@ from folio.domain.errors import (
 )
 from folio.domain.ports import Vectors
 from folio.domain.search import RankedChunk, query_terms, reciprocal_rank_fusion
-from folio.domain.sections import section_kind
 
 NO_LIMIT = 2**62  # an offset past any book: SQL needs a number where the domain says ``None``
-_CHUNK_COLUMNS = (
-    "seq, id, book_id, ordinal, text, char_start, char_end, page_start, page_end, chapter,"
-    " chapter_index"
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,11 +96,11 @@ class SqliteLibrary:
             raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors")
         try:
             with transaction(self.conn) as conn:
-                conn.execute(_INSERT_BOOK, _book_row(book))
+                conn.execute(_INSERT_BOOK, book_row(book))
                 conn.execute(
                     "INSERT INTO book_texts (book_id, text) VALUES (?, ?)", (book.id, text)
                 )
-                conn.executemany(_INSERT_CHUNK, (_chunk_row(c) for c in chunks))
+                conn.executemany(_INSERT_CHUNK, (chunk_row(c) for c in chunks))
                 if vectors is not None:
                     _insert_vectors(conn, [c.id for c in chunks], vectors)
         except sqlite3.IntegrityError as e:
@@ -123,12 +118,12 @@ class SqliteLibrary:
 
     def chunks_without_vectors(self, book_id: str) -> builtins.list[Chunk]:
         rows = self.conn.execute(
-            f"SELECT {_CHUNK_COLUMNS} FROM chunks WHERE book_id = ? AND NOT EXISTS"
+            f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE book_id = ? AND NOT EXISTS"
             " (SELECT 1 FROM chunk_vectors AS v WHERE v.seq = chunks.seq)"
             " ORDER BY char_start, seq",
             (book_id,),
         )
-        return [_chunk(r) for r in rows]
+        return [chunk_from_row(r) for r in rows]
 
     def vector_coverage(self, book_id: str) -> tuple[int, int]:
         total, embedded = self.conn.execute(
@@ -142,17 +137,17 @@ class SqliteLibrary:
         row = self.conn.execute("SELECT * FROM books WHERE id = ?", (book_id,)).fetchone()
         if row is None:
             raise BookError(f"No book {book_id!r}", code=BookErrorCode.NOT_FOUND, book_id=book_id)
-        return _book(row)
+        return book_from_row(row)
 
     def list(self) -> list[Book]:
         rows = self.conn.execute("SELECT * FROM books ORDER BY title COLLATE NOCASE, id")
-        return [_book(r) for r in rows]
+        return [book_from_row(r) for r in rows]
 
     def find_by_hash(self, content_hash: str) -> Book | None:
         row = self.conn.execute(
             "SELECT * FROM books WHERE content_hash = ?", (content_hash,)
         ).fetchone()
-        return None if row is None else _book(row)
+        return None if row is None else book_from_row(row)
 
     def delete(self, book_id: str) -> None:
         with transaction(self.conn) as conn:
@@ -266,11 +261,11 @@ class SqliteLibrary:
 
     def chunks_between(self, book_id: str, char_start: int, char_end: int) -> builtins.list[Chunk]:
         rows = self.conn.execute(
-            f"SELECT {_CHUNK_COLUMNS} FROM chunks"
+            f"SELECT {CHUNK_COLUMNS} FROM chunks"
             " WHERE book_id = ? AND char_start < ? AND char_end > ? ORDER BY char_start",
             (book_id, char_end, char_start),
         )
-        return [_chunk(r) for r in rows]
+        return [chunk_from_row(r) for r in rows]
 
     def _lexical(self, book_id: str, query: str, start: int, limit: int) -> builtins.list[int]:
         """Seqs of the best BM25 matches among the chunks starting in ``[start, limit)``."""
@@ -353,11 +348,11 @@ class SqliteLibrary:
             return {}
         marks = ", ".join("?" * len(seqs))
         rows = self.conn.execute(
-            f"SELECT {_CHUNK_COLUMNS} FROM chunks"
+            f"SELECT {CHUNK_COLUMNS} FROM chunks"
             f" WHERE seq IN ({marks}) AND book_id = ? AND char_start < ?",
             (*seqs, book_id, limit),
         )
-        return {int(r["seq"]): _chunk(r) for r in rows}
+        return {int(r["seq"]): chunk_from_row(r) for r in rows}
 
 
 # --- rows ----------------------------------------------------------------------------------------
@@ -396,81 +391,6 @@ def _insert_vectors(
     )
 
 
-def _book_row(book: Book) -> dict[str, Any]:
-    created = book.created_at or datetime.now(UTC)
-    return {
-        "id": book.id,
-        "title": book.title,
-        "author": book.author,
-        "format": book.format.value,
-        "source_name": book.source_name,
-        "content_hash": book.content_hash,
-        "page_count": book.page_count,
-        "char_count": book.char_count,
-        "chapters": json.dumps(
-            [[c.index, c.title, c.char_start, c.kind.value] for c in book.chapters]
-        ),
-        "pages": json.dumps([[p.number, p.label, p.char_start, p.char_end] for p in book.pages]),
-        "position_char_offset": book.position.char_offset,
-        "position_kind": book.position.kind.value,
-        "position_value": book.position.value,
-        "position_include_matter": int(book.position.include_matter),
-        "created_at": created.isoformat(),
-    }
-
-
-def _book(row: sqlite3.Row) -> Book:
-    return Book(
-        id=row["id"],
-        title=row["title"],
-        author=row["author"],
-        format=BookFormat(row["format"]),
-        source_name=row["source_name"],
-        content_hash=row["content_hash"],
-        page_count=row["page_count"],
-        char_count=row["char_count"],
-        chapters=tuple(_chapter(entry) for entry in json.loads(row["chapters"])),
-        pages=tuple(Page(n, label, s, e) for n, label, s, e in json.loads(row["pages"])),
-        position=ReadingPosition(
-            row["position_char_offset"],
-            PositionKind(row["position_kind"]),
-            row["position_value"],
-            bool(row["position_include_matter"]),
-        ),
-        created_at=datetime.fromisoformat(row["created_at"]),
-    )
-
-
-def _chunk_row(chunk: Chunk) -> tuple[Any, ...]:
-    return (
-        chunk.id,
-        chunk.book_id,
-        chunk.ordinal,
-        chunk.text,
-        chunk.char_start,
-        chunk.char_end,
-        chunk.page_start,
-        chunk.page_end,
-        chunk.chapter,
-        chunk.chapter_index,
-    )
-
-
-def _chunk(row: sqlite3.Row) -> Chunk:
-    return Chunk(
-        id=row["id"],
-        book_id=row["book_id"],
-        ordinal=row["ordinal"],
-        text=row["text"],
-        char_start=row["char_start"],
-        char_end=row["char_end"],
-        page_start=row["page_start"],
-        page_end=row["page_end"],
-        chapter=row["chapter"],
-        chapter_index=row["chapter_index"],
-    )
-
-
 def _ingest_error(book: Book, error: sqlite3.IntegrityError) -> IngestError:
     message = str(error)
     if "books.content_hash" in message or "books.id" in message:
@@ -484,11 +404,3 @@ def _ingest_error(book: Book, error: sqlite3.IntegrityError) -> IngestError:
         code=IngestErrorCode.CORRUPT,
         book_id=book.id,
     )
-
-
-def _chapter(entry: list[Any]) -> Chapter:
-    """A stored chapter: ``[index, title, char_start, kind]``; a book stored before sections had
-    kinds (three fields) gets the kind its title says."""
-    index, title, start = entry[0], entry[1], entry[2]
-    kind = SectionKind(entry[3]) if len(entry) > 3 else section_kind(title)
-    return Chapter(index, title, start, kind)

@@ -105,3 +105,18 @@ def test_who_is_opens_with_the_sentence_of_the_book_that_says_who(
     chat = container.chat(provider="offline")
     answer = chat.execute(conversation.id, "Who is Henry Clerval?").answer
     assert answer.startswith("Henry Clerval was the son of a merchant of Geneva. (Chapter 2")
+
+
+def test_a_short_question_in_the_books_own_words_is_never_refused(
+    reader: tuple[Container, str, int],
+) -> None:
+    """ "Who drowns?" names nothing and is close to no passage as a whole, but the book uses its
+    word (as "drowned": the index matches word forms): a question about the story, answered."""
+    container, book_id, _ = reader
+    chat = container.chat(provider="offline")
+    redirect = "I can only help with questions about"
+    for question in ("Who drowns?", "Who disappears?"):
+        conversation = container.conversations.create(book_id, question)
+        result = chat.execute(conversation.id, question)
+        assert not result.answer.startswith(redirect), (question, result.answer)
+        assert result.searches

@@ -30,8 +30,8 @@ class FixedSimilarity:
 
     def search(self, book: Book, query: str, *, k: int = 5) -> list[SearchHit]:
         self.queries.append(query)
-        hits = self.inner.search(book, "Victor", k=k)
-        return [replace(h, similarity=self.similarity) for h in hits]
+        hits = self.inner.search(book, "Victor", k=k)  # not a lexical match of the query
+        return [replace(h, similarity=self.similarity, lexical_rank=None) for h in hits]
 
 
 @pytest.fixture(scope="module")

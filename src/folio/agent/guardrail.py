@@ -130,6 +130,13 @@ class Guardrail:
         names = [n for n in proper_nouns(question) if len(n) > 2]
         if names and _named_in(names, searcher.search(whole, " ".join(names), k=self._k)):
             return self._verdict(1.0, "a name the book uses")
+        # Every word the question asks with is the book's own, in some form its index matches
+        # ("disappeared" / "disappearance"): a short question about the story ("Who died?",
+        # "Who wins?") close to no passage as a whole. One search per word, stopping at the first
+        # word the book never uses ("sourdough", "python"), only before a refusal.
+        words = content_words(question)
+        if words and all(_used_by_the_book(searcher, whole, word) for word in words):
+            return self._verdict(1.0, "every word is the book's")
         return verdict
 
     def _scored(self, hits: Sequence[SearchHit], question: str) -> GuardrailVerdict:
@@ -168,6 +175,11 @@ def _named_in(names: Sequence[str], hits: Sequence[SearchHit]) -> bool:
         if len(word) > 2
         for hit in hits
     )
+
+
+def _used_by_the_book(searcher: BookSearcher, book: Book, word: str) -> bool:
+    """The lexical index matches ``word`` somewhere in ``book`` (a passage it ranks)."""
+    return any(hit.lexical_rank is not None for hit in searcher.search(book, word, k=5))
 
 
 def _about_the_book(book: Book, question: str) -> bool:

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from itertools import pairwise
 
 import pytest
 
 from folio.adapters.embeddings.hashing import HashingEmbedder
 from folio.adapters.storage.memory_books import InMemoryLibrary
 from folio.agent.tools import ToolContext, ToolRegistry, ToolServices, default_registry
+from folio.agent.tools.book import search_in_conversation
 from folio.app.search import SearchBook
 from folio.domain.books import (
     Book,
@@ -237,3 +239,47 @@ def test_list_chapters_lists_all_chapters_when_the_whole_book_is_read(story: Sto
 
     assert len(result.envelope()["data"]["chapters"]) == 3
     assert result.envelope()["data"]["reading_limit"] == "the whole book"
+
+
+# --- the conversation as a prior of search_book -------------------------------------------------
+def test_a_search_in_a_conversation_ranks_what_the_reader_has_been_asking_about_higher(
+    story: StoryLibrary,
+) -> None:
+    whole = story.book.with_position(ReadingPosition())
+    question = "What did Victor do?"
+    alone = [h.chunk.id for h in story.searcher.search(whole, question, k=6)]
+    asked = ("Tell me about the creature and its yellow eye", question)
+
+    fused = search_in_conversation(story.searcher, whole, question, asked, k=6)
+
+    # page 5 (the creature opens its eye, Victor flees) was 4th for the question alone
+    assert alone.index("story-5") == 3
+    assert [h.chunk.id for h in fused].index("story-5") == 1
+    assert len(fused) == 6 and len({h.chunk.id for h in fused}) == 6
+    assert all(a.score >= b.score for a, b in pairwise(fused))
+
+
+def test_a_first_question_and_a_quotation_are_searched_as_typed(story: StoryLibrary) -> None:
+    whole = story.book.with_position(ReadingPosition())
+    quote = 'Where does it say "burning passion"?'
+    earlier = ("Tell me about the creature and its yellow eye",)
+    for query, asked in (
+        ("What did Victor do?", ("What did Victor do?",)),
+        (quote, (*earlier, quote)),
+    ):
+        expected = story.searcher.search(whole, query, k=3)
+        assert search_in_conversation(story.searcher, whole, query, asked, k=3) == expected
+
+
+def test_search_book_uses_the_conversation_it_serves(story: StoryLibrary) -> None:
+    whole = story.book.with_position(ReadingPosition())
+    asked = ("Tell me about the creature and its yellow eye", "What did Victor do?")
+    ctx = ToolContext(book=whole, questions=asked)
+
+    result = default_registry().execute(
+        "search_book", ctx, story.services(), {"query": "What did Victor do?", "k": 6}
+    )
+
+    ids = [p["chunk_id"] for p in result.envelope()["data"]["results"]]
+    expected = search_in_conversation(story.searcher, whole, asked[-1], asked, k=6)
+    assert ids == [h.chunk.id for h in expected]

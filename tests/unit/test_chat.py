@@ -20,6 +20,7 @@ from folio.agent.context import RecentTurnsStrategy
 from folio.agent.guardrail import Guardrail
 from folio.agent.strategies import NO_ANSWER
 from folio.agent.tools import BaseTool, ToolRegistry, ToolResult, book_tools
+from folio.agent.tools.book import FUSION_DEPTH
 from folio.app.chat import AnswerDelta, ChatWithBook, ToolCallFinished, ToolCallStarted
 from folio.bootstrap import Container
 from folio.config import load_settings
@@ -422,12 +423,15 @@ def test_the_guardrail_and_the_agent_share_one_search_of_the_question():
     result = world.chat(provider, guardrail=guardrail).execute("c1", question)
 
     assert not result.blocked and result.searches == (question,)
-    assert counting.queries == [(question, 5)], "one search reached the index for both"
+    # one search reached the index for both, deep enough for the conversation's prior later
+    assert counting.queries == [(question, FUSION_DEPTH)]
     assert json.loads(world.messages()[2].content)["data"]["results"]
 
     provider.extend([tool_call("search_book", {"query": question}), "Again (Chapter 1, p. 2)."])
     world.chat(provider, guardrail=guardrail).execute("c1", question)
-    assert len(counting.queries) == 2, "a new turn remembers no earlier search"
+    # a new turn remembers no earlier search; its search is ranked with the conversation too
+    conversation = f"{question} {question}"  # the latest message first, then the earlier ones
+    assert counting.queries[1:] == [(question, FUSION_DEPTH), (conversation, FUSION_DEPTH)]
 
 
 # --- failures leave no trace ---------------------------------------------------------------------

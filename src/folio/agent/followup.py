@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from folio.domain.ports import Exchange
+from folio.domain.search import QUOTED_PHRASE
 from folio.domain.search import STOPWORDS as SEARCH_STOPWORDS
 
 WORD = re.compile(r"[A-Za-z][A-Za-z'’\-]*|\d+")
@@ -63,8 +64,6 @@ ELLIPTICAL_START = re.compile(
     r"what did (he|she|they) do (next|then|after))",
     re.IGNORECASE,
 )
-# A quoted phrase of two words or more is searchable as it is, whatever else the question says.
-_QUOTED = re.compile(r"[\"“‘][^\"”’]*\w\s+\w[^\"”’]*[\"”’]")
 # "there" that only says something exists ("Was there a storm?") points at no place.
 _EXISTENTIAL_THERE = re.compile(
     r"\b(?:is|was|are|were|be|been)\s+there\b|\bthere\s+(?:is|was|are|were|be|been)\b",
@@ -220,7 +219,7 @@ class FollowUpDetector:
 
     def is_follow_up(self, question: str, history: Sequence[Exchange]) -> bool:
         """True when ``question`` leans on ``history`` (always False when there is no history)."""
-        if not history or is_small_talk(question) or _QUOTED.search(question):
+        if not history or is_small_talk(question) or QUOTED_PHRASE.search(question):
             return False
         if ELLIPTICAL_START.search(question):
             return True

@@ -26,6 +26,7 @@ from folio.agent.guardrail import Guardrail, GuardrailVerdict
 from folio.agent.prompt_builder import conversation_system_prompt
 from folio.agent.strategies import exchanges
 from folio.agent.tools import ToolContext, ToolRegistry, ToolServices
+from folio.agent.tools.book import FUSION_DEPTH
 from folio.domain.books import Book, SearchHit
 from folio.domain.conversations import ChatMessage, Conversation, Source, Turn
 from folio.domain.errors import (
@@ -34,7 +35,13 @@ from folio.domain.errors import (
     StorageError,
     StorageErrorCode,
 )
-from folio.domain.llm import PromptMessage, TokenUsage, ToolInvocation, ToolResultMessage
+from folio.domain.llm import (
+    PromptMessage,
+    PromptRole,
+    TokenUsage,
+    ToolInvocation,
+    ToolResultMessage,
+)
 from folio.domain.passages import SEARCH_BOOK
 from folio.domain.ports import (
     BookSearcher,
@@ -290,10 +297,16 @@ class ChatWithBook:
             *window,
             PromptMessage.user(text),
         ]
-        turn_searcher = TurnSearches(self._services.searcher, min_k=self._services.search_k)
+        # every search fetches enough to be fused with the conversation later in the turn
+        depth = max(self._services.search_k, FUSION_DEPTH)
+        turn_searcher = TurnSearches(self._services.searcher, min_k=depth)
         services = replace(self._services, searcher=turn_searcher)
         verdict = self._check(book, text, window, services.searcher)
-        runner = self._runner(book, conversation, services, on_event)
+        questions = (
+            *(m.message.content for m in history if m.message.role is PromptRole.USER),
+            text,
+        )
+        runner = self._runner(book, conversation, questions, services, on_event)
         if verdict is not None and not verdict.allowed:
             outcome = self._redirect(book, verdict, on_event)
         else:
@@ -320,10 +333,13 @@ class ChatWithBook:
         self,
         book: Book,
         conversation: Conversation,
+        questions: tuple[str, ...],
         services: ToolServices,
         on_event: EventSink | None,
     ) -> _ToolRunner:
-        context = ToolContext(book=book, conversation=conversation, user=self._user)
+        context = ToolContext(
+            book=book, conversation=conversation, user=self._user, questions=questions
+        )
         return _ToolRunner(self._tools, context, services, on_event)
 
     def _redirect(

@@ -44,6 +44,9 @@ def query_terms(query: str) -> list[str]:
     return content or words
 
 
+# A quoted phrase of two words or more is searchable as it is, whatever else the question says.
+QUOTED_PHRASE = re.compile(r"[\"“‘][^\"”’]*\w\s+\w[^\"”’]*[\"”’]")
+
 T = TypeVar("T")
 
 

@@ -7,7 +7,8 @@ clear error, and lists only the chapters that start before it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from folio.agent.evidence import honest_note, read_through
@@ -24,8 +25,11 @@ from folio.domain.passages import (
     PassageText,
     SearchResults,
 )
+from folio.domain.ports import BookSearcher
+from folio.domain.search import QUOTED_PHRASE, reciprocal_rank_fusion
 
 MAX_K = 10
+FUSION_DEPTH = 30  # passages of each ranking fused when a search has the conversation as prior
 MAX_PAGES = 3  # per read_passage call
 CONTEXT_CHARS = 600  # read_passage(chunk_id): text kept on each side of the chunk
 
@@ -68,7 +72,9 @@ class SearchBookTool(BaseTool):
     def execute(
         self, ctx: ToolContext, services: ToolServices, *, query: str, k: int | None = None
     ) -> ToolResult:
-        hits = services.searcher.search(ctx.book, query, k=min(k or services.search_k, MAX_K))
+        hits = search_in_conversation(
+            services.searcher, ctx.book, query, ctx.questions, k=min(k or services.search_k, MAX_K)
+        )
         passages = tuple(p for p in (_passage(ctx, hit) for hit in hits) if p is not None)
         limit = ctx.book.describe_position()
         results = SearchResults(
@@ -84,6 +90,36 @@ class SearchBookTool(BaseTool):
         return ToolResult.ok(
             results, summary=f"{len(passages)} passage(s)" + (f": {pages}" if pages else "")
         )
+
+
+def conversation_query(questions: Sequence[str]) -> str | None:
+    """What the conversation is about, as one query: the reader's latest message, then the
+    earlier ones in order (None before there is an earlier one)."""
+    if len(questions) < 2:
+        return None
+    return " ".join([questions[-1], *questions[:-1]])
+
+
+def search_in_conversation(
+    searcher: BookSearcher, book: Book, query: str, questions: Sequence[str], *, k: int
+) -> list[SearchHit]:
+    """The passages for ``query``, the conversation as a prior: the query's ranking and the
+    ranking of ``conversation_query(questions)`` fused by reciprocal rank (equal weights), so a
+    passage about both the query and what the reader has been asking comes first. A query alone
+    when the conversation has just begun, or when it quotes a phrase (a quotation is looked up
+    as typed). ``k`` passages at most."""
+    prior = conversation_query(questions)
+    if prior is None or QUOTED_PHRASE.search(query):
+        return searcher.search(book, query, k=k)
+    depth = max(k, FUSION_DEPTH)
+    own, around = searcher.search(book, query, k=depth), searcher.search(book, prior, k=depth)
+    hits = {h.chunk.id: h for h in (*around, *own)}
+    fused = reciprocal_rank_fusion(
+        {h.chunk.id: rank for rank, h in enumerate(own, 1)},
+        {h.chunk.id: rank for rank, h in enumerate(around, 1)},
+    )
+    best = sorted(fused, key=lambda chunk_id: -fused[chunk_id])[:k]
+    return [replace(hits[chunk_id], score=fused[chunk_id]) for chunk_id in best]
 
 
 def _passage(ctx: ToolContext, hit: SearchHit) -> Passage | None:

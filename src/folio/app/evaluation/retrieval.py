@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from folio.agent.tools.book import search_in_conversation
 from folio.app.evaluation.conversations import EvalConversation, EvidenceMapper
 from folio.domain.books import Book, SearchHit
 from folio.domain.ports import BookSearcher
@@ -157,7 +158,7 @@ class RetrievalEvaluation:
             if "history" in self.scores:
                 self._score_query("history", " ".join([turn.question, *earlier]), evidence, scored)
             if session is not None:
-                self._score_agent(session, turn.question, evidence, scored)
+                self._score_agent(session, (*earlier, turn.question), evidence, scored)
                 if self.gold_history:
                     session.add_gold_exchange(
                         turn.question, turn.answers[0] if turn.answers else ""
@@ -176,13 +177,22 @@ class RetrievalEvaluation:
         self._add(mode, rank, searches=1, scored=scored)
 
     def _score_agent(
-        self, session: AgentSession, question: str, evidence: list[tuple[int, int]], scored: bool
+        self,
+        session: AgentSession,
+        questions: tuple[str, ...],
+        evidence: list[tuple[int, int]],
+        scored: bool,
     ) -> None:
-        turn = session.ask(question)
+        """The agent's searches, each ranked as ``search_book`` ranked it (the conversation's
+        questions as its prior), at the evaluation's largest k."""
+        turn = session.ask(questions[-1])
         hits: list[SearchHit] = []
         seen: set[str] = set()
         for query in turn.searches:
-            for hit in self._search(query):
+            ranked = search_in_conversation(
+                self.searcher, self.book, query, questions, k=max(self.ks)
+            )
+            for hit in ranked:
                 if hit.chunk.id not in seen:
                     seen.add(hit.chunk.id)
                     hits.append(hit)

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from folio.adapters.storage.row_values import json_value, moment
 from folio.domain.books import (
     Book,
     BookFormat,
@@ -53,7 +54,6 @@ def book_row(book: Book) -> dict[str, Any]:
 
 
 def book_from_row(row: Mapping[str, Any]) -> Book:
-    created = row["created_at"]
     return Book(
         id=row["id"],
         title=row["title"],
@@ -63,17 +63,15 @@ def book_from_row(row: Mapping[str, Any]) -> Book:
         content_hash=row["content_hash"],
         page_count=row["page_count"],
         char_count=row["char_count"],
-        chapters=tuple(_chapter(entry) for entry in _json(row["chapters"])),
-        pages=tuple(Page(n, label, s, e) for n, label, s, e in _json(row["pages"])),
+        chapters=tuple(_chapter(entry) for entry in json_value(row["chapters"])),
+        pages=tuple(Page(n, label, s, e) for n, label, s, e in json_value(row["pages"])),
         position=ReadingPosition(
             row["position_char_offset"],
             PositionKind(row["position_kind"]),
             row["position_value"],
             bool(row["position_include_matter"]),
         ),
-        created_at=(
-            datetime.fromisoformat(created) if isinstance(created, str) else created.astimezone(UTC)
-        ),
+        created_at=moment(row["created_at"]),
     )
 
 
@@ -98,10 +96,6 @@ def chunk_from_row(row: Mapping[str, Any]) -> Chunk:
         chapter=row["chapter"],
         chapter_index=row["chapter_index"],
     )
-
-
-def _json(value: Any) -> Any:
-    return json.loads(value) if isinstance(value, str) else value
 
 
 def _chapter(entry: list[Any]) -> Chapter:

@@ -10,23 +10,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from typing import Any
 
+from folio.adapters.storage.row_values import (
+    decode_datetime,
+    encode_datetime,
+    json_value,
+    moment,
+)
 from folio.domain.conversations import ChatMessage, Conversation, Source, Turn
 from folio.domain.llm import PromptRole, ToolInvocation
-
-
-def encode_datetime(value: datetime) -> str:
-    """UTC, fixed width (microseconds always present) so that string order is time order. A naive
-    datetime is taken to be UTC."""
-    aware = value if value.tzinfo is not None else value.replace(tzinfo=UTC)
-    return aware.astimezone(UTC).isoformat(timespec="microseconds")
-
-
-def decode_datetime(text: str) -> datetime:
-    value = datetime.fromisoformat(text)
-    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
 def invocation_to_dict(inv: ToolInvocation) -> dict[str, Any]:
@@ -175,14 +168,6 @@ TURN_COLUMNS = (
 )
 
 
-def _json(value: Any) -> Any:
-    return json.loads(value) if isinstance(value, str) else value
-
-
-def _moment(value: str | datetime) -> datetime:
-    return decode_datetime(value) if isinstance(value, str) else value.astimezone(UTC)
-
-
 def conversation_params(c: Conversation) -> tuple[Any, ...]:
     return (
         c.id, c.book_id, c.title, encode_datetime(c.created_at), encode_datetime(c.updated_at),
@@ -192,8 +177,8 @@ def conversation_params(c: Conversation) -> tuple[Any, ...]:
 
 def conversation_from_row(row: Mapping[str, Any]) -> Conversation:
     return Conversation(
-        row["id"], row["book_id"], row["title"], _moment(row["created_at"]),
-        _moment(row["updated_at"]), bool(row["auto_title"]),
+        row["id"], row["book_id"], row["title"], moment(row["created_at"]),
+        moment(row["updated_at"]), bool(row["auto_title"]),
     )  # fmt: skip
 
 
@@ -213,9 +198,11 @@ def message_from_row(row: Mapping[str, Any]) -> ChatMessage:
         seq=row["seq"],
         role=PromptRole(row["role"]),
         content=row["content"],
-        created_at=_moment(row["created_at"]),
+        created_at=moment(row["created_at"]),
         tool_use_id=row["tool_use_id"],
-        tool_invocations=tuple(invocation_from_dict(d) for d in _json(row["tool_invocations"])),
+        tool_invocations=tuple(
+            invocation_from_dict(d) for d in json_value(row["tool_invocations"])
+        ),
         tool_name=row["tool_name"],
         is_error=bool(row["is_error"]),
     )
@@ -236,11 +223,11 @@ def turn_from_row(row: Mapping[str, Any]) -> Turn:
     return Turn(
         conversation_id=row["conversation_id"],
         turn_number=row["turn_number"],
-        created_at=_moment(row["created_at"]),
-        queries=tuple(_json(row["queries"])),
+        created_at=moment(row["created_at"]),
+        queries=tuple(json_value(row["queries"])),
         retrieval_attempts=row["retrieval_attempts"],
-        sources=tuple(source_from_dict(s) for s in _json(row["sources"])),
-        reasoning_steps=tuple(_json(row["reasoning_steps"])),
+        sources=tuple(source_from_dict(s) for s in json_value(row["sources"])),
+        reasoning_steps=tuple(json_value(row["reasoning_steps"])),
         guardrail_score=row["guardrail_score"],
         provider=row["provider"],
         model=row["model"],
@@ -249,7 +236,7 @@ def turn_from_row(row: Mapping[str, Any]) -> Turn:
         llm_calls=row["llm_calls"],
         latency_ms=row["latency_ms"],
         strategy=row["strategy"],
-        extra=_json(row["extra"]),
+        extra=json_value(row["extra"]),
         cache_read_tokens=row["cache_read_tokens"],
         cache_write_tokens=row["cache_write_tokens"],
     )

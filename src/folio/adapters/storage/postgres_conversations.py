@@ -24,13 +24,13 @@ from folio.adapters.storage.conversation_codec import (
     TURN_COLUMNS,
     conversation_from_row,
     conversation_params,
-    encode_datetime,
     message_from_row,
     message_params,
     turn_from_row,
     turn_params,
 )
 from folio.adapters.storage.postgres_db import PgDatabase, pg_storage_error
+from folio.adapters.storage.row_values import encode_datetime
 from folio.domain.conversations import ChatMessage, Conversation, Turn, validate_title
 from folio.domain.errors import BookError, BookErrorCode, ConversationError, ConversationErrorCode
 

@@ -12,7 +12,11 @@ import pytest
 from folio.adapters.embeddings.hashing import HashingEmbedder
 from folio.adapters.storage.memory_books import InMemoryLibrary
 from folio.agent.tools import ToolContext, ToolRegistry, ToolServices, default_registry
-from folio.agent.tools.book import search_in_conversation
+from folio.agent.tools.book import (
+    CONVERSATION_QUERY_CHARS,
+    conversation_query,
+    search_in_conversation,
+)
 from folio.app.search import SearchBook
 from folio.domain.books import (
     Book,
@@ -283,3 +287,14 @@ def test_search_book_uses_the_conversation_it_serves(story: StoryLibrary) -> Non
     ids = [p["chunk_id"] for p in result.envelope()["data"]["results"]]
     expected = search_in_conversation(story.searcher, whole, asked[-1], asked, k=6)
     assert ids == [h.chunk.id for h in expected]
+
+
+def test_the_conversation_prior_is_bounded_and_keeps_the_latest_messages() -> None:
+    old = [f"question number {i} " + "x" * 80 for i in range(100)]  # ~10,000 characters
+    query = conversation_query([*old, "What now?"])
+
+    assert query is not None and query.startswith("What now? ")
+    earlier = query.removeprefix("What now? ")
+    assert len(earlier) <= CONVERSATION_QUERY_CHARS
+    assert earlier.endswith(old[-1]) and "question number 0 " not in earlier
+    assert conversation_query(["What now?"]) is None

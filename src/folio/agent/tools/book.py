@@ -30,6 +30,7 @@ from folio.domain.search import QUOTED_PHRASE, reciprocal_rank_fusion
 
 MAX_K = 10
 FUSION_DEPTH = 30  # passages of each ranking fused when a search has the conversation as prior
+CONVERSATION_QUERY_CHARS = 2000  # earlier messages in that prior (dev conversations: <= 701)
 MAX_PAGES = 3  # per read_passage call
 CONTEXT_CHARS = 600  # read_passage(chunk_id): text kept on each side of the chunk
 
@@ -94,10 +95,19 @@ class SearchBookTool(BaseTool):
 
 def conversation_query(questions: Sequence[str]) -> str | None:
     """What the conversation is about, as one query: the reader's latest message, then the
-    earlier ones in order (None before there is an earlier one)."""
+    earlier ones in order (None before there is an earlier one). At most
+    ``CONVERSATION_QUERY_CHARS`` characters of earlier messages, the most recent ones: a long
+    conversation costs one bounded search, not one that grows with every turn."""
     if len(questions) < 2:
         return None
-    return " ".join([questions[-1], *questions[:-1]])
+    earlier: list[str] = []
+    room = CONVERSATION_QUERY_CHARS
+    for question in reversed(questions[:-1]):
+        room -= len(question) + 1
+        if room < 0:
+            break
+        earlier.append(question)
+    return " ".join([questions[-1], *reversed(earlier)])
 
 
 def search_in_conversation(

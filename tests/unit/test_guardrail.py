@@ -147,3 +147,23 @@ def test_a_name_the_book_uses_is_never_refused_whatever_else_is_asked(story):
     whole = story.book.with_position(ReadingPosition())  # a reader of the whole book too
     assert guardrail.check(whole, question, []).allowed
     assert not guardrail.check(story.book, "What did Napoleon bake for dinner?", []).allowed
+
+
+class EveryWordMatches(FixedSimilarity):
+    """An index that matches any word lexically, with passages close to no question."""
+
+    def search(self, book: Book, query: str, *, k: int = 5) -> list[SearchHit]:
+        return [replace(h, lexical_rank=1) for h in super().search(book, query, k=k)]
+
+
+def test_the_every_word_rule_is_for_short_questions_only(story):
+    """A short question in the book's words passes; a long message is judged by its score and
+    is not searched word by word (a bounded number of searches)."""
+    short = EveryWordMatches(story, 0.0)
+    assert Guardrail("retrieval", searcher=short).check(story.book, "zorp blick?", []).allowed
+    assert len(short.queries) == 4  # the question, on the whole book, then each word
+
+    searcher = EveryWordMatches(story, 0.0)
+    long = " ".join(f"zorp{letter}" for letter in "abcdefghijklmnopqrst")  # 20 words
+    assert not Guardrail("retrieval", searcher=searcher).check(story.book, long, []).allowed
+    assert len(searcher.queries) == 2  # the question, then on the whole book

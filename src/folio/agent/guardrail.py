@@ -32,6 +32,7 @@ summarize
 BOOK_WORDS = frozenset(_BOOK_WORDS_TEXT.split())
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 DEFAULT_THRESHOLDS = {"retrieval": 0.2, "llm": 0.5}
+MAX_WORDS_CHECKED = 8  # content words searched one by one before a refusal
 
 
 class GuardrailMode(StrEnum):
@@ -133,9 +134,12 @@ class Guardrail:
         # Every word the question asks with is the book's own, in some form its index matches
         # ("disappeared" / "disappearance"): a short question about the story ("Who died?",
         # "Who wins?") close to no passage as a whole. One search per word, stopping at the first
-        # word the book never uses ("sourdough", "python"), only before a refusal.
-        words = content_words(question)
-        if words and all(_used_by_the_book(searcher, whole, word) for word in words):
+        # word the book never uses ("sourdough", "python"), only before a refusal, and only for
+        # a short question (a longer message is judged by its score above).
+        words = list(dict.fromkeys(content_words(question)))
+        if 0 < len(words) <= MAX_WORDS_CHECKED and all(
+            _used_by_the_book(searcher, whole, word) for word in words
+        ):
             return self._verdict(1.0, "every word is the book's")
         return verdict
 

@@ -202,3 +202,15 @@ def test_a_pronoun_is_left_alone_when_the_question_names_the_salient_person_itse
     history = [("Who is Elizabeth Lavenza?", None)]
     question = "Did Elizabeth Lavenza see her mother?"
     assert HeuristicQueryRewriter().rewrite(question, history) == question
+
+
+def test_a_who_answer_names_the_person_who_acts_in_it_not_a_place_it_mentions() -> None:
+    # two new names, once each: the one that is the subject of a sentence is the person
+    answer = (
+        'From the book:\n- "We possessed a house in Geneva, and a campagne on Belrive." '
+        '(Chapter 2, p. 20)\n- "Henry Clerval was the son of a merchant of Geneva." '
+        "(Chapter 2, p. 21)"
+    )
+    history = [("Who is Victor's friend from Geneva?", answer)]
+    rewritten = HeuristicQueryRewriter().rewrite("What happens to him?", history)
+    assert rewritten == "What happens to Henry Clerval?"

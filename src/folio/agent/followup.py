@@ -153,6 +153,14 @@ def _named_elsewhere(text: str, name: str, end: int) -> bool:
     return False
 
 
+def acts_in(name: str, text: str) -> bool:
+    """``name`` is the subject of a verb somewhere in ``text`` ("Henry Clerval was the son of a
+    merchant", "Clerval said"): what people do, and places rarely ("on Belrive, the shore")."""
+    return any(
+        _NAME_VERB.match(text, m.end()) for m in re.finditer(rf"\b{re.escape(name)}\b", text)
+    )
+
+
 def _strip_possessive(word: str) -> str:
     for suffix in ("'s", "’s", "'", "’"):
         if word.endswith(suffix) and len(word) > len(suffix) + 1:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from folio.agent.followup import (
     NOT_NAMES,
     Person,
+    acts_in,
     content_words,
     infer_gender,
     person_like,
@@ -165,7 +166,8 @@ def _is_noun_phrase(phrase: str) -> bool:
 
 def _answered_person(exchange: Exchange) -> str | None:
     """For "Who is X's friend?" answered "... Henry Clerval ...": the answer's most mentioned new
-    name (the first one on a tie)."""
+    name; on a tie, one that acts in the answer ("Henry Clerval was ...") over one that is only
+    mentioned ("a house on Belrive"), then the first."""
     question, answer = exchange
     if not answer or not _WHO_QUESTION.search(question):
         return None
@@ -174,7 +176,10 @@ def _answered_person(exchange: Exchange) -> str | None:
     if not new:
         return None
     counts = Counter(w for n in new for w in n.split())
-    best = max(new, key=lambda n: (max(counts[w] for w in n.split()), -new.index(n)))
+    best = max(
+        new,
+        key=lambda n: (max(counts[w] for w in n.split()), acts_in(n, answer), -new.index(n)),
+    )
     return _longest_mention(best, [exchange])
 
 

@@ -185,6 +185,18 @@ def test_a_weak_match_is_hedged_before_its_quotes() -> None:
     assert "The closest passages:" in text and "William was a lively child." in text
 
 
+def test_a_question_without_names_is_hedged_when_no_passage_has_what_it_asks() -> None:
+    outcome = found(passage("Victor walked along the lake with Elizabeth.", "Chapter 2", "9"))
+    text, _ = run([PromptMessage.user("Who is murdered?")], outcome)
+    assert text.startswith(
+        "Nothing up to page 90 clearly answers the question; it may come later in the book."
+    )
+    assert "The closest passages:" in text
+    answered = found(passage("The boy was murdered by the lake.", "Chapter 2", "9"))
+    text, _ = run([PromptMessage.user("Who is murdered?")], answered)
+    assert text.startswith("From the book:")
+
+
 def test_an_answering_passage_is_quoted_without_a_hedge() -> None:
     outcome = found(passage("William was killed near the lake at dusk.", None, "4"))
     text, _ = run([PromptMessage.user("Who killed William?")], outcome)

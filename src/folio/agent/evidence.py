@@ -107,8 +107,8 @@ def join_names(names: Sequence[str]) -> str:
 
 def honest_note(question: str, passages: Sequence[Passage], reading_limit: str) -> str | None:
     """What a search result should say when its passages do not answer ``question``: a name no
-    passage mentions, or names found with none of what is asked about them. ``None`` when the
-    passages cover the question."""
+    passage mentions, or none of what is asked (about the names it found, or at all). ``None``
+    when the passages cover the question."""
     if not passages:
         return None
     found = coverage(question, passages)
@@ -121,4 +121,6 @@ def honest_note(question: str, passages: Sequence[Passage], reading_limit: str) 
             f"These passages mention {join_names(found.names)} but nothing {where} clearly "
             f"answers the question{later}."
         )
+    if found.weak:  # a question without names ("Who is murdered?"): none of its words found
+        return f"Nothing {where} clearly answers the question{later}."
     return None

@@ -167,7 +167,7 @@ class ExtractiveStrategy:
             note = honest_note(question, passages, limit)
             return f"{note} Ask me about what you have read so far."
         answer = compose_answer(question, passages, self._max_sentences)
-        if found.weak and found.names:
+        if found.weak:
             note = honest_note(question, passages, limit)
             return f"{note} The closest passages:\n" + answer.removeprefix("From the book:\n")
         return answer

@@ -68,6 +68,17 @@ def test_question_subject_is_the_topic_a_question_names() -> None:
     assert question_subject("Who is Elizabeth Lavenza?") == "Elizabeth Lavenza"
     assert question_subject("Why did Victor leave Geneva?") == "Victor"
     assert question_subject("What was his plan?") is None
+    assert question_subject("What is the wedding?") == "the wedding"
+
+
+def test_an_act_after_who_was_is_not_a_topic_a_pronoun_can_stand_for() -> None:
+    # "is" / "was" before a participle is an auxiliary: the question asks about an act
+    assert question_subject("Who was waiting for someone?") is None
+    assert question_subject("Who was also hurt?") is None
+    assert question_subject("What is Leo relying on?") == "Leo"
+    history = [("Who was waiting for someone?", "George waited by the gate.")]
+    rewritten = HeuristicQueryRewriter().rewrite("Were they afraid?", history)
+    assert "waiting" not in rewritten.split()[2:]
 
 
 def test_the_llm_rewriter_returns_the_models_single_line_without_a_label() -> None:

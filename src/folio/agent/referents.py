@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from folio.agent.followup import (
     NOT_NAMES,
+    STOPWORDS,
     Person,
     acts_in,
     content_words,
@@ -54,6 +55,12 @@ _WHO_QUESTION = re.compile(
     r"^\s*(who\b|whom\b|what(?: is|'s|was)? (?:his|her|the) name)", re.IGNORECASE
 )
 MAX_SUBJECT_WORDS = 6
+# After "who was" / "what is", a participle makes "is" an auxiliary: "Who was waiting for
+# someone?", "What is Leo relying on?", "What was examined?" ask about an act, not a topic; so
+# does a phrase that opens with a function word ("Who was also hurt?", "What is at stake?"). A
+# phrase that opens with a determiner stays a noun phrase ("the wedding", "a blessing").
+_VERB_FORM = re.compile(r"^[a-z][a-z'’\-]+(?:ing|ed)$")
+_DETERMINERS = frozenset(["the", "a", "an", "this", "that", "these", "those"])
 _WHO_IS_NAME = re.compile(r"^\s*who (?:is|was|are|were) ([^?]+?)\s*\??\s*$", re.IGNORECASE)
 _DESCRIBED_SUBJECT = re.compile(
     r"^\s*(?:where|when|why|how|what|who|whom)\s+(?:\w+\s+)?"
@@ -160,6 +167,11 @@ def _is_noun_phrase(phrase: str) -> bool:
     if not tokens or len(tokens) > MAX_SUBJECT_WORDS:
         return False
     if tokens[0].lower() in PERSON | THING | GROUP or not content_words(phrase):
+        return False
+    first = tokens[0].lower()
+    if first not in _DETERMINERS and (
+        first in STOPWORDS or any(_VERB_FORM.search(t) for t in tokens)
+    ):
         return False
     return tokens[-1].lower() not in NOT_NAMES
 

@@ -93,6 +93,12 @@ def test_proper_nouns_keep_multi_word_names_and_skip_sentence_openers() -> None:
     assert "Enter" not in names and "Then" not in names
 
 
+def test_a_function_word_that_opens_a_sentence_is_not_part_of_the_name_after_it() -> None:
+    assert proper_nouns("Even Elizabeth had never seen him.") == ["Elizabeth"]
+    assert proper_nouns("Yes--if Darcy would come.") == ["Darcy"]
+    assert proper_nouns("At last Henry Clerval spoke.") == ["Henry Clerval"]
+
+
 def test_content_words_drop_stopwords_and_pronouns() -> None:
     assert content_words("What did he say to the monster in Chapter 5?") == ["monster", "chapter"]
 

@@ -127,6 +127,9 @@ def proper_nouns(text: str) -> list[str]:
             initial = False
         while tokens and tokens[-1].lower() in NOT_NAMES:
             tokens.pop()
+        while initial and tokens and _common_word(tokens[0]):
+            tokens.pop(0)  # "Even Elizabeth had...", "Yes--if Darcy": the opener is no name
+            initial = False
         if not tokens:
             continue
         name = _strip_possessive(" ".join(tokens))
@@ -135,6 +138,11 @@ def proper_nouns(text: str) -> list[str]:
             continue
         names.append(name)
     return names
+
+
+def _common_word(token: str) -> bool:
+    """A function or filler word ("Even", "One", "Yes--if"), capitalised only to open a sentence."""
+    return token.split("-")[0].lower() in STOPWORDS
 
 
 def _opens_sentence(text: str, start: int) -> bool:

@@ -266,8 +266,8 @@ def best_sentences(
     candidates = [(s, p) for p in passages for s in split_sentences(p.text)]
     if not candidates:
         return []
-    terms = set(_terms(question))
-    document_frequency = Counter(t for s, _ in candidates for t in set(_terms(s)))
+    terms = dict.fromkeys(_terms(question))
+    document_frequency = Counter(t for s, _ in candidates for t in dict.fromkeys(_terms(s)))
     n = len(candidates)
     idf = {t: math.log(1 + n / document_frequency[t]) for t in terms if t in document_frequency}
     person = _salient_name(question, passages)
@@ -275,7 +275,7 @@ def best_sentences(
 
     def score(item: tuple[str, Passage]) -> float:
         sentence, passage = item
-        weight = sum(idf.get(t, 0.0) for t in set(_terms(sentence)))
+        weight = sum(idf.get(t, 0.0) for t in dict.fromkeys(_terms(sentence)))
         if person and any(part in sentence for part in person.split()):
             weight += person_weight
         length = len(sentence.split())
@@ -295,13 +295,13 @@ def _salient_name(question: str, passages: Sequence[Passage]) -> str | None:
     if not _WHO.match(question):
         return None
     asked = set(re.findall(r"[a-z]+", question.lower()))
-    names = {
+    names = dict.fromkeys(  # in the order met, best passage first: a tie goes to the first
         w
         for p in passages
         for m in _MID_SENTENCE_NAME.findall(p.text)
         for w in m.split()
         if w.lower() not in asked and w.lower() not in STOPWORDS
-    }
+    )
     if not names:
         return None
     forms = [m for p in passages for m in _CAPITALISED_RUN.findall(p.text)]
@@ -311,7 +311,7 @@ def _salient_name(question: str, passages: Sequence[Passage]) -> str | None:
     if in_passages[best] < 2:
         return None
     longer: Counter[str] = Counter(
-        f for f in forms if best in f.split() and set(f.split()) <= names
+        f for f in forms if best in f.split() and set(f.split()) <= names.keys()
     )
     return max(longer, key=lambda f: (len(f.split()) > 1, longer[f])) if longer else best
 

@@ -58,6 +58,8 @@ RRF_K = 10
 
 
 def reciprocal_rank_fusion(*rankings: Mapping[T, int], k: int = RRF_K) -> dict[T, float]:
-    """Fused scores of items ranked (1-based) by several retrievers; absent items add nothing."""
-    keys: set[T] = set().union(*(r.keys() for r in rankings))
+    """Fused scores of items ranked (1-based) by several retrievers; absent items add nothing.
+    Items come in the order they are first met (the first ranking's, then the next's), so a
+    stable sort by score breaks ties the same way in every process."""
+    keys = dict.fromkeys(key for ranking in rankings for key in ranking)
     return {key: sum(1.0 / (k + r[key]) for r in rankings if key in r) for key in keys}

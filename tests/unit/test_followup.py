@@ -136,6 +136,9 @@ def test_places_headings_and_people_spoken_to_are_not_person_like() -> None:
         "Any others?",
         "unless what happens?",
         "What was done instead?",  # an adverb that points back
+        "Does Vane think that's reliable?",  # no person is "that"
+        "Did Justine go there?",
+        "What did Elizabeth do then?",
     ],
 )
 def test_pronouns_no_name_can_stand_for_and_fragments_are_follow_ups(question: str) -> None:
@@ -148,6 +151,7 @@ def test_pronouns_no_name_can_stand_for_and_fragments_are_follow_ups(question: s
         'Where does it say "the ancient teachers of this science"?',  # a quotation
         "Was there a storm on Lake Geneva?",  # "there" that only says something exists
         "Did Victor see his father?",
+        "Did Elizabeth know that Victor loved her?",  # "that" introducing a clause
     ],
 )
 def test_quotations_and_existential_there_read_on_their_own(question: str) -> None:

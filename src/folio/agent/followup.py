@@ -282,9 +282,11 @@ def _has_unresolved_reference(question: str) -> bool:
     never means it) or "Did Victor marry her?" (an object pronoun never means its own clause's
     subject: that would be "herself"; with one person named it points outside the question)."""
     tokens = [w.lower() for w in words(_EXISTENTIAL_THERE.sub(" ", question))]
-    referring = [i for i, t in enumerate(tokens) if t in REFERRING_WORDS]
+    referring = [i for i, t in enumerate(tokens) if _uncontracted(t) in REFERRING_WORDS]
     if not referring:
         return False
+    if any(_points_back(tokens[i]) for i in referring):
+        return True
     people = [n for n in proper_nouns(question) if person_like(n, [question])]
     if not people:
         return True
@@ -293,6 +295,21 @@ def _has_unresolved_reference(question: str) -> bool:
     if referring[0] < min(named, default=len(tokens)):
         return True
     return len(people) == 1 and any(_is_object_pronoun(tokens, i) for i in referring)
+
+
+def _uncontracted(token: str) -> str:
+    """ "that's" -> "that", "it's" -> "it", "they're" -> "they"."""
+    return re.split(r"['’]", token, maxsplit=1)[0]
+
+
+def _points_back(token: str) -> bool:
+    """A demonstrative no person can be: "Does Vane think that's reliable?", "Did Victor go
+    there?", "What did Jane do then?". Plain "this" and "that" also introduce a clause or a noun
+    ("Did Jane know that ..."), so only their pronoun form ("that's") counts."""
+    word = _uncontracted(token)
+    if word in ("this", "that"):
+        return word != token
+    return word in DEMONSTRATIVES
 
 
 def _is_object_pronoun(tokens: list[str], i: int) -> bool:

@@ -69,6 +69,7 @@ def test_question_subject_is_the_topic_a_question_names() -> None:
     assert question_subject("Why did Victor leave Geneva?") == "Victor"
     assert question_subject("What was his plan?") is None
     assert question_subject("What is the wedding?") == "the wedding"
+    assert question_subject("What was the weather like?") == "the weather"
 
 
 def test_an_act_after_who_was_is_not_a_topic_a_pronoun_can_stand_for() -> None:

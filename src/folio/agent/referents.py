@@ -48,7 +48,9 @@ _VAGUE_START = re.compile(
     r"^(?:(?i:his|her|their|its|this|that|these|those|there|one|other|another|any|some|more)\b"
     r"|(?i:something|anything|if|whether|how|why|what|when|where)\b)"
 )
-_SUBJECT_END = re.compile(r"\s+(?:in|on|at|for|from|with|during|and|or|like|that|which|when)\s.*$")
+_SUBJECT_END = re.compile(
+    r"\s+(?:(?:in|on|at|for|from|with|during|and|or|like|that|which|when)\s.*|like)$"
+)
 # "(Chapter 5, p. 41)" citations and the offline note carry no search terms.
 _PARENTHETICAL = re.compile(r"\s*\([^)]*\)")
 _WHO_QUESTION = re.compile(

@@ -36,6 +36,16 @@ def test_her_as_an_object_is_not_made_possessive() -> None:
     )
 
 
+def test_a_pronoun_of_the_other_gender_goes_to_someone_the_reader_named() -> None:
+    # "he" cannot be Elizabeth; Darcy is the only man, but only the answer named him: a guess
+    answer = "Elizabeth was longing to know what she thought of him. Mr. Darcy said he would come."
+    rewriter = HeuristicQueryRewriter()
+    guessed = [("Who had the thoughts at the beginning?", answer)]
+    assert rewriter.rewrite("What was he doing?", guessed) == "What was he doing?"
+    named = [("Did Elizabeth think of Mr. Darcy?", answer)]
+    assert rewriter.rewrite("What was he doing?", named) == "What was Darcy doing?"
+
+
 def test_it_refers_to_the_topic_the_conversation_turned_to() -> None:
     history = [("Who is Victor Frankenstein?", None), ("Tell me about the De Lacey cottage.", None)]
     assert HeuristicQueryRewriter().rewrite("Where is it?", history) == (

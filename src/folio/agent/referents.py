@@ -79,6 +79,7 @@ class Referents:
     thing: str | None  # it / its / they / them / this topic
     people: tuple[Person, ...] = ()  # every person candidate, most salient first
     described: str | None = None  # "the creature" of "Where did the creature learn to speak?"
+    asked: frozenset[str] = frozenset()  # the words of the names the reader's questions used
 
 
 def find_referents(history: Sequence[Exchange]) -> Referents:
@@ -99,6 +100,7 @@ def find_referents(history: Sequence[Exchange]) -> Referents:
         thing=topic_shift or first_subject,
         people=people,
         described=_described_subject(history[-1][0]),
+        asked=frozenset(w for q, _ in history for n in proper_nouns(q) for w in n.split()),
     )
 
 

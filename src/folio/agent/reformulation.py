@@ -108,14 +108,22 @@ def _substitute_pronoun(question: str, referents: Referents) -> str | None:
 
 def _person_for(pronoun: str, referents: Referents) -> str | None:
     """The main person, unless the conversation shows them to be of the pronoun's other gender:
-    then the first other person shown to be of its gender. Without a main person, the unnamed
-    subject of the last question ("the creature")."""
+    then the first other person shown to be of its gender whom the reader named (one only an
+    answer mentioned is a guess: a wrong passage brings in the wrong people). Without a main
+    person, the unnamed subject of the last question ("the creature")."""
     if not referents.people:
         return referents.described
     main, *others = referents.people
     if main.agrees_with(pronoun):
         return main.name
-    return next((p.name for p in others if p.gender and p.agrees_with(pronoun)), None)
+    return next(
+        (
+            p.name
+            for p in others
+            if p.gender and p.agrees_with(pronoun) and set(p.name.split()) & referents.asked
+        ),
+        None,
+    )
 
 
 def _already_named(question: str, target: str) -> bool:

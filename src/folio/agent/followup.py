@@ -122,14 +122,16 @@ def proper_nouns(text: str) -> list[str]:
     for match in CAPITALISED.finditer(text):
         tokens = [t for t in match.group(0).strip().split() if not _CONTRACTED_I.match(t)]
         initial = _opens_sentence(text, match.start())
-        while tokens and _strip_possessive(tokens[0]).lower().rstrip(".") in NOT_NAMES:
+        # "The", "Mr": never part of a name; "Even Elizabeth had...", "Yes--if Darcy": nor a
+        # function word that is capitalised only because it opens the sentence
+        while tokens and (
+            _strip_possessive(tokens[0]).lower().rstrip(".") in NOT_NAMES
+            or (initial and _common_word(tokens[0]))
+        ):
             tokens.pop(0)
             initial = False
         while tokens and tokens[-1].lower() in NOT_NAMES:
             tokens.pop()
-        while initial and tokens and _common_word(tokens[0]):
-            tokens.pop(0)  # "Even Elizabeth had...", "Yes--if Darcy": the opener is no name
-            initial = False
         if not tokens:
             continue
         name = _strip_possessive(" ".join(tokens))

@@ -85,6 +85,22 @@ def test_follow_ups_and_small_talk_are_never_blocked_or_searched(story):
     assert searcher.queries == []
 
 
+def test_in_a_conversation_a_question_naming_nothing_asks_about_the_scene(story):
+    """'What was the weather like?' at turn 11 is about the story even in a book that never uses
+    the word; the reader's own question ('How do I...') is still judged, and so is the same
+    question opening a conversation."""
+    guardrail = Guardrail("retrieval", searcher=WithoutSimilarity(story))
+    history = [("Who is Victor?", "A student of natural philosophy.")]
+    assert "weather" not in story.text.lower()
+
+    for question in ("What was the weather like?", "Who were pitted against each other?"):
+        verdict = guardrail.check(story.book, question, history)
+        assert verdict.allowed and verdict.score is None, question
+    assert not guardrail.check(story.book, "What was the weather like?", []).allowed
+    for mine in ("How do I bake sourdough bread?", "Can you help me with my taxes?"):
+        assert not guardrail.check(story.book, mine, history).allowed, mine
+
+
 def test_questions_about_the_book_itself_pass(story):
     guardrail = Guardrail("retrieval", searcher=FixedSimilarity(story, 0.0))
 

@@ -8,6 +8,9 @@ redirect instead of an answer.
 
 Invariant: follow-ups, small talk and questions about the book itself ("what is this chapter
 about?") are never blocked; only a message that stands alone and has nothing to do with the book is.
+In a conversation, a question that names nothing takes its topic from it ("What was the weather
+like?" at turn 11 asks about the scene, whatever words the book uses); only one about the reader's
+own life ("How do I bake bread?") stands alone there.
 """
 
 from __future__ import annotations
@@ -33,6 +36,10 @@ BOOK_WORDS = frozenset(_BOOK_WORDS_TEXT.split())
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 DEFAULT_THRESHOLDS = {"retrieval": 0.2, "llm": 0.5}
 MAX_WORDS_CHECKED = 8  # content words searched one by one before a refusal
+# The reader speaking of themselves: "How do I...", "Can you help me with my taxes?"
+_FIRST_PERSON = re.compile(r"\b(?:I|me|my|mine|myself)\b", re.I)
+_CANNOT_STAND_ALONE = FollowUpDetector(nameless=False)
+_NAMES_NOTHING = FollowUpDetector()
 
 
 class GuardrailMode(StrEnum):
@@ -68,7 +75,7 @@ class Guardrail:
             raise ConfigError("The retrieval guardrail needs a book searcher")
         self._searcher = searcher
         self.threshold = threshold if threshold is not None else DEFAULT_THRESHOLDS.get(mode, 0.0)
-        self._is_follow_up = is_follow_up or FollowUpDetector(nameless=False).is_follow_up
+        self._is_follow_up = is_follow_up or continues_the_conversation
         self._is_small_talk = is_small_talk
         self._k = k
 
@@ -158,6 +165,16 @@ class Guardrail:
             return GuardrailVerdict(True, None, "unreadable rating: allowed", 1, response.usage)
         score = min(1.0, max(0.0, float(match.group())))
         return self._verdict(score, "llm", llm_calls=1, usage=response.usage)
+
+
+def continues_the_conversation(question: str, history: Sequence[Exchange]) -> bool:
+    """Does ``question`` take its topic from the conversation before it? When it cannot be read
+    alone ("what happened to him?", "Why?"), and when it names nothing it is about ("Who were
+    pitted against each other?") - unless it speaks of the reader in the first person: "How do I
+    bake bread?" late in a conversation is the reader's own question, judged on its own."""
+    if _CANNOT_STAND_ALONE.is_follow_up(question, history):
+        return True
+    return not _FIRST_PERSON.search(question) and _NAMES_NOTHING.is_follow_up(question, history)
 
 
 def lexical_overlap(question: str, hits: Sequence[SearchHit]) -> float:

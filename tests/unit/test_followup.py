@@ -194,5 +194,10 @@ def test_a_question_that_names_nothing_takes_its_topic_from_the_conversation() -
         assert detector.is_follow_up(question, HISTORY)
         assert not detector.is_follow_up(question, [])
     assert not detector.is_follow_up("Why was Victor angry?", HISTORY)
+    # a place says where, not whom: its topic is still the conversation's
+    assert detector.is_follow_up("Who arrived in London?", HISTORY)
+    assert not detector.is_follow_up("Who arrived in London?", [])
+    assert not detector.is_follow_up("Who met Elizabeth in London?", HISTORY)
+    assert not detector.is_follow_up("What is the capital of France?", HISTORY)
     # the scope guardrail judges such a question itself
     assert not FollowUpDetector(nameless=False).is_follow_up("How do I bake bread?", HISTORY)

@@ -225,12 +225,11 @@ class FollowUpDetector:
     then?", "what about Justine?"), is a fragment ("Why?", "What year?"), uses a pronoun or a
     demonstrative no name in it can stand for ("What did he do there?"), refers to something the
     last exchanges mentioned with a definite article ("the letter"), or - in a conversation -
-    names nothing it is about ("Who was angry?", "What did the old man want?"): its topic is the
-    conversation's. A question that names what it is about (a name, a quoted phrase) reads on
-    its own.
+    names nothing it is about ("Who was angry?", "What did the old man want?", "Who arrived in
+    London?": a place names where, not whom): its topic is the conversation's. A question that
+    names what it is about (a name, a quoted phrase) reads on its own.
 
-    ``nameless=False`` keeps only the first four (what cannot be read alone at all): the scope
-    guardrail uses it, so that "How do I bake bread?" late in a conversation is still judged."""
+    ``nameless=False`` keeps only the first four (what cannot be read alone at all)."""
 
     def __init__(self, *, nameless: bool = True) -> None:
         self._nameless = nameless
@@ -243,7 +242,7 @@ class FollowUpDetector:
             return True
         if _is_fragment(question) or _has_unresolved_reference(question):
             return True
-        if self._nameless and not proper_nouns(question):
+        if self._nameless and not _topic_names(question):
             return True
         return _has_definite_reference_to(question, history[-3:])
 
@@ -266,6 +265,12 @@ class FollowUpDetector:
             return False
         said = {w for q, _ in before[-2:] for w in _topic_words(q)}
         return not (_topic_words(question) & said)
+
+
+def _topic_names(question: str) -> list[str]:
+    """The names ``question`` is about: not a setting ("Who arrived in London?" names where, not
+    whom or what; in a conversation its topic is the conversation's)."""
+    return [n for n in proper_nouns(question) if person_like(n, [question])]
 
 
 def _topic_words(question: str) -> set[str]:

@@ -104,6 +104,21 @@ def test_it_quotes_the_best_sentences_of_the_typed_passages_with_their_pages() -
     assert 2 <= text.count("\n- ") + text.startswith("- ") <= 4
 
 
+def test_the_chapter_s_heading_lines_are_never_quoted() -> None:
+    """A passage that opens a chapter holds its heading; "CHAPTER 26." answers nothing, and a
+    name in a title ("The Giant of the North") would become the next turn's "he"."""
+    title = "Chapter 26. The Giant of the North (R M Ballantyne), Chapter Twenty"
+    text = (
+        "CHAPTER 26.\n\nThe Giant of the North (R M Ballantyne), Chapter Twenty\n\n"
+        '"He must be very near nothing now," observed Chingatok to Anders the day after.'
+    )
+    outcome = found(passage(text, title, "23"), passage(DEATH_TEXT, "Chapter 21", "88"))
+    answer, _ = run([PromptMessage.user("Who is Chingatok talking to?")], outcome)
+    quotes = [line for line in answer.splitlines() if line.startswith("- ")]
+    assert quotes and any("observed Chingatok to Anders" in q for q in quotes)
+    assert not any(q.startswith(('- "CHAPTER 26', '- "The Giant')) for q in quotes)
+
+
 def test_a_failed_search_is_said_and_not_retried() -> None:
     failure = ToolOutcome(False, error="bad query", error_code="INVALID_ARGUMENTS")
     text, runner = run([PromptMessage.user("Who is Justine?")], failure)

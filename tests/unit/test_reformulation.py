@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from folio.adapters.llm.scripted import ScriptedChatProvider
-from folio.agent.referents import question_subject
+from folio.agent.referents import find_referents, question_subject
 from folio.agent.reformulation import (
     HeuristicQueryRewriter,
     LLMQueryRewriter,
@@ -186,6 +186,20 @@ def test_a_pronoun_is_never_resolved_to_a_place_from_a_citation_s_letter_title()
     ]
     rewritten = HeuristicQueryRewriter().rewrite("Who were the family he watched?", history)
     assert rewritten == "Who were the family the creature watched?"
+
+
+def test_a_citation_with_parentheses_inside_names_no_one() -> None:
+    history = [
+        (
+            "Where did Captain Vane go?",
+            '- "Captain Vane set off for the Pole." '
+            "(Chapter 26. The Giant of the North (R M Ballantyne), Chapter Twenty, p. 23)",
+        )
+    ]
+    rewritten = HeuristicQueryRewriter().rewrite("What did he forget?", history)
+    assert rewritten == "What did Captain Vane forget?"
+    named = {w for p in find_referents(history).people for w in p.name.split()}
+    assert not named & {"Twenty", "Giant", "North", "Ballantyne"}
 
 
 def test_after_who_is_a_name_the_pronoun_means_that_person_not_others_the_answer_names() -> None:

@@ -252,6 +252,8 @@ def compose_answer(question: str, passages: Sequence[Passage], max_sentences: in
     if not passages:
         return "I found nothing about that in the book before your reading position."
     picked = best_sentences(question, passages, max_sentences)
+    if not picked:  # the passages hold nothing but headings
+        return "I found nothing about that in the book before your reading position."
     lines = [f'- "{sentence}" ({passage.location})' for sentence, passage in picked]
     return "From the book:\n" + "\n".join(lines) + "\n\n" + OFFLINE_NOTE
 
@@ -263,7 +265,7 @@ def best_sentences(
     a small bonus for better-ranked passages; at least two when the passages have two. For a
     "who" question, naming the person most of the passages mention counts as one more rare term."""
     rank = {p.key: i for i, p in reversed(list(enumerate(passages)))}  # 0: the best result
-    candidates = [(s, p) for p in passages for s in split_sentences(p.text)]
+    candidates = [(s, p) for p in passages for s in split_sentences(p.text) if not _heading(s, p)]
     if not candidates:
         return []
     terms = dict.fromkeys(_terms(question))
@@ -314,6 +316,13 @@ def _salient_name(question: str, passages: Sequence[Passage]) -> str | None:
         f for f in forms if best in f.split() and set(f.split()) <= names.keys()
     )
     return max(longer, key=lambda f: (len(f.split()) > 1, longer[f])) if longer else best
+
+
+def _heading(sentence: str, passage: Passage) -> bool:
+    """A line of the chapter's heading ("CHAPTER 26.", the chapter's title): it answers nothing."""
+    key = " ".join(_WORD.findall(sentence.lower()))
+    title = " ".join(_WORD.findall((passage.chapter or "").lower()))
+    return bool(key) and f" {key} " in f" {title} "
 
 
 def split_sentences(text: str) -> list[str]:

@@ -52,7 +52,7 @@ _SUBJECT_END = re.compile(
     r"\s+(?:(?:in|on|at|for|from|with|during|and|or|like|that|which|when)\s.*|like)$"
 )
 # "(Chapter 5, p. 41)" citations and the offline note carry no search terms.
-_PARENTHETICAL = re.compile(r"\s*\([^)]*\)")
+_PARENTHETICAL = re.compile(r"\s*\([^()]*\)")
 _WHO_QUESTION = re.compile(
     r"^\s*(who\b|whom\b|what(?: is|'s|was)? (?:his|her|the) name)", re.IGNORECASE
 )
@@ -126,7 +126,10 @@ def _rank_people(
 def _without_citations(answer: str) -> str:
     """An extractive answer without its "(Chapter 5, p. 41)" citations and note lines, whose
     titles ("Letter 4. To Mrs. Saville, England.") name no one the reader talks about."""
-    return _PARENTHETICAL.sub("", answer)
+    previous = None
+    while previous != answer:  # innermost first: "(Chapter 2. Ayr (R. Burns), p. 23)"
+        previous, answer = answer, _PARENTHETICAL.sub("", answer)
+    return answer
 
 
 def _asks_about_a_name(question: str) -> bool:

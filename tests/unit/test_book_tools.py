@@ -14,6 +14,7 @@ from folio.adapters.storage.memory_books import InMemoryLibrary
 from folio.agent.tools import ToolContext, ToolRegistry, ToolServices, default_registry
 from folio.agent.tools.book import (
     CONVERSATION_QUERY_CHARS,
+    continues_the_topic,
     conversation_query,
     search_in_conversation,
 )
@@ -287,6 +288,50 @@ def test_search_book_uses_the_conversation_it_serves(story: StoryLibrary) -> Non
     ids = [p["chunk_id"] for p in result.envelope()["data"]["results"]]
     expected = search_in_conversation(story.searcher, whole, asked[-1], asked, k=6)
     assert ids == [h.chunk.id for h in expected]
+
+
+class RankedSearcher:
+    """Returns a fixed ranking of chunk ids per query."""
+
+    def __init__(self, rankings: dict[str, list[str]]) -> None:
+        self.rankings = rankings
+
+    def search(self, book: Book, query: str, *, k: int = 5) -> list[SearchHit]:
+        return [
+            SearchHit(Chunk(cid, book.id, i, cid, i, i + 1, 1, 1), 0.0, cid, "1", "1")
+            for i, cid in enumerate(self.rankings[query][:k])
+        ]
+
+
+def test_a_question_about_what_the_reader_already_asked_about_leans_on_the_conversation(
+    story: StoryLibrary,
+) -> None:
+    """Asked as typed, a question naming only earlier questions' names continues their topic:
+    the conversation's ranking counts double. A new name, or a rewritten query, fuses equally."""
+    asked = ("Who is Captain Vane?", "What did he forget?", "What does Vane ask the timing of?")
+    new_name = (*asked[:2], "What does Leo ask the timing of?")
+    own = ["a", "b", "c", "d", "e", "f", "g", "target"]  # k=10: a 1/11 + 1/16 (equal weights)
+    around = ["target", "v", "w", "x", "y", "a"]  # beats target 1/18 + 1/11; not 1/18 + 2/11
+    searcher = RankedSearcher(
+        {
+            asked[-1]: own,
+            new_name[-1]: own,
+            "Vane's timing": own,
+            conversation_query(asked): around,
+            conversation_query(new_name): around,
+        }
+    )
+
+    def fused(query: str, questions: tuple[str, ...]) -> list[str]:
+        hits = search_in_conversation(searcher, story.book, query, questions, k=3)
+        return [h.chunk.id for h in hits]
+
+    assert continues_the_topic(asked[-1], asked)
+    assert fused(asked[-1], asked)[0] == "target"
+    for query, questions in ((new_name[-1], new_name), ("Vane's timing", asked)):
+        assert not continues_the_topic(query, questions)
+        assert fused(query, questions)[0] == "a"
+    assert not continues_the_topic("Who was there?", (*asked[:2], "Who was there?"))
 
 
 def test_the_conversation_prior_is_bounded_and_keeps_the_latest_messages() -> None:

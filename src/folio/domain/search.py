@@ -4,7 +4,7 @@ words of a query worth matching (shared by the lexical indexes and the snippet p
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -57,9 +57,19 @@ T = TypeVar("T")
 RRF_K = 10
 
 
-def reciprocal_rank_fusion(*rankings: Mapping[T, int], k: int = RRF_K) -> dict[T, float]:
+def reciprocal_rank_fusion(
+    *rankings: Mapping[T, int], k: int = RRF_K, weights: Sequence[float] | None = None
+) -> dict[T, float]:
     """Fused scores of items ranked (1-based) by several retrievers; absent items add nothing.
-    Items come in the order they are first met (the first ranking's, then the next's), so a
-    stable sort by score breaks ties the same way in every process."""
+    ``weights``: one per ranking (default 1 each). Items come in the order they are first met
+    (the first ranking's, then the next's), so a stable sort by score breaks ties the same way in
+    every process."""
+    if weights is None:
+        weights = [1.0] * len(rankings)
+    if len(weights) != len(rankings):
+        raise ValueError("reciprocal_rank_fusion needs one weight per ranking")
     keys = dict.fromkeys(key for ranking in rankings for key in ranking)
-    return {key: sum(1.0 / (k + r[key]) for r in rankings if key in r) for key in keys}
+    return {
+        key: sum(w / (k + r[key]) for r, w in zip(rankings, weights, strict=True) if key in r)
+        for key in keys
+    }

@@ -7,11 +7,13 @@ clear error, and lists only the chapters that start before it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 from folio.agent.evidence import honest_note, read_through
+from folio.agent.followup import proper_nouns
 from folio.agent.tools.base import BaseTool, ToolCategory, ToolContext, ToolResult, ToolServices
 from folio.domain.books import Book, Chunk, Page, SearchHit
 from folio.domain.errors import ToolErrorCode
@@ -30,6 +32,7 @@ from folio.domain.search import QUOTED_PHRASE, reciprocal_rank_fusion
 
 MAX_K = 10
 FUSION_DEPTH = 30  # passages of each ranking fused when a search has the conversation as prior
+CONTINUING_WEIGHT = 2.0  # the conversation's weight for a question that continues its topic
 CONVERSATION_QUERY_CHARS = 2000  # earlier messages in that prior (dev conversations: <= 701)
 MAX_PAGES = 3  # per read_passage call
 CONTEXT_CHARS = 600  # read_passage(chunk_id): text kept on each side of the chunk
@@ -114,10 +117,12 @@ def search_in_conversation(
     searcher: BookSearcher, book: Book, query: str, questions: Sequence[str], *, k: int
 ) -> list[SearchHit]:
     """The passages for ``query``, the conversation as a prior: the query's ranking and the
-    ranking of ``conversation_query(questions)`` fused by reciprocal rank (equal weights), so a
-    passage about both the query and what the reader has been asking comes first. A query alone
-    when the conversation has just begun, or when it quotes a phrase (a quotation is looked up
-    as typed). ``k`` passages at most."""
+    ranking of ``conversation_query(questions)`` fused by reciprocal rank, so a passage about
+    both the query and what the reader has been asking comes first. Equal weights, except that
+    the conversation counts double for a question searched as typed that names only what the
+    reader's earlier questions named ("What does Vane ask the timing of?" after three questions
+    about Vane): it continues their topic. A query alone when the conversation has just begun,
+    or when it quotes a phrase (a quotation is looked up as typed). ``k`` passages at most."""
     prior = conversation_query(questions)
     if prior is None or QUOTED_PHRASE.search(query):
         return searcher.search(book, query, k=k)
@@ -127,9 +132,20 @@ def search_in_conversation(
     fused = reciprocal_rank_fusion(
         {h.chunk.id: rank for rank, h in enumerate(own, 1)},
         {h.chunk.id: rank for rank, h in enumerate(around, 1)},
+        weights=(1.0, CONTINUING_WEIGHT if continues_the_topic(query, questions) else 1.0),
     )
     best = sorted(fused, key=lambda chunk_id: -fused[chunk_id])[:k]
     return [replace(hits[chunk_id], score=fused[chunk_id]) for chunk_id in best]
+
+
+def continues_the_topic(query: str, questions: Sequence[str]) -> bool:
+    """``query`` is the reader's latest question as typed, and every name in it was in one of
+    their earlier questions."""
+    if len(questions) < 2 or query.strip() != questions[-1].strip():
+        return False
+    said = " ".join(questions[:-1]).lower()
+    words = [w.lower() for name in proper_nouns(query) for w in name.split()]
+    return bool(words) and all(re.search(rf"\b{re.escape(w)}\b", said) for w in words)
 
 
 def _passage(ctx: ToolContext, hit: SearchHit) -> Passage | None:

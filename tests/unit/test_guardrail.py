@@ -101,6 +101,41 @@ def test_in_a_conversation_a_question_naming_nothing_asks_about_the_scene(story)
         assert not guardrail.check(story.book, mine, history).allowed, mine
 
 
+def test_a_question_about_the_reader_s_own_life_is_refused_though_it_shares_words(story):
+    """'my', 'I' and a word the book never uses: the reader's own business, even when other
+    words ('night', 'study') are the book's and would pass the lexical overlap."""
+    guardrail = Guardrail("retrieval", searcher=WithoutSimilarity(story))
+    assert guardrail.check(story.book, "How do we study at night?", []).allowed
+
+    verdict = guardrail.check(story.book, "How do I study for my driving test at night?", [])
+
+    assert not verdict.allowed
+    assert "never uses 'driving'" in verdict.reason
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "I don't get why Victor fled the laboratory",  # a name the book uses
+        "Why was I in horror when the creature opened its eye?",  # every word the book's
+        "Was my horror like the creature's?",
+    ],
+)
+def test_the_reader_s_own_voice_about_the_book_passes(story, question):
+    guardrail = Guardrail("retrieval", searcher=WithoutSimilarity(story))
+
+    assert guardrail.check(story.book, question, []).allowed
+
+
+def test_a_close_passage_makes_a_first_person_question_the_book_s_whatever_its_words(story):
+    close = Guardrail("retrieval", searcher=FixedSimilarity(story, 0.45))
+    far = Guardrail("retrieval", searcher=FixedSimilarity(story, 0.3))
+    question = "Is my view of the monster as a metaphor for technology right?"
+
+    assert close.check(story.book, question, []).allowed
+    assert not far.check(story.book, question, []).allowed
+
+
 def test_questions_about_the_book_itself_pass(story):
     guardrail = Guardrail("retrieval", searcher=FixedSimilarity(story, 0.0))
 

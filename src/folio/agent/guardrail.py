@@ -2,7 +2,9 @@
 
 Modes: ``none`` (every message passes), ``retrieval`` (score = the best cosine similarity of the
 question to the book's passages, or the share of the question's content words found in them when
-that is higher or the index gives no similarity; scope is the whole book, not the part read),
+that is higher or the index gives no similarity; scope is the whole book, not the part read; a
+question in the first person with a word the book never uses, close to no passage, is about the
+reader's own life: "How do I reset my router password?"),
 ``llm`` (the provider rates relevance from 0 to 1). Below the threshold the turn gets a short
 redirect instead of an answer.
 
@@ -36,8 +38,12 @@ BOOK_WORDS = frozenset(_BOOK_WORDS_TEXT.split())
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 DEFAULT_THRESHOLDS = {"retrieval": 0.2, "llm": 0.5}
 MAX_WORDS_CHECKED = 8  # content words searched one by one before a refusal
-# The reader speaking of themselves: "How do I...", "Can you help me with my taxes?"
-_FIRST_PERSON = re.compile(r"\b(?:I|me|my|mine|myself)\b", re.I)
+# The reader as subject or owner: "How do I...", "Can you help with my taxes?" ("tell me",
+# "remind me" ask the companion for anything, the book included)
+_FIRST_PERSON = re.compile(r"\b(?:I|my|mine|myself)\b", re.I)
+# A passage at least this close (cosine) to a question makes it the book's, whatever its words
+CLOSE_SIMILARITY = 0.4
+_CONTRACTION = re.compile(r"['’]")  # "don't", "she'll": grammar, not a topic
 _CANNOT_STAND_ALONE = FollowUpDetector(nameless=False)
 _NAMES_NOTHING = FollowUpDetector()
 
@@ -122,13 +128,17 @@ class Guardrail:
         self, book: Book, question: str, searcher: BookSearcher | None
     ) -> GuardrailVerdict:
         assert searcher is not None
+        whole = book.with_position(ReadingPosition())
+        if _FIRST_PERSON.search(question):
+            own = self._own_life(whole, question, searcher)
+            if own is not None:
+                return own
         verdict = self._scored(searcher.search(book, question, k=self._k), question)
         if verdict.allowed:
             return verdict
         # Scope is judged on the whole book: a name met only later ("Who is Justine?" early in
         # the novel) is about the book, and gets an honest "not yet" from the answer, never a
         # refusal. Only the score leaves this method; no passage past the position is shown.
-        whole = book.with_position(ReadingPosition())
         if not book.position.is_unlimited:
             verdict = self._scored(searcher.search(whole, question, k=self._k), question)
             if verdict.allowed:
@@ -149,6 +159,34 @@ class Guardrail:
         ):
             return self._verdict(1.0, "every word is the book's")
         return verdict
+
+    def _own_life(
+        self, whole: Book, question: str, searcher: BookSearcher
+    ) -> GuardrailVerdict | None:
+        """The refusal of a question about the reader's own life ("How do I reset my router
+        password?"): in the first person, with a word the book never uses, naming nothing the
+        book names, and close to no passage. ``None`` when the question may be the book's ("Why
+        do I pity the creature?", "I don't get why Victor left")."""
+        names = [n for n in proper_nouns(question) if len(n) > 2]
+        if names and _named_in(names, searcher.search(whole, " ".join(names), k=self._k)):
+            return None
+        similarities = [
+            h.similarity
+            for h in searcher.search(whole, question, k=self._k)
+            if h.similarity is not None
+        ]
+        if similarities and max(similarities) >= CLOSE_SIMILARITY:
+            return None
+        words = [w for w in dict.fromkeys(content_words(question)) if not _CONTRACTION.search(w)]
+        foreign = next(
+            (w for w in words[:MAX_WORDS_CHECKED] if not _used_by_the_book(searcher, whole, w)),
+            None,
+        )
+        if foreign is None:
+            return None
+        score = max(similarities, default=0.0)
+        reason = f"the reader's own question: the book never uses {foreign!r}"
+        return GuardrailVerdict(False, round(score, 4), reason)
 
     def _scored(self, hits: Sequence[SearchHit], question: str) -> GuardrailVerdict:
         lexical = lexical_overlap(question, hits)

@@ -97,6 +97,9 @@ def test_a_function_word_that_opens_a_sentence_is_not_part_of_the_name_after_it(
     assert proper_nouns("Even Elizabeth had never seen him.") == ["Elizabeth"]
     assert proper_nouns("Yes--if Darcy would come.") == ["Darcy"]
     assert proper_nouns("At last Henry Clerval spoke.") == ["Henry Clerval"]
+    # an indefinite pronoun opening a sentence is no one ("Nothing could equal my delight")
+    assert proper_nouns("Nothing could equal my delight on seeing Clerval.") == ["Clerval"]
+    assert proper_nouns("Everyone was there. Somebody said Justine did it.") == ["Justine"]
 
 
 def test_content_words_drop_stopwords_and_pronouns() -> None:

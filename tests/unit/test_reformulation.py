@@ -188,6 +188,16 @@ def test_a_pronoun_is_never_resolved_to_a_place_from_a_citation_s_letter_title()
     assert rewritten == "Who were the family the creature watched?"
 
 
+def test_it_opening_a_clause_after_a_thing_the_question_names_stands_for_that_thing() -> None:
+    history = [("Who killed William?", "Nothing up to Chapter 5 mentions William.")]
+    rewriter = HeuristicQueryRewriter()
+
+    question = "How did the creature look when it opened its eye?"
+    assert rewriter.rewrite(question, history) == question
+    # not so a pronoun that opens no clause of its own, nor one after no thing
+    assert rewriter.rewrite("What did it do then?", history) == "What did William do then?"
+
+
 def test_a_citation_with_parentheses_inside_names_no_one() -> None:
     history = [
         (

@@ -82,7 +82,8 @@ NOT_NAMES = wordset(
     name please yes no he she it they him her them his its their this that these those there
     then and but or so if in on at of for to from with by about after before during as also my
     our your mr mrs miss ms dr sir lady lord chapter book part volume page letter ok okay thanks
-    thank hi hello hey
+    thank hi hello hey nothing something anything everything nobody somebody anybody everybody
+    none someone anyone everyone
     """
 )
 

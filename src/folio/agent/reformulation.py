@@ -92,10 +92,30 @@ _PRONOUN = re.compile(
 )
 
 
+# "the creature", "the old ship", "the creature's eye": a noun phrase "it" can stand for (not
+# "the sisters")
+_DEFINITE = re.compile(r"\bthe\s+([a-z]+)")
+_CLAUSE_OPENER = re.compile(
+    r"\b(?:when|while|because|after|before|until|as|if|once|since|though|although)\s+$", re.I
+)
+
+
+def _names_a_thing(text: str) -> bool:
+    return any(not m.group(1).endswith("s") for m in _DEFINITE.finditer(text))
+
+
 def _substitute_pronoun(question: str, referents: Referents) -> str | None:
-    """Replace the first resolvable pronoun; None when there is none."""
+    """Replace the first resolvable pronoun; None when there is none. "It" opening a clause
+    after a thing the question names ("How did the creature look when it opened its eye?")
+    stands for that thing, and so does the "its" after it."""
+    within = False
     for match in _PRONOUN.finditer(question):
         pronoun = match.group(1).lower()
+        before = question[: match.start()]
+        if pronoun == "it" and _CLAUSE_OPENER.search(before) and _names_a_thing(before):
+            within = True
+        if within and pronoun in ("it", "its"):
+            continue
         target = _person_for(pronoun, referents) if pronoun in PERSON else referents.thing
         if pronoun in GROUP and referents.thing is None:
             target = referents.person

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from folio.adapters.llm.offline import OfflineChatProvider
 from folio.adapters.llm.scripted import ScriptedChatProvider, tool_call
 from folio.adapters.storage.memory_conversations import (
     InMemoryConversationStore,
@@ -516,6 +517,17 @@ def test_without_quotes_or_pages_the_top_results_are_cited(world):
 
     returned = json.loads(world.messages()[2].content)["data"]["results"]
     assert [c.chunk_id for c in result.citations] == [r["chunk_id"] for r in returned[:3]]
+
+
+def test_an_offline_answer_cites_what_it_quotes_and_nothing_when_nothing_answers(world):
+    chat = world.chat(OfflineChatProvider())
+
+    found = chat.execute("c1", "What did Victor study at Ingolstadt?")
+    missing = chat.execute("c1", "Who is Justine Moritz?")  # on page 6; the reader is at 4
+
+    assert found.citations and all(c.quote and c.quote in found.answer for c in found.citations)
+    assert missing.answer.startswith("Nothing up to")
+    assert missing.searches and missing.citations == ()
 
 
 def test_the_llm_guardrail_call_is_counted_once(world):

@@ -22,13 +22,20 @@ _PAGE_CITE = re.compile(r"\bpp?\.\s*([0-9ivxlcdm]+)(?:\s*[-–]\s*([0-9ivxlcdm]+
 
 
 def select_citations(
-    answer: str, passages: Iterable[Passage], *, book: Book | None = None, top: int = TOP_SOURCES
+    answer: str,
+    passages: Iterable[Passage],
+    *,
+    book: Book | None = None,
+    top: int = TOP_SOURCES,
+    quotes_only: bool = False,
 ) -> tuple[Source, ...]:
     """Sources for ``answer`` among ``passages``: one per quote, in the order the answer quotes
     them, then one per cited page no quote came from, in the order the answer cites them; the top
     results when it does neither. With ``book``, a quote's source is the quote's own place (its
     characters, its pages) rather than the whole passage it was found in, and a page's source is
-    that page: no source names a place the answer did not take from, and none overlaps another."""
+    that page: no source names a place the answer did not take from, and none overlaps another.
+    ``quotes_only``: an answer that quotes everything it uses (the extractive one): its quotes
+    alone; none for "Nothing up to p. 4 mentions Justine"."""
     candidates = _unique(passages)
     if not candidates:
         return ()
@@ -39,6 +46,8 @@ def select_citations(
         if passage is not None:
             quoted.append(passage)
             chosen.append(_narrowed(_source(passage, quote), passage, quote, book))
+    if quotes_only:
+        return _without_overlaps(chosen)
     quoted_ranges = {(p.page_start.lower(), p.page_end.lower()) for p in quoted}
     for first, last in _PAGE_CITE.findall(answer):
         if (first.lower(), (last or first).lower()) in quoted_ranges:

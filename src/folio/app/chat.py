@@ -23,6 +23,7 @@ from typing import Any
 from folio.agent.citations import select_citations, sources_of
 from folio.agent.context import estimate_tokens
 from folio.agent.guardrail import Guardrail, GuardrailVerdict
+from folio.agent.offline import ExtractiveStrategy
 from folio.agent.prompt_builder import conversation_system_prompt
 from folio.agent.strategies import exchanges
 from folio.agent.tools import ToolContext, ToolRegistry, ToolServices
@@ -426,10 +427,17 @@ class ChatWithBook:
             guard_usage, guard_calls = verdict.usage, verdict.llm_calls
         usage = outcome.usage + guard_usage
         blocked = outcome.strategy == GUARDRAIL
+        # An extractive answer quotes all it uses: "Nothing up to Chapter 5 mentions William"
+        # cites nothing; a model's answer that neither quotes nor cites pages gets the top results.
         citations = (
             ()
             if blocked
-            else select_citations(outcome.answer, sources_of(runner.returned), book=book)
+            else select_citations(
+                outcome.answer,
+                sources_of(runner.returned),
+                book=book,
+                quotes_only=outcome.strategy == ExtractiveStrategy.name,
+            )
         )
         stored = (PromptMessage.user(text), *outcome.new_messages)
         return Turn(

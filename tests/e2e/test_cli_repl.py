@@ -265,7 +265,7 @@ def test_next_and_read_inside_the_repl_move_through_the_book_and_open_sources(
     child.expect(r"Moder… · through Chapter 1 \(p\. \d+ of \d+, \d+%\) · you>")
     child.sendline("/read 1")
     child.expect("The last answer has no sources; there is no source 1")
-    child.sendline("Who is Victor's father?")
+    child.sendline("Who was Caroline Beaufort?")  # Chapter 1: an answer that quotes the book
     child.expect(r"Sources: \[1\] ([^;\r\n]+)")
     place = child.match.group(1).strip()
     page = re.findall(r"pp?\. (\d+)", place)[0]

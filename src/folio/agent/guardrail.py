@@ -145,8 +145,7 @@ class Guardrail:
                 return verdict
         # A name the book uses anywhere is about the book, whatever else the question asks
         # ("What did Mr. Mason stop?"): one search for the names alone, only before a refusal.
-        names = [n for n in proper_nouns(question) if len(n) > 2]
-        if names and _named_in(names, searcher.search(whole, " ".join(names), k=self._k)):
+        if self._names_the_book(whole, question, searcher):
             return self._verdict(1.0, "a name the book uses")
         # Every word the question asks with is the book's own, in some form its index matches
         # ("disappeared" / "disappearance"): a short question about the story ("Who died?",
@@ -167,8 +166,7 @@ class Guardrail:
         password?"): in the first person, with a word the book never uses, naming nothing the
         book names, and close to no passage. ``None`` when the question may be the book's ("Why
         do I pity the creature?", "I don't get why Victor left")."""
-        names = [n for n in proper_nouns(question) if len(n) > 2]
-        if names and _named_in(names, searcher.search(whole, " ".join(names), k=self._k)):
+        if self._names_the_book(whole, question, searcher):
             return None
         similarities = [
             h.similarity
@@ -187,6 +185,12 @@ class Guardrail:
         score = max(similarities, default=0.0)
         reason = f"the reader's own question: the book never uses {foreign!r}"
         return GuardrailVerdict(False, round(score, 4), reason)
+
+    def _names_the_book(self, whole: Book, question: str, searcher: BookSearcher) -> bool:
+        """``question`` names someone or something the book names somewhere (one search for the
+        names alone)."""
+        names = [n for n in proper_nouns(question) if len(n) > 2]
+        return bool(names) and _named_in(names, searcher.search(whole, " ".join(names), k=self._k))
 
     def _scored(self, hits: Sequence[SearchHit], question: str) -> GuardrailVerdict:
         lexical = lexical_overlap(question, hits)

@@ -249,10 +249,8 @@ def _strip_note(answer: str) -> str:
 # --- extractive answering ------------------------------------------------------------------------
 def compose_answer(question: str, passages: Sequence[Passage], max_sentences: int = 3) -> str:
     """The best 2-``max_sentences`` sentences for ``question``, quoted with their citations."""
-    if not passages:
-        return "I found nothing about that in the book before your reading position."
     picked = best_sentences(question, passages, max_sentences)
-    if not picked:  # the passages hold nothing but headings
+    if not picked:  # no passages, or nothing in them but headings
         return "I found nothing about that in the book before your reading position."
     lines = [f'- "{sentence}" ({passage.location})' for sentence, passage in picked]
     return "From the book:\n" + "\n".join(lines) + "\n\n" + OFFLINE_NOTE

@@ -104,6 +104,8 @@ def test_a_function_word_that_opens_a_sentence_is_not_part_of_the_name_after_it(
 
 def test_content_words_drop_stopwords_and_pronouns() -> None:
     assert content_words("What did he say to the monster in Chapter 5?") == ["monster", "chapter"]
+    # a contracted function word is grammar: "don't", "she'll", "I'm"
+    assert content_words("I don't see why she'll never marry; I'm lost") == ["marry", "lost"]
 
 
 def test_a_title_before_a_name_tells_its_gender() -> None:

@@ -106,9 +106,14 @@ def content_words(text: str) -> list[str]:
     result = []
     for word in words(text):
         lower = _strip_possessive(word.lower())
-        if len(lower) > 2 and lower not in STOPWORDS:
+        if len(lower) > 2 and lower not in STOPWORDS and not _contracted_function_word(lower):
             result.append(lower)
     return result
+
+
+def _contracted_function_word(word: str) -> bool:
+    """ "don't", "didn't", "she'll", "i'm", "they're": grammar, not what a text is about."""
+    return word.endswith(("n't", "n’t")) or _uncontracted(word) in STOPWORDS
 
 
 def proper_nouns(text: str) -> list[str]:

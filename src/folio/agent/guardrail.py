@@ -43,7 +43,6 @@ MAX_WORDS_CHECKED = 8  # content words searched one by one before a refusal
 _FIRST_PERSON = re.compile(r"\b(?:I|my|mine|myself)\b", re.I)
 # A passage at least this close (cosine) to a question makes it the book's, whatever its words
 CLOSE_SIMILARITY = 0.4
-_CONTRACTION = re.compile(r"['’]")  # "don't", "she'll": grammar, not a topic
 _CANNOT_STAND_ALONE = FollowUpDetector(nameless=False)
 _NAMES_NOTHING = FollowUpDetector()
 
@@ -175,7 +174,7 @@ class Guardrail:
         ]
         if similarities and max(similarities) >= CLOSE_SIMILARITY:
             return None
-        words = [w for w in dict.fromkeys(content_words(question)) if not _CONTRACTION.search(w)]
+        words = list(dict.fromkeys(content_words(question)))
         foreign = next(
             (w for w in words[:MAX_WORDS_CHECKED] if not _used_by_the_book(searcher, whole, w)),
             None,

@@ -173,6 +173,32 @@ def test_update_details_changes_title_and_author_only(library: Any) -> None:
         library.update_details("nope", title="x", author=None)
 
 
+def test_set_series_stores_the_series_and_index_with_the_book(library: Any) -> None:
+    stored = _whale()
+    _add(library, stored)
+    assert (library.get(stored.book.id).series, library.get(stored.book.id).series_index) == (
+        None,
+        None,
+    )
+    updated = library.set_series(stored.book.id, series="Whaling Tales", series_index=2.5)
+    assert (updated.series, updated.series_index) == ("Whaling Tales", 2.5)
+    again = library.get(stored.book.id)
+    assert (again.series, again.series_index, again.title) == ("Whaling Tales", 2.5, "Moby")
+    assert [b.series for b in library.list()] == ["Whaling Tales"]
+    library.set_series(stored.book.id, series=None, series_index=None)
+    assert library.get(stored.book.id).series is None
+    with pytest.raises(BookError):
+        library.set_series("nope", series="x", series_index=None)
+
+
+def test_a_book_added_with_a_series_keeps_it(library: Any) -> None:
+    stored = _whale()
+    book = replace(stored.book, series="Whaling Tales", series_index=1.0)
+    _add(library, replace(stored, book=book))
+    got = library.get(book.id)
+    assert (got.series, got.series_index) == ("Whaling Tales", 1.0)
+
+
 def test_search_finds_the_passage_by_word_and_by_vector(library: Any) -> None:
     stored = _whale()
     _add(library, stored)

@@ -135,6 +135,12 @@ def test_books_list_get_position_and_search(client: httpx.Client, book_id: str) 
     assert client.get(f"{V1}/books").json()[0]["title"] == "Frankenstein"
     assert_error(client.patch(f"{V1}/books/{book_id}", json={"title": "   "}), 400)
     assert_error(client.patch(f"{V1}/books/nope", json={"title": "x"}), 404)
+    series = client.patch(f"{V1}/books/{book_id}", json={"series": "Gothic", "series_index": 2})
+    assert (series.json()["series"], series.json()["series_index"]) == ("Gothic", 2.0)
+    assert client.get(f"{V1}/books").json()[0]["series"] == "Gothic"
+    assert_error(client.patch(f"{V1}/books/{book_id}", json={"series_index": -1}), 422)
+    assert_error(client.patch(f"{V1}/books/{book_id}", json={"series": "", "series_index": 1}), 400)
+    assert client.get(f"{V1}/books/{book_id}").json()["series_index"] == 2.0
     assert_error(client.put(f"{V1}/books/{book_id}/position", json={}), 400, "INVALID_POSITION")
     assert_error(client.put(f"{V1}/books/{book_id}/position", json={"chapter": 9999}), 400)
     assert_error(client.get(f"{V1}/books/{book_id}/search", params={"q": ""}), 422)

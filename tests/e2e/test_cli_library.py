@@ -21,6 +21,7 @@ from tests.e2e.conftest import (
     run_folio_in,
     runner,
 )
+from tests.series_books import write_epub
 
 FORMATS = ("frankenstein.epub", "frankenstein.pdf", "frankenstein.html", "frankenstein.md")
 TXT = "pg84_frankenstein.txt"
@@ -135,8 +136,28 @@ def test_edit_changes_title_and_author_and_refuses_nonsense(
     empty = run_folio("edit", "Pride", "--title", "  ")
     assert empty.returncode == 1 and "A title is 1 to" in one_error_line(empty)
     nothing = run_folio("edit", "Pride")
-    assert nothing.returncode == 2 and "give --title and/or --author" in nothing.stderr
+    assert nothing.returncode == 2 and "give --title, --author, --series" in nothing.stderr
     assert books(run_folio)[0]["title"] == "Pride and Prejudice"
+
+
+def test_edit_puts_a_book_in_a_series_and_the_epub_brings_its_own(
+    run_folio: RunFolio, tmp_path: Path
+) -> None:
+    chapters = [("Chapter 1", ["Frodo walked along the road to the east. " * 40])]
+    ok(run_folio("add", str(write_epub(tmp_path / "v2.epub", "Towers", chapters,
+                                       series="The Ring", index="2"))))  # fmt: skip
+    [entry] = books(run_folio)
+    assert (entry["series"], entry["series_index"]) == ("The Ring", 2.0)
+    out = ok(run_folio("edit", "Towers", "--series", "The Lord of the Rings", "--index", "2.5"))
+    assert "Towers by A. Writer (The Lord of the Rings, book 2.5)" in out
+    assert "(The Lord of the Rings, book 2.5)" in ok(run_folio("show", "Towers"))
+    bad = run_folio("edit", "Towers", "--index", "-3")
+    assert bad.returncode == 1 and "A series index is a number from 0 to 10000" in one_error_line(
+        bad
+    )
+    assert books(run_folio)[0]["series_index"] == 2.5
+    ok(run_folio("edit", "Towers", "--series", ""))
+    assert (books(run_folio)[0]["series"], books(run_folio)[0]["series_index"]) == (None, None)
 
 
 def test_add_a_directory_adds_every_book_inside_and_sums_up(

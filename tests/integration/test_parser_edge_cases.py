@@ -13,6 +13,7 @@ from pypdf.generic import DictionaryObject, NameObject, StreamObject
 from folio.adapters.parsers import parse_book
 from folio.domain.books import BookFormat
 from folio.domain.errors import IngestError, IngestErrorCode
+from tests.series_books import write_epub
 
 FRENCH = (
     "Chapter 1\n\nLa jeune fille était à Genève, près du lac. Elle avait reçu une lettre "
@@ -277,3 +278,23 @@ def test_a_nul_deep_in_a_text_file_becomes_a_space_keeping_every_offset(tmp_path
     assert "\x00" not in book.text and "debris here" in book.text
     assert book.text.index("Chapter 2") == content.index("Chapter 2")
     assert [c.title for c in book.chapters] == ["Chapter 1", "Chapter 2"]
+
+
+_CHAPTERS = [("Chapter 1", ["The first words of the book. " * 20])]
+
+
+@pytest.mark.parametrize("style", ["epub3", "calibre"])
+def test_epub_series_and_index_come_from_its_metadata(tmp_path: Path, style: str) -> None:
+    path = write_epub(
+        tmp_path / "v3.epub", "Third", _CHAPTERS, series="The Long Road", index="3", style=style
+    )
+    book, _ = parse_book(path)
+    assert (book.series, book.series_index) == ("The Long Road", 3.0)
+
+
+def test_an_epub_series_without_a_usable_index_keeps_the_series_only(tmp_path: Path) -> None:
+    path = write_epub(tmp_path / "v.epub", "V", _CHAPTERS, series="Road", index="first")
+    book, _ = parse_book(path)
+    assert (book.series, book.series_index) == ("Road", None)
+    plain, _ = parse_book(write_epub(tmp_path / "p.epub", "P", _CHAPTERS))
+    assert (plain.series, plain.series_index) == (None, None)

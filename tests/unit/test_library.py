@@ -253,3 +253,37 @@ def test_best_window_centres_the_query_words() -> None:
     assert "whale dived" in snippet
     assert snippet.strip("…").split()[4] in {"whale", "the", "dived"}
     assert best_window("short text here", "nothing") == "short text here"
+
+
+def test_edit_sets_changes_and_clears_a_books_series() -> None:
+    library, store = _library(*SHELF)
+    book_id = SHELF[2][0]
+    edited = library.edit(book_id, series="  Highbury   Tales ", series_index=2)
+    assert (edited.series, edited.series_index) == ("Highbury Tales", 2.0)
+    assert library.edit(book_id, series_index=2.5).series == "Highbury Tales"  # index alone
+    assert library.edit(book_id, series="Highbury").series_index == 2.5  # name alone
+    assert (store.get(book_id).series, store.get(book_id).series_index) == ("Highbury", 2.5)
+    cleared = library.edit(book_id, series="")
+    assert (cleared.series, cleared.series_index) == (None, None)
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"series_index": 1.0}, "needs a series name"),
+        ({"series": "S", "series_index": -1.0}, "from 0 to 10000"),
+        ({"series": "S", "series_index": float("nan")}, "from 0 to 10000"),
+        ({"series": "S" * 301}, "at most 300 characters"),
+        ({"series": "S", "series_index": 1.0, "title": " "}, "A title is 1 to"),
+    ],
+)
+def test_edit_refuses_a_bad_series_and_writes_nothing(
+    changes: dict[str, object], message: str
+) -> None:
+    library, store = _library(*SHELF)
+    book_id = SHELF[2][0]
+    with pytest.raises(BookError) as caught:
+        library.edit(book_id, **changes)  # type: ignore[arg-type]
+    assert caught.value.code == BookErrorCode.INVALID_INPUT
+    assert message in caught.value.message
+    assert (store.get(book_id).series, store.get(book_id).title) == (None, "Emma")

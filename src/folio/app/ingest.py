@@ -19,7 +19,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
@@ -28,8 +28,9 @@ import numpy as np
 
 from folio.app.chunking import TokenCounter, chunk_book
 from folio.domain.books import Book, BookFormat, Chunk, ParsedBook
-from folio.domain.errors import IngestError, IngestErrorCode
+from folio.domain.errors import BookError, IngestError, IngestErrorCode
 from folio.domain.ports import BookRepository, Embedder, Vectors
+from folio.domain.series import series_fields
 
 ParseFunction = Callable[[Path], tuple[ParsedBook, BookFormat]]
 STAGES = ("parse", "chunk", "store", "embed")
@@ -167,16 +168,20 @@ class IngestBook:
         *,
         title: str | None = None,
         author: str | None = None,
+        series: str | None = None,
+        series_index: float | None = None,
         progress: IngestProgress | None = None,
     ) -> IngestResult:
         """Parse, chunk, store and embed ``path``. Raises ``IngestError`` (NOT_FOUND, UNSUPPORTED,
         CORRUPT, EMPTY, DUPLICATE with ``details["book_id"]``); stores nothing when parsing or
-        chunking fails. A failure while embedding leaves the stored book searchable by keywords;
-        importing the same file again completes its vectors."""
+        chunking fails. ``series``/``series_index`` (a Calibre library's, say) replace what the
+        file says (checked by ``series_fields``). A failure while embedding leaves the stored
+        book searchable by keywords; importing the same file again completes its vectors."""
         report = progress or _NoProgress()
         timings: dict[str, float] = {}
         check_book_file(path, max_bytes=self._max_bytes)
         _check_title(title)
+        place = series_fields(series, series_index) if series or series_index is not None else None
         content_hash = file_hash(path)
         existing = self._books.find_by_hash(content_hash)
         if existing is not None:
@@ -185,6 +190,8 @@ class IngestBook:
             report.stage("parse", None)
             parsed, fmt = self._parse(path)
         book = self._book(path, parsed, fmt, content_hash, title=title, author=author)
+        series_name, index = place or _file_series(parsed)
+        book = replace(book, series=series_name, series_index=index)
         with _timed(timings, "chunk"):
             report.stage("chunk", None)
             chunks = chunk_book(
@@ -252,6 +259,14 @@ class IngestBook:
             )
             self._books.add_vectors(book_id, [c.id for c in batch], vectors)
             report.advance(len(batch))
+
+
+def _file_series(parsed: ParsedBook) -> tuple[str | None, float | None]:
+    """The series the file's metadata names, or none when it names one no reader could use."""
+    try:
+        return series_fields(parsed.series, parsed.series_index if parsed.series else None)
+    except BookError:
+        return None, None
 
 
 def _check_title(title: str | None) -> None:

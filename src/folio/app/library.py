@@ -16,6 +16,7 @@ from folio.domain.books import Book, ReadingPosition
 from folio.domain.errors import BookError, BookErrorCode
 from folio.domain.passages import Passage
 from folio.domain.ports import BookRepository
+from folio.domain.series import series_fields
 
 SHORT_ID = 8
 MAX_POSITION_TEXT_CHARS = 200
@@ -67,9 +68,19 @@ class Library:
         self._books.delete(book.id)
         return book
 
-    def edit(self, book_id: str, *, title: str | None = None, author: str | None = None) -> Book:
-        """Change the title and/or the author (``""`` clears the author). Raises
-        ``BookError(INVALID_INPUT)`` for an empty or over-long title."""
+    def edit(
+        self,
+        book_id: str,
+        *,
+        title: str | None = None,
+        author: str | None = None,
+        series: str | None = None,
+        series_index: float | None = None,
+    ) -> Book:
+        """Change the title, the author (``""`` clears it) and/or the series and index (``""``
+        clears both; an index alone keeps the series). ``None``: unchanged. Raises
+        ``BookError(INVALID_INPUT)`` for an empty or over-long title, or a series or index
+        ``series_fields`` refuses."""
         book = self._books.get(book_id)
         new_title = book.title if title is None else " ".join(title.split())
         if not new_title or len(new_title) > MAX_TITLE_CHARS:
@@ -82,6 +93,14 @@ class Library:
                 f"An author is at most {MAX_TITLE_CHARS} characters",
                 code=BookErrorCode.INVALID_INPUT,
             )
+        if series is not None or series_index is not None:
+            # checked before anything is written: a bad index never leaves a new title behind
+            name = book.series if series is None else series
+            index = book.series_index if series_index is None and series else series_index
+            name, index = series_fields(name, index)
+            book = self._books.set_series(book.id, series=name, series_index=index)
+        if title is None and author is None:
+            return book
         return self._books.update_details(book.id, title=new_title, author=new_author)
 
     def set_position(

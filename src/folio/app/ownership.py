@@ -90,6 +90,10 @@ class OwnedBooks:
         self._check(book_id)
         return self._inner.update_details(book_id, title=title, author=author)
 
+    def set_series(self, book_id: str, *, series: str | None, series_index: float | None) -> Book:
+        self._check(book_id)
+        return self._inner.set_series(book_id, series=series, series_index=series_index)
+
     def chapter_recap(self, book_id: str, chapter_index: int) -> str | None:
         self._check(book_id)
         recap: str | None = self._inner.chapter_recap(book_id, chapter_index)

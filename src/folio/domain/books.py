@@ -83,6 +83,8 @@ class ParsedBook:
     chapters: tuple[Chapter, ...]
     title: str | None = None
     author: str | None = None
+    series: str | None = None
+    series_index: float | None = None
 
 
 class PositionKind(StrEnum):
@@ -126,6 +128,8 @@ class Book:
     pages: tuple[Page, ...] = ()
     position: ReadingPosition = field(default_factory=ReadingPosition)
     created_at: datetime | None = None
+    series: str | None = None  # the series the book belongs to, as its publisher names it
+    series_index: float | None = None  # its place in the series (1, 2, 2.5...)
 
     def with_position(self, position: ReadingPosition) -> Book:
         return replace(self, position=position)

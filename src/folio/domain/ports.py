@@ -91,6 +91,11 @@ class BookRepository(Protocol):
         """Set the title and author shown for the book (``BookError(NOT_FOUND)``)."""
         ...
 
+    def set_series(self, book_id: str, *, series: str | None, series_index: float | None) -> Book:
+        """Set the series the book belongs to and its index in it (``None``: none) as given
+        (checked by ``folio.domain.series.series_fields``); ``BookError(NOT_FOUND)``."""
+        ...
+
     def chapter_recap(self, book_id: str, chapter_index: int) -> str | None:
         """A model's recap of a whole chapter kept earlier (None when there is none)."""
         ...

@@ -17,6 +17,8 @@ def book_summary(book: Book) -> dict[str, Any]:
         "id": book.id,
         "title": book.title,
         "author": book.author,
+        "series": book.series,
+        "series_index": book.series_index,
         "format": book.format.value,
         "source_name": book.source_name,
         "pages": book.page_count,

@@ -1,8 +1,10 @@
 """EPUB books, read with zipfile + lxml: container.xml -> OPF -> spine documents in reading order.
 
 Chapters come from the EPUB 3 navigation document's toc, else the EPUB 2 NCX, else the
-documents' headings. Title and author come from the OPF's ``dc:title`` / ``dc:creator``. The
-navigation document itself is not part of the text.
+documents' headings. Title and author come from the OPF's ``dc:title`` / ``dc:creator``; the
+series from EPUB 3's ``belongs-to-collection`` (with its ``group-position``), else Calibre's
+``calibre:series`` / ``calibre:series_index`` meta. The navigation document itself is not part of
+the text.
 
 Invariant: the text is the spine documents' texts joined by a blank line, and every chapter offset
 points into the document (and at the element) its toc entry links to.
@@ -22,6 +24,7 @@ from folio.adapters.parsers.html_text import HtmlText, extract_text, parse_html_
 from folio.adapters.parsers.structure import build_parsed_book, chapters_from_headings, corrupt
 from folio.domain.books import BookFormat, ParsedBook
 from folio.domain.errors import IngestError, IngestErrorCode
+from folio.domain.series import parse_series_index
 
 NS = {
     "c": "urn:oasis:names:tc:opendocument:xmlns:container",
@@ -86,6 +89,32 @@ def _package(archive: zipfile.ZipFile) -> _Package:
 def _metadata(package: _Package, name: str) -> str | None:
     values = package.root.xpath(f"//opf:metadata/dc:{name}/text()", namespaces=NS)
     return str(values[0]).strip() if values else None
+
+
+def _series(package: _Package) -> tuple[str, float | None] | None:
+    """The series the package names and the book's index in it (None when it names none)."""
+    collections = package.root.xpath(
+        "//opf:metadata/opf:meta[@property='belongs-to-collection']", namespaces=NS
+    )
+    found = []
+    for meta in collections:
+        refines = {
+            str(r.get("property")): (r.text or "").strip()
+            for r in package.root.xpath(
+                "//opf:metadata/opf:meta[@refines=$ref]", namespaces=NS, ref=f"#{meta.get('id')}"
+            )
+        }
+        name = " ".join((meta.text or "").split())
+        if name and refines.get("collection-type", "series") == "series":
+            found.append((name, parse_series_index(refines.get("group-position"))))
+    if found:
+        return found[0]
+    calibre = {
+        str(m.get("name")): str(m.get("content") or "")
+        for m in package.root.xpath("//opf:metadata/opf:meta[@name]", namespaces=NS)
+    }
+    name = " ".join(calibre.get("calibre:series", "").split())
+    return (name, parse_series_index(calibre.get("calibre:series_index"))) if name else None
 
 
 def _nav_path(package: _Package) -> str | None:
@@ -193,6 +222,7 @@ class EpubParser:
                 title = _metadata(package, "title")
                 chapters = _chapters(archive, package, docs, title)
                 author = _metadata(package, "creator")
+                series = _series(package)
         except zipfile.BadZipFile as e:
             raise corrupt(path, f"it is not a valid EPUB (zip) archive ({e})") from e
         except EpubFormatError as e:
@@ -200,7 +230,9 @@ class EpubParser:
         except (etree.LxmlError, ValueError, EOFError, zipfile.LargeZipFile) as e:
             raise corrupt(path, f"its EPUB contents are damaged ({e})") from e
         text = SEPARATOR.join(doc.content.text for doc in docs)
-        return build_parsed_book(path, text, chapters=chapters, title=title, author=author)
+        return build_parsed_book(
+            path, text, chapters=chapters, title=title, author=author, series=series
+        )
 
     def _check_size(self, path: Path, archive: zipfile.ZipFile) -> None:
         # zipfile stops each member at its declared size, so the declared total bounds the output.

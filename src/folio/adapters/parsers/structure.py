@@ -135,6 +135,7 @@ def build_parsed_book(
     pages: tuple[Page, ...] | None = None,
     title: str | None = None,
     author: str | None = None,
+    series: tuple[str, float | None] | None = None,
 ) -> ParsedBook:
     """Checks the text is not empty and assembles the ``ParsedBook`` (default: synthetic pages)."""
     # A NUL (binary debris in a text file) is no character a reader sees, and PostgreSQL cannot
@@ -155,6 +156,8 @@ def build_parsed_book(
         chapters=make_chapters([*inside, *matter_headings(text, inside)]),
         title=clean_title or None,
         author=clean_author or None,
+        series=series[0] if series else None,
+        series_index=series[1] if series else None,
     )
 
 

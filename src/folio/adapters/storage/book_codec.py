@@ -50,6 +50,8 @@ def book_row(book: Book) -> dict[str, Any]:
         "position_value": book.position.value,
         "position_include_matter": int(book.position.include_matter),
         "created_at": created.isoformat(),
+        "series": book.series,
+        "series_index": book.series_index,
     }
 
 
@@ -72,6 +74,8 @@ def book_from_row(row: Mapping[str, Any]) -> Book:
             bool(row["position_include_matter"]),
         ),
         created_at=moment(row["created_at"]),
+        series=row["series"],
+        series_index=None if row["series_index"] is None else float(row["series_index"]),
     )
 
 

@@ -108,6 +108,11 @@ class InMemoryLibrary:
         self.books[book_id] = book
         return book
 
+    def set_series(self, book_id: str, *, series: str | None, series_index: float | None) -> Book:
+        book = replace(self.get(book_id), series=series, series_index=series_index)
+        self.books[book_id] = book
+        return book
+
     def chapter_recap(self, book_id: str, chapter_index: int) -> str | None:
         return self.recaps.get((book_id, chapter_index))
 

@@ -37,7 +37,7 @@ _TABLES: tuple[tuple[str, str], ...] = (
         "books",
         "id, title, author, format, source_name, content_hash, page_count, char_count, chapters,"
         " pages, position_char_offset, position_kind, position_value, position_include_matter,"
-        " created_at",
+        " created_at, series, series_index",
     ),
     ("book_texts", "book_id, text"),
     (

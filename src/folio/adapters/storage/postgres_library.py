@@ -51,7 +51,7 @@ NO_LIMIT = 2**62  # an offset past any book: SQL needs a number where the domain
 _BOOK_COLUMNS = (
     "id, title, author, format, source_name, content_hash, page_count, char_count, chapters,"
     " pages, position_char_offset, position_kind, position_value, position_include_matter,"
-    " created_at"
+    " created_at, series, series_index"
 )
 
 
@@ -175,6 +175,16 @@ class PostgresLibrary:
         with self._db.connection() as conn:
             updated = conn.execute(
                 "UPDATE books SET title = %s, author = %s WHERE id = %s", (title, author, book_id)
+            ).rowcount
+        if not updated:
+            raise _not_found(book_id)
+        return self.get(book_id)
+
+    def set_series(self, book_id: str, *, series: str | None, series_index: float | None) -> Book:
+        with self._db.connection() as conn:
+            updated = conn.execute(
+                "UPDATE books SET series = %s, series_index = %s WHERE id = %s",
+                (series, series_index, book_id),
             ).rowcount
         if not updated:
             raise _not_found(book_id)
@@ -323,7 +333,8 @@ _INSERT_BOOK = f"""
 INSERT INTO books ({_BOOK_COLUMNS})
 VALUES (%(id)s, %(title)s, %(author)s, %(format)s, %(source_name)s, %(content_hash)s,
     %(page_count)s, %(char_count)s, %(chapters)s, %(pages)s, %(position_char_offset)s,
-    %(position_kind)s, %(position_value)s, %(position_include_matter)s, %(created_at)s)
+    %(position_kind)s, %(position_value)s, %(position_include_matter)s, %(created_at)s,
+    %(series)s, %(series_index)s)
 """
 
 _INSERT_CHUNK = """

@@ -206,6 +206,16 @@ class SqliteLibrary:
             raise BookError(f"No book {book_id!r}", code=BookErrorCode.NOT_FOUND, book_id=book_id)
         return self.get(book_id)
 
+    def set_series(self, book_id: str, *, series: str | None, series_index: float | None) -> Book:
+        with transaction(self.conn) as conn:
+            updated = conn.execute(
+                "UPDATE books SET series = ?, series_index = ? WHERE id = ?",
+                (series, series_index, book_id),
+            ).rowcount
+        if not updated:
+            raise BookError(f"No book {book_id!r}", code=BookErrorCode.NOT_FOUND, book_id=book_id)
+        return self.get(book_id)
+
     def chapter_recap(self, book_id: str, chapter_index: int) -> str | None:
         row = self.conn.execute(
             "SELECT text FROM chapter_recaps WHERE book_id = ? AND chapter_index = ?",
@@ -359,10 +369,10 @@ class SqliteLibrary:
 _INSERT_BOOK = """
 INSERT INTO books (id, title, author, format, source_name, content_hash, page_count, char_count,
     chapters, pages, position_char_offset, position_kind, position_value, position_include_matter,
-    created_at)
+    created_at, series, series_index)
 VALUES (:id, :title, :author, :format, :source_name, :content_hash, :page_count, :char_count,
     :chapters, :pages, :position_char_offset, :position_kind, :position_value,
-    :position_include_matter, :created_at)
+    :position_include_matter, :created_at, :series, :series_index)
 """
 
 _INSERT_CHUNK = """

@@ -11,6 +11,7 @@ import click
 from rich.table import Column, Table
 
 from folio.domain.errors import FolioError, IngestError, IngestErrorCode
+from folio.domain.series import MAX_SERIES_INDEX, index_text
 from folio.entrypoints.cli.errors import EXIT_ERROR, debug_enabled, fail, handle_errors
 from folio.entrypoints.cli.output import (
     console,
@@ -287,7 +288,7 @@ def show_cmd(lazy: Any, book: str, reveal: bool, as_json: bool) -> None:
 
 def _print_book(found: Any, data: dict[str, Any]) -> None:
     by = f" by {escape(found.author)}" if found.author else ""
-    console.print(f"[bold]{escape(found.title)}[/]{by}")
+    console.print(f"[bold]{escape(found.title)}[/]{by}{escape(_series_text(found))}")
     console.print(
         f"id {found.id}  format {found.format.value}  file {escape(found.source_name)}",
         highlight=False,
@@ -396,25 +397,58 @@ def position_cmd(
 @click.argument("book")
 @click.option("--title", help="The new title.")
 @click.option("--author", help="The new author ('' clears it).")
+@click.option("--series", help="The series BOOK belongs to ('' clears the series and index).")
+@click.option(
+    "--index",
+    "series_index",
+    type=float,
+    help=f"BOOK's number in its series (0 to {MAX_SERIES_INDEX:g}; 2.5 between 2 and 3).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the book as JSON.")
 @click.pass_obj
 @handle_errors
-def edit_cmd(lazy: Any, book: str, title: str | None, author: str | None, as_json: bool) -> None:
-    """Change the title or author of BOOK (what the file said may be wrong or missing).
+def edit_cmd(
+    lazy: Any,
+    book: str,
+    title: str | None,
+    author: str | None,
+    series: str | None,
+    series_index: float | None,
+    as_json: bool,
+) -> None:
+    """Change the title, author or series of BOOK (what the file said may be wrong or missing).
+
+    In a series, chatting with a volume also searches the earlier volumes (in full) and never the
+    later ones.
 
     \b
-    Example:
+    Examples:
       folio edit pg1342 --title "Pride and Prejudice" --author "Jane Austen"
+      folio edit "The Two Towers" --series "The Lord of the Rings" --index 2
     """
-    if title is None and author is None:
-        raise click.UsageError("give --title and/or --author")
+    if title is None and author is None and series is None and series_index is None:
+        raise click.UsageError("give --title, --author, --series and/or --index")
     library = lazy.get().library
-    found = library.edit(library.resolve(book).id, title=title, author=author)
+    found = library.edit(
+        library.resolve(book).id,
+        title=title,
+        author=author,
+        series=series,
+        series_index=series_index,
+    )
     if as_json:
         click.echo(json.dumps(book_summary(found), indent=2))
         return
     by = f" by {escape(found.author)}" if found.author else " (no author)"
-    console.print(f"{escape(found.title)}{by}", highlight=False)
+    console.print(f"{escape(found.title)}{by}{escape(_series_text(found))}", highlight=False)
+
+
+def _series_text(book: Any) -> str:
+    """`` (The Expanse, book 3)``, or "" outside a series."""
+    if not book.series:
+        return ""
+    number = index_text(book.series_index)
+    return f" ({book.series}, book {number})" if number else f" ({book.series})"
 
 
 @click.command("search")

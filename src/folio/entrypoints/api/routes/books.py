@@ -10,6 +10,7 @@ from fastapi import APIRouter, File, Form, Query, Response, UploadFile
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, ConfigDict, Field
 
+from folio.domain.series import MAX_SERIES_CHARS, MAX_SERIES_INDEX
 from folio.entrypoints.api.deps import ScopeDep
 from folio.entrypoints.api.errors import ApiError
 from folio.entrypoints.serialize import book_detail, book_summary, hit_dict, job_dict
@@ -83,16 +84,27 @@ def get_book(book_id: str, scope: ScopeDep, all_chapters: bool = False) -> dict[
 
 
 class BookPatch(BaseModel):
-    """The fields to change; an empty ``author`` clears it."""
+    """The fields to change; an empty ``author`` clears it, an empty ``series`` clears the series
+    and its index; ``series_index`` alone keeps the series. In a series, a conversation with a
+    volume also searches the earlier volumes in full, never the later ones."""
 
     model_config = ConfigDict(extra="forbid")
     title: str | None = Field(default=None, min_length=1, max_length=500)
     author: str | None = Field(default=None, max_length=500)
+    series: str | None = Field(default=None, max_length=MAX_SERIES_CHARS)
+    series_index: float | None = Field(default=None, ge=0, le=MAX_SERIES_INDEX, allow_inf_nan=False)
 
 
 @router.patch("/{book_id}")
 def edit_book(book_id: str, body: BookPatch, scope: ScopeDep) -> dict[str, Any]:
-    return book_detail(scope.library.edit(book_id, title=body.title, author=body.author))
+    book = scope.library.edit(
+        book_id,
+        title=body.title,
+        author=body.author,
+        series=body.series,
+        series_index=body.series_index,
+    )
+    return book_detail(book)
 
 
 @router.delete("/{book_id}", status_code=204)

@@ -14,11 +14,19 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from platformdirs import user_cache_dir, user_data_dir
-from pydantic import AfterValidator, Field, PrivateAttr, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    BeforeValidator,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    model_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -33,6 +41,7 @@ PROVIDERS = ("anthropic", "openai", "ollama", "offline", "scripted")
 CONVERSATION_STORES = ("sqlite", "json")
 GUARDRAILS = ("none", "retrieval", "llm")
 MB = 1024 * 1024
+LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
 
 # environment variable -> field name
 _ENV = {
@@ -63,6 +72,8 @@ _ENV = {
     "FOLIO_MAX_CONCURRENT_TURNS": "max_concurrent_turns",
     "FOLIO_DATABASE_URL": "database_url",
     "FOLIO_DATABASE_POOL": "database_pool_size",
+    "FOLIO_ALLOWED_HOSTS": "allowed_hosts",
+    "FOLIO_REQUIRE_TOKENS": "require_tokens",
 }
 _SECRETS = {"anthropic_api_key", "openai_api_key"}
 
@@ -74,6 +85,24 @@ def _finite(value: float) -> float:
 
 
 Finite = Annotated[float, AfterValidator(_finite)]
+
+_HOST_NAME = re.compile(r"^[A-Za-z0-9.:_-]{1,253}$")
+
+
+def _host_names(value: Any) -> Any:
+    """``FOLIO_ALLOWED_HOSTS`` is comma-separated; the config file may give a list."""
+    if isinstance(value, str):
+        value = [part for part in value.split(",")]
+    if isinstance(value, (list, tuple)):
+        names = [str(v).strip().lower().strip("[]") for v in value]
+        bad = [n for n in names if not _HOST_NAME.fullmatch(n)]
+        if bad:
+            raise ValueError(f"not host names: {', '.join(map(repr, bad))} (names, no ports)")
+        return tuple(n for n in names if n)
+    return value
+
+
+HostNames = Annotated[tuple[str, ...], BeforeValidator(_host_names)]
 
 DATABASE_URL_SCHEMES = ("postgresql://", "postgres://")
 
@@ -123,10 +152,14 @@ class Settings(BaseSettings):
     max_import_messages: int = Field(default=20_000, ge=10, le=1_000_000)
     # The scripted provider's JSON script (provider "scripted"): tests and benchmarks of a server.
     script_file: Path | None = None
-    # HTTP API (folio serve): the largest request body (uploads too: the larger of this and
-    # max_book_mb applies to a book upload) and the turns one user may run at once.
-    max_request_mb: Finite = Field(default=25.0, gt=0, le=4096)
+    # HTTP API (folio serve): the largest request body of a route without its own bound (a book
+    # upload: max_book_mb; an import: max_import_mb; a turn: max_message_chars), the turns one
+    # user may run at once, the public names the server answers to besides the loopback names
+    # (Host and Origin), and whether a bearer token is required even while no user exists.
+    max_request_mb: Finite = Field(default=4.0, gt=0, le=4096)
     max_concurrent_turns: int = Field(default=4, ge=1, le=1000)
+    allowed_hosts: HostNames = Field(default=(), max_length=100)
+    require_tokens: bool = False
     # PostgreSQL for everything (users, books, vectors, conversations) instead of SQLite under
     # ``home``: several ``folio serve`` workers and machines then share one library. The pool
     # size is per process.
@@ -198,6 +231,12 @@ class Settings(BaseSettings):
     @property
     def max_import_bytes(self) -> int:
         return int(self.max_import_mb * MB)
+
+    @property
+    def served_hosts(self) -> tuple[str, ...]:
+        """The names a request's Host (and a browser's Origin) may give: the loopback names,
+        then ``allowed_hosts``."""
+        return (*LOOPBACK_HOSTS, *self.allowed_hosts)
 
     def effective_provider(self) -> str:
         if self.provider:

@@ -395,7 +395,7 @@ def test_error_body_and_openapi(client: httpx.Client) -> None:
     ):
         assert path in schema["paths"]
     assert client.get("/docs").status_code == 200
-    too_big = client.post(f"{V1}/conversations/import", content=b"x" * (3 * 1024 * 1024 // 2))
+    too_big = client.post(f"{V1}/conversations", content=b"x" * (3 * 1024 * 1024 // 2))
     assert "max_request_mb" in assert_error(too_big, 413, "TOO_LARGE")["message"]
 
 

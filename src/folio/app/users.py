@@ -43,6 +43,7 @@ class Users:
         self._users = users
         self._clock = clock
         self._token = token
+        self._tokens_required = False
 
     def add(self, name: str) -> tuple[User, str]:
         """A new user and its bearer token (shown once)."""
@@ -69,6 +70,17 @@ class Users:
     def any(self) -> bool:
         return self._users.count() > 0
 
+    def require_tokens(self) -> None:
+        """From now on every request needs a valid token, even if the last user is removed (a
+        server fixes its mode when it starts; it never opens up while running)."""
+        self._tokens_required = True
+
+    def tokens_required(self) -> bool:
+        """Whether a token is required: once users have been seen, for good."""
+        if not self._tokens_required and self.any():
+            self._tokens_required = True
+        return self._tokens_required
+
     def authenticate_header(self, authorization: str) -> str:
         """``authenticate`` with the token of an HTTP ``Authorization: Bearer TOKEN`` header
         (any other scheme, or none, is no token)."""
@@ -78,7 +90,7 @@ class Users:
     def authenticate(self, token: str | None) -> str:
         """The id of the user a request acts as: the local user while no user exists; else the
         user of ``token``. Raises ``UserError(UNAUTHORIZED)``."""
-        if not self.any():
+        if not self.tokens_required():
             return LOCAL_USER_ID
         if not token:
             raise UserError(

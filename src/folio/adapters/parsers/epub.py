@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import posixpath
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urldefrag
 
 from lxml import etree
 
+from folio.adapters.parsers.archive import BoundedArchive
 from folio.adapters.parsers.html_text import HtmlText, extract_text, parse_html_document
 from folio.adapters.parsers.structure import build_parsed_book, chapters_from_headings, corrupt
 from folio.domain.books import BookFormat, ParsedBook
@@ -56,7 +58,7 @@ class _Package:
     manifest: dict[str, tuple[str, str, str]]  # id -> (archive path, media type, properties)
 
 
-def _xml(archive: zipfile.ZipFile, name: str) -> etree._Element:
+def _xml(archive: BoundedArchive, name: str) -> etree._Element:
     try:
         data = archive.read(name)
     except KeyError as e:
@@ -67,7 +69,7 @@ def _xml(archive: zipfile.ZipFile, name: str) -> etree._Element:
     return root
 
 
-def _package(archive: zipfile.ZipFile) -> _Package:
+def _package(archive: BoundedArchive) -> _Package:
     container = _xml(archive, "META-INF/container.xml")
     paths = container.xpath("//c:rootfile/@full-path", namespaces=NS)
     if not paths:
@@ -121,7 +123,7 @@ def _nav_path(package: _Package) -> str | None:
     return next((p for p, _, props in package.manifest.values() if "nav" in props.split()), None)
 
 
-def _spine_documents(archive: zipfile.ZipFile, package: _Package) -> list[_Document]:
+def _spine_documents(archive: BoundedArchive, package: _Package) -> list[_Document]:
     nav = _nav_path(package)
     docs: list[_Document] = []
     offset = 0
@@ -157,7 +159,7 @@ def _epub_type(el: etree._Element) -> str:
     return el.get("epub:type") or el.get(f"{{{NS['epub']}}}type") or ""
 
 
-def _toc_entries(archive: zipfile.ZipFile, package: _Package) -> tuple[str, list[tuple[str, str]]]:
+def _toc_entries(archive: BoundedArchive, package: _Package) -> tuple[str, list[tuple[str, str]]]:
     """The toc's (title, href) entries in order, and the file they are relative to."""
     nav = _nav_path(package)
     if nav is not None:
@@ -185,7 +187,7 @@ def _toc_entries(archive: zipfile.ZipFile, package: _Package) -> tuple[str, list
 
 
 def _chapters(
-    archive: zipfile.ZipFile, package: _Package, docs: list[_Document], title: str | None
+    archive: BoundedArchive, package: _Package, docs: list[_Document], title: str | None
 ) -> list[tuple[int, str]]:
     base, entries = _toc_entries(archive, package)
     chapters = [
@@ -205,8 +207,10 @@ MAX_UNPACKED_BYTES = 400 * 1024 * 1024
 
 
 class EpubParser:
-    """EPUB 2/3. ``max_unpacked_bytes`` bounds what the archive may unpack to, checked from its
-    directory before any member is read (a zip bomb is refused, not decompressed)."""
+    """EPUB 2/3. ``max_unpacked_bytes`` bounds what the archive may unpack to: checked from its
+    directory before any member is read, then counted from the bytes actually inflated while each
+    member streams, with a ratio limit per member (``archive.BoundedArchive``: headers that lie
+    cannot make a read hold more than a small piece beyond its bound)."""
 
     formats: tuple[BookFormat, ...] = (BookFormat.EPUB,)
 
@@ -215,8 +219,9 @@ class EpubParser:
 
     def parse(self, path: Path) -> ParsedBook:
         try:
-            with zipfile.ZipFile(path) as archive:
-                self._check_size(path, archive)
+            with zipfile.ZipFile(path) as zipped:
+                self._check_size(path, zipped)
+                archive = BoundedArchive(zipped, budget=self._max_unpacked, label=path.name)
                 package = _package(archive)
                 docs = _spine_documents(archive, package)
                 title = _metadata(package, "title")
@@ -227,7 +232,7 @@ class EpubParser:
             raise corrupt(path, f"it is not a valid EPUB (zip) archive ({e})") from e
         except EpubFormatError as e:
             raise corrupt(path, f"it is not a valid EPUB: {e}") from e
-        except (etree.LxmlError, ValueError, EOFError, zipfile.LargeZipFile) as e:
+        except (etree.LxmlError, ValueError, EOFError, zipfile.LargeZipFile, zlib.error) as e:
             raise corrupt(path, f"its EPUB contents are damaged ({e})") from e
         text = SEPARATOR.join(doc.content.text for doc in docs)
         return build_parsed_book(
@@ -235,7 +240,8 @@ class EpubParser:
         )
 
     def _check_size(self, path: Path, archive: zipfile.ZipFile) -> None:
-        # zipfile stops each member at its declared size, so the declared total bounds the output.
+        # The declared total: a first refusal before anything is inflated (the bytes actually
+        # inflated are counted by BoundedArchive while members are read).
         unpacked = sum(info.file_size for info in archive.infolist())
         if unpacked > self._max_unpacked:
             raise IngestError(

@@ -42,9 +42,10 @@ def _is_epub(path: Path) -> bool:
         with zipfile.ZipFile(path) as z:
             names = set(z.namelist())
             if "mimetype" in names:
-                return z.read("mimetype").strip() == b"application/epub+zip"
+                with z.open("mimetype") as mimetype:  # a few bytes, whatever the header says
+                    return mimetype.read(64).strip() == b"application/epub+zip"
             return "META-INF/container.xml" in names
-    except (zipfile.BadZipFile, OSError, KeyError):
+    except (zipfile.BadZipFile, OSError, KeyError, NotImplementedError, EOFError):
         return False
 
 

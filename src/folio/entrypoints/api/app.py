@@ -5,6 +5,8 @@
 
 - add a module with an ``APIRouter`` named ``router`` and list it in ``ROUTERS`` (or pass extra
   ``routers=`` to ``create_app``: module names or routers, included after ``ROUTERS``);
+- every request passes ``guard.RequestGuard`` first (Host and Origin allow-lists, credentials of
+  a state-changing request before its body, the body bounded while it streams, per route);
 - routes declare ``container: ContainerDep, user: UserDep`` from ``folio.entrypoints.api.deps``
   and raise folio errors, which ``errors.py`` turns into the one JSON error body;
 - the MCP server (``folio.entrypoints.mcp``) is mounted at ``/mcp/`` behind the same tokens;
@@ -15,16 +17,16 @@
 from __future__ import annotations
 
 import importlib
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
-from fastapi import APIRouter, FastAPI, Request, Response
+from fastapi import APIRouter, FastAPI
 from fastapi.staticfiles import StaticFiles
 
 from folio.bootstrap import Container
 from folio.entrypoints.api import errors
 from folio.entrypoints.api.deps import TurnSlots
-from folio.entrypoints.api.errors import error_body
+from folio.entrypoints.api.guard import RequestGuard
 
 # Modules with an ``APIRouter`` called ``router``, included in this order.
 ROUTERS: tuple[str, ...] = (
@@ -44,8 +46,11 @@ def create_app(
     *,
     routers: Sequence[str | APIRouter] | None = None,
     static_dir: Path | None = None,
+    own_auth_prefixes: Sequence[str] = (),
 ) -> FastAPI:
-    """The folio HTTP API on ``container`` (default: one built from the settings)."""
+    """The folio HTTP API on ``container`` (default: one built from the settings).
+    ``own_auth_prefixes``: paths whose routes check their own header credentials (not a bearer
+    token); the guard still bounds their bodies and checks Host and Origin."""
     from contextlib import asynccontextmanager
     from importlib.metadata import version
 
@@ -75,8 +80,13 @@ def create_app(
     app.state.turn_slots = TurnSlots(container.settings.max_concurrent_turns)
     errors.install(app)
     settings = container.settings
-    _limit_request_size(
-        app, settings.max_request_bytes, max(settings.max_request_bytes, settings.max_book_bytes)
+    if settings.require_tokens or container.users.any():
+        container.users.require_tokens()  # fixed at start: removing the last user never opens it
+    app.add_middleware(
+        RequestGuard,
+        settings=settings,
+        authenticate=container.users.authenticate_header,
+        own_auth_prefixes=tuple(own_auth_prefixes),
     )
     for item in (*ROUTERS, *(routers or ())):
         app.include_router(_router(item))
@@ -92,31 +102,3 @@ def _router(item: str | APIRouter) -> APIRouter:
         return item
     router: APIRouter = importlib.import_module(item).router
     return router
-
-
-UPLOAD_PATH = "/api/v1/books"
-
-
-def _limit_request_size(app: FastAPI, limit: int, upload_limit: int) -> None:
-    """Refuse a body announced larger than the limit (413) before reading it (a book upload may
-    be as large as ``max_book_mb``; the upload route bounds what it reads, too)."""
-    from fastapi.responses import JSONResponse
-
-    @app.middleware("http")
-    async def body_limit(
-        request: Request, call_next: Callable[[Request], Awaitable[Response]]
-    ) -> Response:
-        length = request.headers.get("content-length")
-        bound = upload_limit if request.url.path == UPLOAD_PATH else limit
-        if length is not None:
-            if not length.isdigit():
-                body = error_body("INVALID_INPUT", "Invalid Content-Length")
-                return JSONResponse(body, status_code=400)
-            if int(length) > bound:
-                setting = "max_book_mb" if bound == upload_limit != limit else "max_request_mb"
-                body = error_body(
-                    "TOO_LARGE",
-                    f"A request body is at most {bound / (1024 * 1024):g} MB (setting {setting})",
-                )
-                return JSONResponse(body, status_code=413)
-        return await call_next(request)

@@ -4,8 +4,10 @@ a route declares ``container: ContainerDep, user: UserDep`` and gets them.
 - ``ContainerDep``: the process's ``bootstrap.Container`` (the CLI's composition root).
 - ``ScopeDep``: the caller's use cases (``library``, ``conversations``, ``books``, ``chat()``...),
   built on repositories that hold only the caller's books and conversations.
-- ``UserDep``: who is calling. With no users in the library every request is the local single user
-  (``serve`` then binds loopback only); once users exist a bearer token is required.
+- ``UserDep``: who is calling. A server started without users serves the local single user
+  (``serve`` then binds loopback only) until a user is added; a server that has seen users, or
+  runs with ``require_tokens``, requires a bearer token for good (removing the last user never
+  opens it).
 - ``TurnSlotsDep``: the per-user count of concurrent turns (``max_concurrent_turns``, 429 over it).
 """
 
@@ -37,10 +39,17 @@ def get_container(request: Request) -> Container:
 ContainerDep = Annotated[Container, Depends(get_container)]
 
 
+# The request scope's key for the user the guard authenticated before reading the body.
+AUTHENTICATED_USER = "folio.user"
+
+
 def get_caller(request: Request, container: ContainerDep) -> Caller:
-    """The local single user until users exist; then the user of the bearer token (401 without
-    a valid one)."""
-    user_id = container.users.authenticate_header(request.headers.get("authorization", ""))
+    """The local single user while the server runs without users; else the user of the bearer
+    token (401 without a valid one). A state-changing request was authenticated by the guard
+    already, before its body was read."""
+    user_id = request.scope.get(AUTHENTICATED_USER)
+    if not isinstance(user_id, str):
+        user_id = container.users.authenticate_header(request.headers.get("authorization", ""))
     return Caller(user_id, user_id)
 
 

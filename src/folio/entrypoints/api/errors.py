@@ -93,6 +93,8 @@ def error_body(code: str, message: str, **details: Any) -> dict[str, Any]:
 
 
 OPENAI_PREFIX = "/v1/"
+# The request scope's key for the message naming the body bound of its route (set by the guard).
+BODY_BOUND_KEY = "folio.body_bound"
 
 
 def openai_error_body(status: int, code: str, message: str) -> dict[str, Any]:
@@ -109,12 +111,21 @@ def openai_error_body(status: int, code: str, message: str) -> dict[str, Any]:
     return {"error": {"message": text, "type": kind, "param": None, "code": str(code)}}
 
 
+def error_response(path: str, status: int, code: str, message: str, **details: Any) -> JSONResponse:
+    """The error as the route at ``path`` writes it (OpenAI's shape under ``/v1/``)."""
+    if path.startswith(OPENAI_PREFIX):
+        response = JSONResponse(openai_error_body(status, code, message), status_code=status)
+    else:
+        response = JSONResponse(error_body(code, message, **details), status_code=status)
+    if status == 401:
+        response.headers["WWW-Authenticate"] = "Bearer"
+    return response
+
+
 def _response(
     request: Request, status: int, code: str, message: str, **details: Any
 ) -> JSONResponse:
-    if request.url.path.startswith(OPENAI_PREFIX):
-        return JSONResponse(openai_error_body(status, code, message), status_code=status)
-    return JSONResponse(error_body(code, message, **details), status_code=status)
+    return error_response(request.url.path, status, code, message, **details)
 
 
 def _status_code_name(status: int) -> str:
@@ -129,19 +140,11 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(FolioError)
     async def folio_error(request: Request, e: FolioError) -> JSONResponse:
-        status = status_for(e)
-        response = _response(request, status, e.code, e.message)
-        if status == 401:
-            response.headers["WWW-Authenticate"] = "Bearer"
-        return response
+        return _response(request, status_for(e), e.code, e.message)
 
     @app.exception_handler(ApiError)
     async def api_error(request: Request, e: ApiError) -> JSONResponse:
-        headers = {"WWW-Authenticate": "Bearer"} if e.status == 401 else None
-        response = _response(request, e.status, e.code, e.message)
-        if headers:
-            response.headers.update(headers)
-        return response
+        return _response(request, e.status, e.code, e.message)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, e: RequestValidationError) -> JSONResponse:
@@ -155,6 +158,8 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, e: StarletteHTTPException) -> JSONResponse:
         message = e.detail if isinstance(e.detail, str) else _status_code_name(e.status_code)
+        if e.status_code == 413 and BODY_BOUND_KEY in request.scope:
+            return _response(request, 413, "TOO_LARGE", request.scope[BODY_BOUND_KEY])
         response = _response(request, e.status_code, _status_code_name(e.status_code), message)
         if e.headers:
             response.headers.update(e.headers)

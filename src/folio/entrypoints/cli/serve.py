@@ -10,6 +10,7 @@ import click
 from folio.entrypoints.cli.errors import handle_errors
 
 LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
+WILDCARDS = {"0.0.0.0", "::", ""}
 
 
 def is_loopback(host: str) -> bool:
@@ -37,7 +38,9 @@ def serve_cmd(lazy: Any, host: str, port: int, workers: int, log_level: str) -> 
     """Serve the HTTP API (OpenAPI docs at /docs, routes under /api/v1).
 
     Without users the server runs as the local single user and binds loopback only; with users
-    (`folio users add NAME`) every request needs a bearer token.
+    (`folio users add NAME`) every request needs a bearer token, until the server stops (removing
+    the last user does not open it). It answers to loopback names, the address it binds, and the
+    names in FOLIO_ALLOWED_HOSTS (comma-separated): other Host headers get 421.
 
     \b
     folio serve --port 8000
@@ -62,8 +65,20 @@ def serve_cmd(lazy: Any, host: str, port: int, workers: int, log_level: str) -> 
         f"folio API on http://{_url_host(host)}:{port} (docs: /docs); Ctrl-C stops it", err=True
     )
     # The app is built by the server (one per worker process) from the environment: hand it the
-    # data directory this command resolved (``--home`` included).
-    os.environ["FOLIO_HOME"] = str(container.settings.home)
+    # data directory this command resolved (``--home`` included), the address it binds as a name
+    # it answers to, and the auth mode fixed now (with users at start, tokens for good).
+    settings = container.settings
+    os.environ["FOLIO_HOME"] = str(settings.home)
+    names = [*settings.allowed_hosts, *([] if host in WILDCARDS else [host])]
+    os.environ["FOLIO_ALLOWED_HOSTS"] = ",".join(dict.fromkeys(names))
+    if not no_users:
+        os.environ["FOLIO_REQUIRE_TOKENS"] = "1"
+    if host in WILDCARDS and not settings.allowed_hosts:
+        click.echo(
+            "Answering only to loopback names: set FOLIO_ALLOWED_HOSTS to the names clients use"
+            " (e.g. folio.example,192.168.1.5)",
+            err=True,
+        )
     uvicorn.run(
         "folio.entrypoints.api.app:create_app",
         factory=True,

@@ -206,19 +206,22 @@ def http_app(container: Container, *, version: str = "") -> tuple[Authenticated,
     """The MCP server as an ASGI app to mount in ``folio serve`` (streamable HTTP, stateless, JSON
     responses), and the session manager whose ``run()`` the host app's lifespan must enter.
 
-    Without users (the local single user, on loopback) requests must name a loopback host and
-    origin (DNS-rebinding protection, since no token protects them); with users the tokens do."""
+    Requests must name a host the server answers to, and a browser's origin one of them
+    (DNS-rebinding protection, with or without users; the API's guard checks the same in front)."""
     from mcp.server.streamable_http_manager import (
         StreamableHTTPASGIApp,
         StreamableHTTPSessionManager,
     )
     from mcp.server.transport_security import TransportSecuritySettings
 
-    local = not container.users.any()
+    names = [f"[{h}]" if ":" in h else h for h in container.settings.served_hosts]
+    ports = ("", ":*")
     security = TransportSecuritySettings(
-        enable_dns_rebinding_protection=local,
-        allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
-        allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[*names, *(f"{n}:*" for n in names)],
+        allowed_origins=[
+            f"{scheme}://{n}{port}" for scheme in ("http", "https") for n in names for port in ports
+        ],
     )
     manager = StreamableHTTPSessionManager(
         app=build_server(container, version=version),

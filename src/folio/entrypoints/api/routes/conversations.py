@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any, Literal
 
+import pydantic_core
 from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import PlainTextResponse
 from pydantic import BaseModel, ConfigDict, Field
@@ -108,7 +108,7 @@ async def import_conversation(request: Request, scope: ScopeDep) -> dict[str, An
     if len(raw) > limit:
         raise ApiError(413, "TOO_LARGE", f"An import is at most {limit // (1024 * 1024)} MB")
     try:
-        data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as e:
+        data = pydantic_core.from_json(raw)  # strict: no lone surrogates, nesting bounded
+    except ValueError as e:
         raise ApiError(422, "INVALID_INPUT", f"The body is not JSON: {e}") from e
     return conversation_dict(scope.conversations.import_json(data))

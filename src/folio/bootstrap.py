@@ -39,6 +39,7 @@ if TYPE_CHECKING:
         OwnershipRepository,
         UnitOfWorkFactory,
     )
+    from folio.domain.telemetry import Telemetry
 
 
 def _utcnow() -> datetime:
@@ -51,7 +52,9 @@ class Container:
     Overrides (all optional): ``provider`` (the chat model for every chat use case asked without a
     provider name), ``uow`` (the conversations' unit of work), ``library`` (an object that is both
     the ``BookRepository`` and the ``ChunkIndex``), ``searcher``, ``embedder``, ``tools`` (the tool
-    registry), ``guardrail`` and ``clock``."""
+    registry), ``guardrail``, ``clock`` and ``telemetry`` (what counts the turns, tool calls, model
+    calls and imports for an operator: ``NoTelemetry`` unless given; the HTTP server gives its
+    Prometheus one)."""
 
     def __init__(
         self,
@@ -65,9 +68,13 @@ class Container:
         tools: ToolRegistry | None = None,
         guardrail: Guardrail | None = None,
         clock: Callable[[], datetime] | None = None,
+        telemetry: Telemetry | None = None,
     ) -> None:
+        from folio.domain.telemetry import NoTelemetry
+
         self.settings = settings if settings is not None else load_settings()
         self.clock = clock or _utcnow
+        self.telemetry: Telemetry = telemetry or NoTelemetry()
         self._pools: list[Any] = []  # PostgreSQL pools built here besides ``database``
         self._provider = provider
         # A cached_property reads the instance's dict first: an override simply sits there.
@@ -111,6 +118,7 @@ class Container:
             clock=clock or self.clock,
             guardrail=guardrail,
             tools=tools,
+            telemetry=self.telemetry,
         )
         for name in self._ADAPTERS:
             if name in self.__dict__:
@@ -222,7 +230,7 @@ class Container:
     def tools(self) -> ToolRegistry:
         from folio.agent.tools import default_registry
 
-        return default_registry()
+        return default_registry(telemetry=self.telemetry)
 
     # --- use cases --------------------------------------------------------------------------------
     @cached_property
@@ -281,9 +289,12 @@ class Container:
             max_import_messages=self.settings.max_import_messages,
         )
 
-    def chat(self, provider: str | None = None, model: str | None = None) -> ChatWithBook:
-        """The chat turn use case with the chosen (or configured) provider."""
-        return self._chat_on(self.conversation_uow, provider, model)
+    def chat(
+        self, provider: str | None = None, model: str | None = None, *, user: str | None = None
+    ) -> ChatWithBook:
+        """The chat turn use case with the chosen (or configured) provider; ``user``: who the
+        turns are for in their log lines and tool context (it scopes nothing: see ``for_user``)."""
+        return self._chat_on(self.conversation_uow, provider, model, user=user)
 
     def stateless_chat(
         self, book_id: str, provider: str | None = None, model: str | None = None
@@ -350,10 +361,13 @@ class Container:
         model: str | None,
         books: BookRepository | None = None,
         history_messages: int | None = None,
+        user: str | None = None,
     ) -> ChatWithBook:
         """The chat use case on ``uow`` and ``books``, with the strategies for its provider: the
         offline provider has no model, so its turns run the extractive strategy; a model runs
-        tool use, and always-retrieve where it has no tool use."""
+        tool use, and always-retrieve where it has no tool use. Every model call is observed
+        (logged and reported to ``telemetry``)."""
+        from folio.adapters.llm.observed import ObservedChatProvider
         from folio.adapters.llm.offline import OfflineChatProvider
         from folio.agent.context import RecentTurnsStrategy
         from folio.agent.offline import ExtractiveStrategy
@@ -364,11 +378,12 @@ class Container:
         from folio.domain.ports import RetrievalStrategy
 
         s = self.settings
-        chat_provider = self.chat_provider(provider, model)
+        chosen = self.chat_provider(provider, model)
+        chat_provider = ObservedChatProvider(chosen, self.telemetry)
         library = books or self.books
         retrieval: RetrievalStrategy
         recaps = None
-        if isinstance(chat_provider, OfflineChatProvider):
+        if isinstance(chosen, OfflineChatProvider):
             rewriter = HeuristicQueryRewriter()
             retrieval = ExtractiveStrategy(
                 rewriter, search_query=rewriter.query_with_history, k=s.search_k
@@ -395,7 +410,10 @@ class Container:
             retrieval=retrieval,
             guardrail=self.guardrail,
             clock=self.clock,
+            user=user,
             max_message_chars=s.max_message_chars,
+            telemetry=self.telemetry,
+            log_message_text=s.log_message_text,
         )
 
     def _delete_conversations_of_book(self, book_id: str) -> None:
@@ -462,6 +480,7 @@ class UserScope:
             sniff_format,
             spawn,
             self.user_id or LOCAL_USER_ID,
+            telemetry=self.container.telemetry,
         )
 
     def chat(
@@ -483,7 +502,7 @@ class UserScope:
 
             uow = commit_only_if(uow, still_wanted, still_there)
         window = None if window_turns is None else 2 * window_turns
-        return self.container._chat_on(uow, provider, model, self.books, window)
+        return self.container._chat_on(uow, provider, model, self.books, window, self.user_id)
 
     def stateless_chat(
         self,
@@ -505,7 +524,9 @@ class UserScope:
         conversation = conversations.create(book_id)
         if history:
             conversations.seed_exchanges(conversation.id, history, origin="client_history")
-        chat = self.container._chat_on(store.unit_of_work, provider, model, self.books)
+        chat = self.container._chat_on(
+            store.unit_of_work, provider, model, self.books, user=self.user_id
+        )
         return chat, conversation.id
 
 

@@ -74,8 +74,10 @@ _ENV = {
     "FOLIO_DATABASE_POOL": "database_pool_size",
     "FOLIO_ALLOWED_HOSTS": "allowed_hosts",
     "FOLIO_REQUIRE_TOKENS": "require_tokens",
+    "FOLIO_METRICS_TOKEN": "metrics_token",
+    "FOLIO_LOG_MESSAGE_TEXT": "log_message_text",
 }
-_SECRETS = {"anthropic_api_key", "openai_api_key"}
+_SECRETS = {"anthropic_api_key", "openai_api_key", "metrics_token"}
 
 
 def _finite(value: float) -> float:
@@ -167,6 +169,10 @@ class Settings(BaseSettings):
         default=None, max_length=2000
     )
     database_pool_size: int = Field(default=8, ge=1, le=200)
+    # Operating ``folio serve``: a bearer token that may read /metrics (besides the users'), and
+    # a debugging aid that puts the reader's questions and the answers into the turns' log lines.
+    metrics_token: str | None = Field(default=None, min_length=16, max_length=200)
+    log_message_text: bool = False
     config_file: Path | None = None
     # Where each value came from (``load_settings`` fills it): see ``source_of``.
     _sources: dict[str, str] = PrivateAttr(default_factory=dict)

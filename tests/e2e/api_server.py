@@ -43,7 +43,9 @@ class FolioServer:
         script: dict[str, Any] | None = None,
         env: dict[str, str] | None = None,
         workers: int = 1,
+        args: tuple[str, ...] = ("--log-level", "warning"),
     ) -> None:
+        """``args``: more options of ``folio serve`` (its logging, by default warnings only)."""
         self.home = home
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -53,6 +55,7 @@ class FolioServer:
         extra.update(env or {})
         self.env = folio_env(home, extra=extra)
         self.workers = workers
+        self.args = args
         self.process: subprocess.Popen[bytes] | None = None
         self.log = home / "server.log"
 
@@ -66,7 +69,7 @@ class FolioServer:
     def start(self, timeout: float = 60) -> FolioServer:
         command = [
             sys.executable, "-m", "folio.entrypoints.cli.main", "serve",
-            "--port", str(self.port), "--workers", str(self.workers), "--log-level", "warning",
+            "--port", str(self.port), "--workers", str(self.workers), *self.args,
         ]  # fmt: skip
         with self.log.open("wb") as log:
             self.process = subprocess.Popen(

@@ -28,6 +28,7 @@ from folio.agent.prompt_builder import conversation_system_prompt
 from folio.agent.strategies import exchanges
 from folio.agent.tools import ToolContext, ToolRegistry, ToolServices
 from folio.agent.tools.book import FUSION_DEPTH
+from folio.app.turn_log import GUARDRAIL, TurnObserver
 from folio.domain.books import Book, SearchHit
 from folio.domain.conversations import ChatMessage, Conversation, Source, Turn
 from folio.domain.errors import (
@@ -52,9 +53,9 @@ from folio.domain.ports import (
     RetrievalStrategy,
     UnitOfWorkFactory,
 )
+from folio.domain.telemetry import NoTelemetry, Telemetry, TurnScope
 
 _UNRECORDED = datetime.fromtimestamp(0, UTC)  # a turn's time is set when it is recorded
-GUARDRAIL = "guardrail"  # the strategy name of a turn the guardrail answered
 
 
 # --- events and results ------------------------------------------------------------------------
@@ -256,9 +257,12 @@ class ChatWithBook:
         clock: Callable[[], datetime] = _utcnow,
         user: str | None = None,
         max_message_chars: int = 8000,
+        telemetry: Telemetry | None = None,
+        log_message_text: bool = False,
     ) -> None:
         """``retrieval`` runs the turn (it decides itself what to do when the provider has no
-        tool use); the composition root chooses it."""
+        tool use); the composition root chooses it. Each turn is logged and reported to
+        ``telemetry`` (see ``turn_log``; the texts only with ``log_message_text``)."""
         self._uow = uow
         self._services = services
         self._books = services.books
@@ -270,6 +274,10 @@ class ChatWithBook:
         self._clock = clock
         self._user = user
         self._max_message_chars = max_message_chars
+        self._telemetry = telemetry or NoTelemetry()
+        self._observer = TurnObserver(
+            self._telemetry, provider.provider_name, provider.model_name, log_message_text
+        )
 
     def execute(
         self, conversation_id: str, message: str, *, on_event: EventSink | None = None
@@ -279,6 +287,18 @@ class ChatWithBook:
         Raises ``ConversationError(NOT_FOUND)`` for an unknown conversation, ``BookError`` when its
         book is gone, ``LLMError`` when the provider fails; nothing is stored then."""
         started = time.perf_counter()
+        text = self._checked(message)
+        scope = TurnScope(conversation_id, self._user)
+        with self._telemetry.turn(scope):
+            try:
+                result = self._answer(conversation_id, text, on_event, started)
+            except BaseException as e:
+                self._observer.failed(scope, e, time.perf_counter() - started)
+                raise
+            self._observer.answered(scope, result, time.perf_counter() - started, text)
+            return result
+
+    def _checked(self, message: str) -> str:
         text = message.replace("\x00", "").strip()  # a NUL means nothing (and no store keeps it)
         if not text:
             raise ConversationError(
@@ -290,6 +310,11 @@ class ChatWithBook:
                 " setting max_message_chars, FOLIO_MAX_MESSAGE_CHARS)",
                 code=ConversationErrorCode.INVALID_INPUT,
             )
+        return text
+
+    def _answer(
+        self, conversation_id: str, text: str, on_event: EventSink | None, started: float
+    ) -> TurnResult:
         conversation, history = self._load(conversation_id)
         book = self._books.get(conversation.book_id)
         window = self._context.build_context(history, limit=book.position.char_offset)

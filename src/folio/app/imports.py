@@ -20,6 +20,7 @@ from folio.domain.books import BookFormat
 from folio.domain.errors import FolioError
 from folio.domain.jobs import ImportJob, JobStatus
 from folio.domain.ports import ImportJobRepository
+from folio.domain.telemetry import NoTelemetry, Telemetry
 
 log = logging.getLogger(__name__)
 
@@ -41,15 +42,24 @@ class JobError(FolioError):
 
 
 class _JobProgress:
-    """Writes the job's stage at once and its progress at most every ``PROGRESS_EVERY_S``."""
+    """Writes the job's stage at once (and reports it to the telemetry) and its progress at most
+    every ``PROGRESS_EVERY_S``."""
 
-    def __init__(self, jobs: ImportJobRepository, job: ImportJob, clock: Callable[[], datetime]):
+    def __init__(
+        self,
+        jobs: ImportJobRepository,
+        job: ImportJob,
+        clock: Callable[[], datetime],
+        telemetry: Telemetry,
+    ):
         self._jobs = jobs
         self.job = job
         self._clock = clock
+        self._telemetry = telemetry
         self._written = 0.0
 
     def stage(self, name: str, total: int | None = None) -> None:
+        self._telemetry.import_stage(name)
         self._save(stage=name, total=total, done=0, force=True)
 
     def advance(self, n: int = 1) -> None:
@@ -66,7 +76,8 @@ class _JobProgress:
 class ImportBooks:
     """``make_ingest(book_id)`` builds the ingest use case (on the user's books) that gives the
     new book ``book_id``; ``sniff(path, filename)`` tells the format from the content; ``spawn``
-    runs a job in the background (a thread in the server)."""
+    runs a job in the background (a thread in the server); ``telemetry`` counts the imports
+    entering each stage (``queued``, the ingest's stages, then ``done`` or ``failed``)."""
 
     def __init__(
         self,
@@ -77,7 +88,9 @@ class ImportBooks:
         user_id: str,
         *,
         clock: Callable[[], datetime] = _utcnow,
+        telemetry: Telemetry | None = None,
     ) -> None:
+        self._telemetry = telemetry or NoTelemetry()
         self._jobs = jobs
         self._make_ingest = make_ingest
         self._sniff = sniff
@@ -105,6 +118,7 @@ class ImportBooks:
             updated_at=now,
         )
         self._jobs.save(job)
+        self._telemetry.import_stage(JobStatus.QUEUED.value)
         self._spawn(lambda: self._run(job, named, title, author))
         return job
 
@@ -116,18 +130,20 @@ class ImportBooks:
 
     def _run(self, job: ImportJob, path: Path, title: str | None, author: str | None) -> None:
         running = job.moved(self._clock(), status=JobStatus.RUNNING)
-        progress = _JobProgress(self._jobs, running, self._clock)
+        progress = _JobProgress(self._jobs, running, self._clock, self._telemetry)
         self._jobs.save(progress.job)
         try:
             ingest = self._make_ingest(job.book_id)
             result = ingest.execute(path, title=title, author=author, progress=progress)
             done = progress.job.moved(self._clock(), status=JobStatus.DONE, book_id=result.book.id)
             self._jobs.save(done)
+            self._telemetry.import_stage(JobStatus.DONE.value)
         except FolioError as e:
             failed = progress.job.moved(
                 self._clock(), status=JobStatus.FAILED, error_code=e.code, error_message=e.message
             )
             self._jobs.save(failed)
+            self._telemetry.import_stage(JobStatus.FAILED.value)
         except Exception as e:
             log.exception("Import job %s failed", job.id)
             failed = progress.job.moved(
@@ -137,5 +153,6 @@ class ImportBooks:
                 error_message=f"The import failed unexpectedly ({type(e).__name__})",
             )
             self._jobs.save(failed)
+            self._telemetry.import_stage(JobStatus.FAILED.value)
         finally:
             shutil.rmtree(path.parent, ignore_errors=True)

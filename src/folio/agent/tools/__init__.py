@@ -7,11 +7,13 @@ from folio.agent.tools.base import BaseTool, ToolCategory, ToolContext, ToolResu
 from folio.agent.tools.book import ListChaptersTool, ReadPassageTool, SearchBookTool, book_tools
 from folio.agent.tools.reader import PeopleTool, RecapTool, reader_tools
 from folio.agent.tools.registry import ToolRegistry
+from folio.domain.telemetry import Telemetry
 
 
-def default_registry() -> ToolRegistry:
-    """A registry holding the book tools and the reader tools (recap, people so far)."""
-    return ToolRegistry([*book_tools(), *reader_tools()])
+def default_registry(*, telemetry: Telemetry | None = None) -> ToolRegistry:
+    """A registry holding the book tools and the reader tools (recap, people so far), reporting
+    each call to ``telemetry``."""
+    return ToolRegistry([*book_tools(), *reader_tools()], telemetry=telemetry)
 
 
 __all__ = [

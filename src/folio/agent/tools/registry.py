@@ -3,7 +3,9 @@
 Invariant: ``execute``/``run`` never raise for anything a tool or the model does wrong. Unknown
 tools, arguments that fail the tool's JSON schema (or were not JSON at all), and exceptions inside a
 tool all come back as a failed ``ToolResult`` with an error code, so the agent loop can hand them to
-the model and carry on. Each call writes one structured log line with its duration.
+the model and carry on. Each call writes one structured log line (tool, outcome, duration, user,
+conversation; never the arguments, which carry the reader's words) and reports the call to the
+``Telemetry`` for the per-tool latency histogram.
 """
 
 from __future__ import annotations
@@ -19,6 +21,13 @@ from jsonschema.exceptions import SchemaError
 from folio.agent.tools.base import BaseTool, ToolContext, ToolResult, ToolServices
 from folio.domain.errors import FolioError, ProgrammingError, ToolErrorCode
 from folio.domain.llm import ToolDefinition, ToolInvocation
+from folio.domain.telemetry import (
+    UNKNOWN_TOOL,
+    NoTelemetry,
+    Telemetry,
+    ToolCallReport,
+    outcome_of,
+)
 
 logger = logging.getLogger("folio.agent.tools")
 
@@ -26,8 +35,11 @@ logger = logging.getLogger("folio.agent.tools")
 class ToolRegistry:
     """Holds the tools offered to the model, by name, in registration order."""
 
-    def __init__(self, tools: Iterable[BaseTool] = ()) -> None:
+    def __init__(
+        self, tools: Iterable[BaseTool] = (), *, telemetry: Telemetry | None = None
+    ) -> None:
         self._tools: dict[str, BaseTool] = {}
+        self._telemetry = telemetry or NoTelemetry()
         self._validators: dict[str, Draft202012Validator] = {}
         for tool in tools:
             self.register(tool)
@@ -66,7 +78,7 @@ class ToolRegistry:
                 f"The arguments were not valid JSON: {invocation.parse_error}",
                 ToolErrorCode.INVALID_ARGUMENTS,
             )
-            _log(invocation.tool_name, self._category(invocation.tool_name), result, 0.0)
+            self._record(invocation.tool_name, ctx, result, 0.0)
             return result
         return self.execute(invocation.tool_name, ctx, services, invocation.arguments)
 
@@ -80,7 +92,7 @@ class ToolRegistry:
         """Run tool ``name`` with ``arguments``."""
         started = time.perf_counter()
         result = self._execute(name, ctx, services, dict(arguments or {}))
-        _log(name, self._category(name), result, (time.perf_counter() - started) * 1000)
+        self._record(name, ctx, result, time.perf_counter() - started)
         return result
 
     def _execute(
@@ -118,9 +130,18 @@ class ToolRegistry:
         tool = self._tools.get(name)
         return tool.category.value if tool else "unknown"
 
+    def _record(self, name: str, ctx: ToolContext, result: ToolResult, duration_s: float) -> None:
+        known = name if name in self._tools else UNKNOWN_TOOL
+        outcome = outcome_of(None if result.success else result.error_code or "error")
+        self._telemetry.tool_called(ToolCallReport(known, outcome, duration_s))
+        _log(name, self._category(name), ctx, result, duration_s * 1000)
 
-def _log(name: str, category: str, result: ToolResult, duration_ms: float) -> None:
+
+def _log(
+    name: str, category: str, ctx: ToolContext, result: ToolResult, duration_ms: float
+) -> None:
     level = logging.INFO if result.success else logging.WARNING
+    conversation_id = ctx.conversation.id if ctx.conversation is not None else None
     logger.log(
         level,
         "tool=%s category=%s success=%s error_code=%s duration_ms=%.2f",
@@ -130,10 +151,14 @@ def _log(name: str, category: str, result: ToolResult, duration_ms: float) -> No
         result.error_code,
         duration_ms,
         extra={
+            "event": "tool_call",
             "tool": name,
             "category": category,
             "success": result.success,
             "error_code": result.error_code,
             "duration_ms": round(duration_ms, 3),
+            "user": ctx.user,
+            "conversation_id": conversation_id,
+            "book_id": ctx.book.id,
         },
     )

@@ -11,7 +11,11 @@
   and raise folio errors, which ``errors.py`` turns into the one JSON error body;
 - the MCP server (``folio.entrypoints.mcp``) is mounted at ``/mcp/`` behind the same tokens;
 - a static page is mounted at ``/`` from ``folio/entrypoints/web/static`` when that folder has an
-  ``index.html`` (or pass ``static_dir=``); ``/api``, ``/docs`` and ``/openapi.json`` keep working.
+  ``index.html`` (or pass ``static_dir=``); ``/api``, ``/docs`` and ``/openapi.json`` keep working;
+- every response carries an ``X-Request-ID`` that the request's log lines name
+  (``request_id.py``); an app that builds its own container counts turns, tool and model calls and
+  imports for ``/metrics`` (Prometheus; pass a container with a ``PrometheusTelemetry`` to get
+  them with your own).
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ ROUTERS: tuple[str, ...] = (
     "folio.entrypoints.api.routes.conversations",
     "folio.entrypoints.api.routes.chat",
     "folio.entrypoints.api.routes.openai_compat",
+    "folio.entrypoints.api.routes.metrics",
 )
 
 MCP_PATH = "/mcp"
@@ -54,10 +59,12 @@ def create_app(
     from contextlib import asynccontextmanager
     from importlib.metadata import version
 
+    from folio.adapters.observability.metrics import PrometheusTelemetry
+    from folio.entrypoints.api.request_id import RequestIdMiddleware
     from folio.entrypoints.mcp.server import http_app
 
     owned = container is None  # a container the app built is closed with it
-    container = container or Container()
+    container = container or Container(telemetry=PrometheusTelemetry())
     mcp_app, mcp_sessions = http_app(container, version=version("folio"))
 
     @asynccontextmanager
@@ -68,6 +75,8 @@ def create_app(
         finally:
             if owned:
                 container.close()
+                if isinstance(container.telemetry, PrometheusTelemetry):
+                    container.telemetry.close()
 
     app = FastAPI(
         title="folio",
@@ -94,6 +103,7 @@ def create_app(
     static = static_dir or WEB_STATIC
     if (static / "index.html").is_file():
         app.mount("/", StaticFiles(directory=static, html=True), name="web")
+    app.add_middleware(RequestIdMiddleware)  # added last: outermost, around every other one
     return app
 
 

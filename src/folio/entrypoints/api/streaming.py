@@ -13,6 +13,7 @@ and closes the model stream; a turn past its last event is refused at its commit
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import logging
 import threading
@@ -116,7 +117,8 @@ async def stream_turn(
             if on_finish is not None:
                 on_finish()
 
-    worker = loop.run_in_executor(None, work)
+    # The turn's thread runs in this request's context (its request id names the turn's logs).
+    worker = loop.run_in_executor(None, contextvars.copy_context().run, work)
     try:
         while True:
             kind, item = await queue.get()

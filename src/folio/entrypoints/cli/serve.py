@@ -31,24 +31,42 @@ def is_loopback(host: str) -> bool:
     default="info",
     show_default=True,
     type=click.Choice(["critical", "error", "warning", "info", "debug"]),
+    help="The least severe log lines written (info: a line per request, turn, tool, model call).",
+)
+@click.option(
+    "--log-format",
+    default="text",
+    show_default=True,
+    type=click.Choice(["json", "text"]),
+    help="Log lines on stderr as JSON objects (one per line) or as text.",
 )
 @click.pass_obj
 @handle_errors
-def serve_cmd(lazy: Any, host: str, port: int, workers: int, log_level: str) -> None:
-    """Serve the HTTP API (OpenAPI docs at /docs, routes under /api/v1).
+def serve_cmd(
+    lazy: Any, host: str, port: int, workers: int, log_level: str, log_format: str
+) -> None:
+    """Serve the HTTP API (OpenAPI docs at /docs, routes under /api/v1, Prometheus metrics at
+    /metrics).
 
     Without users the server runs as the local single user and binds loopback only; with users
     (`folio users add NAME`) every request needs a bearer token, until the server stops (removing
-    the last user does not open it). It answers to loopback names, the address it binds, and the
-    names in FOLIO_ALLOWED_HOSTS (comma-separated): other Host headers get 421.
+    the last user does not open it); /metrics too (or the FOLIO_METRICS_TOKEN setting's). It
+    answers to loopback names, the address it binds, and the names in FOLIO_ALLOWED_HOSTS
+    (comma-separated): other Host headers get 421. Each response has an X-Request-ID that its log
+    lines name.
 
     \b
     folio serve --port 8000
     curl -s localhost:8000/api/v1/books
     """
     import os
+    import shutil
+    import tempfile
 
     import uvicorn
+
+    from folio.adapters.observability.logs import logging_config
+    from folio.adapters.observability.metrics import MULTIPROC_ENV
 
     container = lazy.get()
     container.database  # noqa: B018 - migrate once here, before the workers start
@@ -79,16 +97,24 @@ def serve_cmd(lazy: Any, host: str, port: int, workers: int, log_level: str) -> 
             " (e.g. folio.example,192.168.1.5)",
             err=True,
         )
-    uvicorn.run(
-        "folio.entrypoints.api.app:create_app",
-        factory=True,
-        host=host,
-        port=port,
-        workers=workers,
-        log_level=log_level,
-        timeout_graceful_shutdown=10,
-        access_log=log_level == "debug",
-    )
+    # Every worker writes its metrics into this folder, and /metrics sums them (prometheus_client's
+    # multiprocess mode); set before any worker imports prometheus_client, removed at the end.
+    metrics_dir = tempfile.mkdtemp(prefix="folio-metrics-")
+    os.environ[MULTIPROC_ENV] = metrics_dir
+    try:
+        uvicorn.run(
+            "folio.entrypoints.api.app:create_app",
+            factory=True,
+            host=host,
+            port=port,
+            workers=workers,
+            log_level=log_level,
+            log_config=logging_config("json" if log_format == "json" else "text", log_level),
+            timeout_graceful_shutdown=10,
+            access_log=log_level == "debug",
+        )
+    finally:
+        shutil.rmtree(metrics_dir, ignore_errors=True)
 
 
 def _url_host(host: str) -> str:

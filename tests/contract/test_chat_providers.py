@@ -4,7 +4,8 @@ The scripted provider plays the script directly; the three vendor adapters (Anth
 Ollama) play it over mocked HTTP in their vendor's documented wire format (``provider_mocks``), so
 their own request building, stream parsing and error translation run for real. The offline provider
 has no model: its contract is to say so (``UNSUPPORTED_FEATURE``) on every call, never to make up
-an answer.
+an answer. The observing wrapper that the composition root puts around every provider passes it too
+(around the OpenAI adapter, reporting to the Prometheus telemetry).
 """
 
 from __future__ import annotations
@@ -15,10 +16,12 @@ import pytest
 import respx
 
 from folio.adapters.llm.anthropic import AnthropicProvider
+from folio.adapters.llm.observed import ObservedChatProvider
 from folio.adapters.llm.offline import OfflineChatProvider
 from folio.adapters.llm.ollama import OllamaProvider
 from folio.adapters.llm.openai import OpenAIProvider
 from folio.adapters.llm.scripted import ScriptedChatProvider, ScriptStep, tool_call
+from folio.adapters.observability.metrics import PrometheusTelemetry
 from folio.domain.errors import LLMError, LLMErrorCode
 from folio.domain.llm import (
     ChatResponse,
@@ -84,11 +87,16 @@ def _ollama(*script: Entry) -> ChatProvider:
     return OllamaProvider(host=OLLAMA_HOST, model="llama3.1:8b", max_retries=0)
 
 
+def _observed_openai(*script: Entry) -> ChatProvider:
+    return ObservedChatProvider(_openai(*script), PrometheusTelemetry())
+
+
 PROVIDERS: dict[str, Callable[..., ChatProvider]] = {
     "scripted": _scripted,
     "anthropic": _anthropic,
     "openai": _openai,
     "ollama": _ollama,
+    "observed-openai": _observed_openai,
 }
 
 

@@ -16,7 +16,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from folio.adapters.llm.observed import ObservedChatProvider
 from folio.adapters.llm.scripted import ScriptedChatProvider, tool_call
 from folio.adapters.observability import context
-from folio.adapters.observability.logs import ContextFilter, json_formatter
+from folio.adapters.observability.logs import ContextFilter, json_formatter, text_formatter
 from folio.adapters.observability.metrics import PrometheusTelemetry
 from folio.agent.tools import ToolContext, ToolRegistry, ToolServices, book_tools
 from folio.app.chat import ChatWithBook
@@ -222,6 +222,22 @@ def test_json_lines_name_the_request_and_the_turn_they_belong_to(json_log):
     assert (inside["tool"], inside["duration_ms"]) == ("search_book", 1.5)
     assert "time" in inside
     assert "request_id" not in outside and "conversation_id" not in outside
+
+
+def test_text_lines_name_the_request_or_a_dash():
+    handler = logging.StreamHandler(io.StringIO())
+    handler.setFormatter(text_formatter())
+    handler.addFilter(ContextFilter())
+    record = logging.LogRecord("folio.http", logging.INFO, __file__, 1, "GET /", None, None)
+    rid = context.request_id.set("req-9")
+    try:
+        assert handler.filter(record)
+    finally:
+        context.request_id.reset(rid)
+    outside = logging.LogRecord("folio.serve", logging.INFO, __file__, 1, "up", None, None)
+    handler.filter(outside)
+    assert handler.format(record).endswith("INFO folio.http [req-9] GET /")
+    assert handler.format(outside).endswith("INFO folio.serve [-] up")
 
 
 def test_a_valid_request_id_is_echoed_and_anything_else_replaced():

@@ -72,7 +72,9 @@ class TurnObserver:
             "model": self.model,
             "error_code": str(code) if code is not None else type(error).__name__,
         }
-        _log(logging.INFO if cancelled else logging.WARNING, scope, outcome, duration_s, fields)
+        # INFO: the error goes on to the caller, who tells the person (an operator filters on
+        # ``outcome``); a warning here would say it twice in a terminal.
+        _log(logging.INFO, scope, outcome, duration_s, fields)
 
 
 def _log(

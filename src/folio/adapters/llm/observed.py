@@ -113,7 +113,7 @@ class ObservedChatProvider:
         self._telemetry.model_called(ModelCallReport(provider, model, outcome, duration_s, usage))
         duration_ms = round(duration_s * 1000, 2)
         log.log(
-            logging.INFO if outcome in (OK, CANCELLED) else logging.WARNING,
+            logging.INFO,  # a failure is raised on to the caller, who reports it
             "model call provider=%s model=%s operation=%s outcome=%s duration_ms=%.1f",
             provider,
             model,

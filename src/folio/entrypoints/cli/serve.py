@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -79,9 +80,8 @@ def serve_cmd(
             f"Refusing to bind {host}: without users anyone who can reach it could read every "
             "book and conversation. Bind 127.0.0.1, or create a user first (`folio users add NAME`)"
         )
-    click.echo(
-        f"folio API on http://{_url_host(host)}:{port} (docs: /docs); Ctrl-C stops it", err=True
-    )
+    say = _announcer(log_format, log_level)
+    say(f"folio API on http://{_url_host(host)}:{port} (docs: /docs); Ctrl-C stops it")
     # The app is built by the server (one per worker process) from the environment: hand it the
     # data directory this command resolved (``--home`` included), the address it binds as a name
     # it answers to, and the auth mode fixed now (with users at start, tokens for good).
@@ -92,10 +92,9 @@ def serve_cmd(
     if not no_users:
         os.environ["FOLIO_REQUIRE_TOKENS"] = "1"
     if host in WILDCARDS and not settings.allowed_hosts:
-        click.echo(
+        say(
             "Answering only to loopback names: set FOLIO_ALLOWED_HOSTS to the names clients use"
-            " (e.g. folio.example,192.168.1.5)",
-            err=True,
+            " (e.g. folio.example,192.168.1.5)"
         )
     # Every worker writes its metrics into this folder, and /metrics sums them (prometheus_client's
     # multiprocess mode); set before any worker imports prometheus_client, removed at the end.
@@ -115,6 +114,20 @@ def serve_cmd(
         )
     finally:
         shutil.rmtree(metrics_dir, ignore_errors=True)
+
+
+def _announcer(log_format: str, log_level: str) -> Callable[[str], None]:
+    """How the server says what it does before it serves: text on stderr for a person, or, with
+    JSON logs, a log line like every other (so that stderr holds nothing but JSON)."""
+    if log_format != "json":
+        return lambda message: click.echo(message, err=True)
+    import logging
+    import logging.config
+
+    from folio.adapters.observability.logs import logging_config
+
+    logging.config.dictConfig(logging_config("json", log_level))
+    return logging.getLogger("folio.serve").info
 
 
 def _url_host(host: str) -> str:

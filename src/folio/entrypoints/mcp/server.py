@@ -123,7 +123,8 @@ def call(
         services = ToolServices(
             container.searcher, scope.books, container.chunk_index, container.settings.search_k
         )
-        result = container.tools.execute(name, ToolContext(book=book), services, arguments)
+        context = ToolContext(book=book, user=scope.user_id)  # the user names its log line
+        result = container.tools.execute(name, context, services, arguments)
     except FolioError as e:
         return _error(e.message)
     envelope = result.envelope()

@@ -102,11 +102,15 @@ def test_a_scripted_conversation_shows_in_metrics_and_in_json_logs(
 ) -> None:
     home = tmp_path / "home"
     shutil.copytree(library, home)
-    env = {"FOLIO_GUARDRAIL": "none"}
+    scratch = tmp_path / "tmp"  # where folio serve keeps the workers' metrics files
+    scratch.mkdir()
+    env = {"FOLIO_GUARDRAIL": "none", "TMPDIR": str(scratch)}
     with (
         FolioServer(home, script=SCRIPT, env=env, workers=2, args=JSON_LOGS) as server,
         httpx.Client(base_url=server.url, timeout=60) as c,
     ):
+        (metrics_dir,) = scratch.glob("folio-metrics-*")
+        assert list(metrics_dir.glob("*.db"))  # prometheus_client's multiprocess mode
         book = c.get(f"{V1}/books").json()[0]["id"]
         conversation = c.post(f"{V1}/conversations", json={"book_id": book}).json()
         conversation_id = conversation["conversation_id"]
@@ -115,6 +119,8 @@ def test_a_scripted_conversation_shows_in_metrics_and_in_json_logs(
         detail = c.get(f"{V1}/conversations/{conversation_id}", params={"verbose": "true"})
         stored = detail.json()["messages"]
         metrics = scrape(c)  # no users: the local user's loopback server needs no token
+
+    assert not metrics_dir.exists()  # removed when the server stopped
 
     # the tool calls the stored turns hold, by tool and outcome
     made = Counter(

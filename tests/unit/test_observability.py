@@ -8,6 +8,7 @@ import io
 import json
 import logging
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -18,8 +19,10 @@ from folio.adapters.llm.scripted import ScriptedChatProvider, tool_call
 from folio.adapters.observability import context
 from folio.adapters.observability.logs import ContextFilter, json_formatter, text_formatter
 from folio.adapters.observability.metrics import PrometheusTelemetry
+from folio.agent.guardrail import Guardrail
 from folio.agent.tools import ToolContext, ToolRegistry, ToolServices, book_tools
-from folio.app.chat import ChatWithBook
+from folio.app.cancellation import TurnCancelled
+from folio.app.chat import ChatEvent, ChatWithBook
 from folio.bootstrap import Container
 from folio.config import load_settings
 from folio.domain.errors import LLMError, LLMErrorCode
@@ -27,6 +30,7 @@ from folio.domain.llm import PromptMessage, StreamEventKind, ToolInvocation
 from folio.domain.telemetry import TurnScope
 from folio.entrypoints.api.request_id import request_id_of
 from tests.unit.test_chat import ANSWER_1, World
+from tests.unit.test_guardrail import WithoutSimilarity
 
 QUESTION = "Who taught Victor, asks the reader about quokka-lanterns?"
 SEARCH = {"query": "Victor Frankenstein studies Ingolstadt"}
@@ -47,7 +51,11 @@ def value(telemetry: PrometheusTelemetry, name: str, **labels: str) -> float:
 
 
 def chat_on(
-    world: World, provider: ScriptedChatProvider, telemetry: PrometheusTelemetry, **settings: Any
+    world: World,
+    provider: ScriptedChatProvider,
+    telemetry: PrometheusTelemetry,
+    guardrail: Guardrail | None = None,
+    **settings: Any,
 ) -> ChatWithBook:
     container = Container(
         load_settings(env={}, guardrail="none", **settings),
@@ -56,6 +64,7 @@ def chat_on(
         library=world.story.library,
         searcher=world.story.searcher,
         clock=world.clock,
+        guardrail=guardrail,
         telemetry=telemetry,
     )
     return container.chat(user="reader-7")
@@ -100,6 +109,33 @@ def test_a_failed_turn_is_counted_as_failed_with_its_model_call_by_error_code(te
     labels = {"provider": "scripted", "model": "scripted-1", "outcome": "rate_limited"}
     assert value(telemetry, count, **labels) == 1
     assert value(telemetry, "folio_turns_in_flight") == 0
+
+
+def test_a_turn_the_guardrail_answers_is_counted_as_blocked(telemetry):
+    world = World()
+    lexical_only = WithoutSimilarity(world.story)
+    world.story = replace(world.story, searcher=lexical_only)
+    guardrail = Guardrail("retrieval", searcher=lexical_only)
+    chat = chat_on(world, ScriptedChatProvider([]), telemetry, guardrail)
+    assert chat.execute("c1", "How do I bake sourdough bread?").blocked
+
+    assert value(telemetry, "folio_turns_total", outcome="blocked") == 1
+    assert value(telemetry, "folio_turns_total", outcome="answered") == 0
+
+
+def test_a_turn_whose_caller_left_is_counted_as_cancelled(telemetry):
+    world = World()
+
+    def gone(event: ChatEvent) -> None:
+        raise TurnCancelled
+
+    chat = chat_on(world, ScriptedChatProvider([ANSWER_1]), telemetry)
+    with pytest.raises(TurnCancelled):
+        chat.execute("c1", QUESTION, on_event=gone)
+
+    assert value(telemetry, "folio_turns_total", outcome="cancelled") == 1
+    assert value(telemetry, "folio_turns_in_flight") == 0
+    assert world.turns() == []
 
 
 def test_a_turn_is_in_flight_while_it_runs_and_its_scope_names_the_conversation(telemetry):

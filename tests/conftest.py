@@ -1,7 +1,9 @@
-"""Shared fixtures. Tests that need ../shared/data skip (with a reason) when it is absent."""
+"""Shared fixtures. Tests that need ../shared/data (or ``FOLIO_SHARED_DATA``, for a checkout
+elsewhere, such as a git worktree) skip (with a reason) when it is absent."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,7 +12,7 @@ import pytest
 from tests.postgres_support import PgTestServer, start_server
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED_DATA = (ROOT / ".." / "shared" / "data").resolve()
+SHARED_DATA = Path(os.environ.get("FOLIO_SHARED_DATA") or ROOT / ".." / "shared" / "data").resolve()
 
 
 @pytest.fixture(scope="session")

@@ -23,12 +23,14 @@ if TYPE_CHECKING:
     from folio.adapters.storage.sqlite_db import Database
     from folio.agent.guardrail import Guardrail
     from folio.agent.tools import ToolRegistry
+    from folio.app.calibre_import import ImportCalibre
     from folio.app.chat import ChatWithBook
     from folio.app.conversations import Conversations
     from folio.app.imports import ImportBooks
     from folio.app.ingest import IngestBook
     from folio.app.library import Library
     from folio.app.search import SearchBook
+    from folio.app.sync import ProgressSync
     from folio.app.users import Users
     from folio.domain.ports import (
         BookRepository,
@@ -77,6 +79,8 @@ class Container:
         self.telemetry: Telemetry = telemetry or NoTelemetry()
         self._pools: list[Any] = []  # PostgreSQL pools built here besides ``database``
         self._provider = provider
+        # A library given here (an in-memory one) has no database for progress sync beside it.
+        self._syncs_books = library is None
         # A cached_property reads the instance's dict first: an override simply sits there.
         given = {
             "conversation_uow": uow,
@@ -96,6 +100,8 @@ class Container:
         "conversation_uow",
         "import_jobs",
         "_users_store",
+        "_sync_store",
+        "_identifier_store",
         "tools",
         "guardrail",
     )
@@ -123,6 +129,7 @@ class Container:
         for name in self._ADAPTERS:
             if name in self.__dict__:
                 twin.__dict__.setdefault(name, self.__dict__[name])
+        twin._syncs_books = self._syncs_books
         return twin
 
     def close(self) -> None:
@@ -245,10 +252,12 @@ class Container:
 
     def _ingest_on(self, books: BookRepository, book_id: str | None = None) -> IngestBook:
         """The ingest use case storing into ``books``; ``book_id``: the id the new book gets."""
+        import functools
         import uuid
 
         from folio.adapters.parsers import bounded_parser
         from folio.app.ingest import IngestBook
+        from folio.domain.users import LOCAL_USER_ID
 
         # Keep passages inside the embedding model's window when the embedder can count tokens.
         count_tokens = getattr(self.embedder, "count_tokens", None)
@@ -261,6 +270,11 @@ class Container:
             count_tokens=count_tokens,
             max_tokens=max_tokens,
             new_id=(lambda: book_id) if book_id else (lambda: uuid.uuid4().hex),
+            on_stored=functools.partial(
+                self.progress_sync.book_added, getattr(books, "user_id", LOCAL_USER_ID)
+            )
+            if self._syncs_books
+            else None,
         )
 
     @cached_property
@@ -348,6 +362,52 @@ class Container:
         from folio.app.users import Users
 
         return Users(self._users_store)
+
+    @cached_property
+    def _sync_store(self) -> Any:
+        if (pg := self._pg) is not None:
+            from folio.adapters.storage.sql_sync import postgres_sync_store
+
+            return postgres_sync_store(pg)
+        from folio.adapters.storage.sql_sync import sqlite_sync_store
+
+        return sqlite_sync_store(self._sqlite)
+
+    @cached_property
+    def progress_sync(self) -> ProgressSync:
+        """KOReader progress sync (logins, pushes, pulls) over the whole library: every push is
+        applied only to its user's own books."""
+        from folio.adapters.parsers.koreader_ids import identify
+        from folio.app.sync import ProgressSync
+
+        return ProgressSync(
+            self._sync_store,
+            self._users_store,
+            self.books,
+            self.ownership,
+            identify,
+            moves_back=self.settings.sync_moves_back,
+            clock=self.clock,
+        )
+
+    @cached_property
+    def _identifier_store(self) -> Any:
+        from folio.adapters.storage.sql_sync import (
+            SqlIdentifierStore,
+            postgres_runner,
+            sqlite_runner,
+        )
+
+        pg = self._pg
+        return SqlIdentifierStore(postgres_runner(pg) if pg else sqlite_runner(self._sqlite))
+
+    @cached_property
+    def calibre_import(self) -> ImportCalibre:
+        """Importing a Calibre library into the (local) library."""
+        from folio.adapters.calibre_library import read_calibre_library
+        from folio.app.calibre_import import ImportCalibre
+
+        return ImportCalibre(read_calibre_library, self.ingest, self.books, self._identifier_store)
 
     def for_user(self, user_id: str | None) -> UserScope:
         """The use cases as ``user_id`` sees them (only their books and conversations; another

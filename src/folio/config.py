@@ -76,6 +76,7 @@ _ENV = {
     "FOLIO_REQUIRE_TOKENS": "require_tokens",
     "FOLIO_METRICS_TOKEN": "metrics_token",
     "FOLIO_LOG_MESSAGE_TEXT": "log_message_text",
+    "FOLIO_SYNC_MOVES_BACK": "sync_moves_back",
 }
 _SECRETS = {"anthropic_api_key", "openai_api_key", "metrics_token"}
 
@@ -173,6 +174,9 @@ class Settings(BaseSettings):
     # a debugging aid that puts the reader's questions and the answers into the turns' log lines.
     metrics_token: str | None = Field(default=None, min_length=16, max_length=200)
     log_message_text: bool = False
+    # Progress sync (KOReader): may a device's push move the position back? True: the latest
+    # push wins; False: a push behind the position is kept but does not move it.
+    sync_moves_back: bool = True
     config_file: Path | None = None
     # Where each value came from (``load_settings`` fills it): see ``source_of``.
     _sources: dict[str, str] = PrivateAttr(default_factory=dict)

@@ -79,6 +79,8 @@ def test_show_json_gives_the_28_chapters_and_the_reading_position(lib: RunFolio,
         "kind": "none", "value": None, "char_offset": None, "description": "the whole book",
         "chapter": None, "page": None, "page_count": shown["page_count"], "percent": None,
         "include_matter": False,
+        "source": None,
+        "set_at": None,
     }  # fmt: skip
 
 

@@ -137,6 +137,8 @@ class IngestBook:
         count_tokens: optional token counter of the embedding model, so that no chunk exceeds
             ``max_tokens`` (see ``chunk_book``).
         batch_size: chunks embedded per call (progress is reported per batch).
+        on_stored: called with the new book and its file once it is stored (progress sync
+            records how e-readers name the file there).
     """
 
     def __init__(
@@ -151,6 +153,7 @@ class IngestBook:
         max_tokens: int = 256,
         batch_size: int = EMBED_BATCH,
         max_bytes: int = MAX_BOOK_BYTES,
+        on_stored: Callable[[Book, Path], None] | None = None,
     ) -> None:
         self._parse = parse
         self._embedder = embedder
@@ -161,6 +164,7 @@ class IngestBook:
         self._max_tokens = max_tokens
         self._batch_size = batch_size
         self._max_bytes = max_bytes
+        self._on_stored = on_stored
 
     def execute(
         self,
@@ -204,6 +208,8 @@ class IngestBook:
         with _timed(timings, "store"):
             report.stage("store", 1)
             self._books.add(book, parsed.text, chunks)
+            if self._on_stored is not None:
+                self._on_stored(book, path)
             report.advance(1)
         with _timed(timings, "embed"):
             self._embed(book.id, chunks, report)

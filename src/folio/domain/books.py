@@ -11,7 +11,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
@@ -25,6 +25,7 @@ from folio.domain.chapter_labels import (
     parse_reference,
 )
 from folio.domain.errors import BookError, BookErrorCode
+from folio.domain.sync import time_ago
 
 MAX_CHAPTER_REF_CHARS = 200
 
@@ -105,6 +106,10 @@ class ReadingPosition:
     kind: PositionKind = PositionKind.NONE
     value: float | None = None
     include_matter: bool = False
+    # Where a synced position came from ("KOReader on Kobo") and when the device sent it;
+    # ``None`` for a position the reader set in folio.
+    source: str | None = None
+    set_at: datetime | None = None
 
     def with_matter(self, include: bool) -> ReadingPosition:
         return replace(self, include_matter=include)
@@ -187,10 +192,24 @@ class Book:
             return None
         return min(100.0, 100 * limit / self.char_count)
 
-    def describe_position(self) -> str:
+    def describe_position(self, *, now: datetime | None = None) -> str:
         """How far the reader is, as a reader says it: "through Chapter 5 (p. 45 of 205, 23%)",
         "through p. 45 of 205 (Chapter 5, 23%)", "through 23% (Chapter 5, p. 45 of 205)", or "the
-        whole book". Chapters are named by their own titles, never by an index."""
+        whole book". Chapters are named by their own titles, never by an index. A synced position
+        says where it came from and when: ", from KOReader on Kobo, 2 h ago" (with ``now``), else
+        with the time it was sent ("on 2026-11-24 07:12 UTC")."""
+        described = self._describe_limit()
+        pos = self.position
+        if pos.source is None or pos.set_at is None:
+            return described
+        when = (
+            time_ago(pos.set_at, now)
+            if now is not None
+            else f"on {pos.set_at.astimezone(UTC):%Y-%m-%d %H:%M} UTC"
+        )
+        return f"{described}, from {pos.source}, {when}"
+
+    def _describe_limit(self) -> str:
         pos = self.position
         limit = pos.char_offset
         if limit is None:

@@ -7,7 +7,7 @@ same contract tests as the real adapters.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -28,6 +28,7 @@ from folio.domain.llm import (
     ToolInvocation,
 )
 from folio.domain.search import RankedChunk
+from folio.domain.sync import DocumentIds, Fragment, PushedProgress
 from folio.domain.users import ResourceKind, User
 
 Vectors = npt.NDArray[np.float32]  # shape (n, dimensions), rows L2-normalised
@@ -355,3 +356,55 @@ class ImportJobRepository(Protocol):
     def fail_unfinished(self, message: str) -> int:
         """Mark every queued or running job failed (``INTERRUPTED``); returns how many."""
         ...
+
+
+# --- reading progress synced from e-readers ------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class SyncAccount:
+    """A user's sync login: the name a device sends and the scrypt hash of the key it sends."""
+
+    user_id: str
+    username: str
+    key_hash: str
+
+
+class SyncRepository(Protocol):
+    """Sync logins, the document ids of each book's file, and the last push per document."""
+
+    def save_account(self, account: SyncAccount) -> None:
+        """Insert or replace the user's login; ``UserError(DUPLICATE)`` when another user has
+        the name."""
+        ...
+
+    def account(self, username: str) -> SyncAccount | None: ...
+
+    def save_documents(
+        self, book_id: str, ids: DocumentIds, fragments: Sequence[Fragment]
+    ) -> None: ...
+
+    def books_for_document(self, document: str) -> list[str]:
+        """The ids of the books whose file KOReader names ``document`` (either mode)."""
+        ...
+
+    def documents_of(self, book_id: str) -> DocumentIds | None: ...
+
+    def fragments_of(self, book_id: str) -> list[Fragment]: ...
+
+    def save_progress(self, user_id: str, progress: PushedProgress) -> None:
+        """Insert or replace the user's last push for ``progress.document``."""
+        ...
+
+    def progress(self, user_id: str, document: str) -> PushedProgress | None: ...
+
+
+class BookIdentifierRepository(Protocol):
+    """A book's identifiers from its source (``isbn``, ``goodreads``..., ``calibre``: the uuid of
+    the Calibre book it was imported from); deleted with the book."""
+
+    def set_identifiers(self, book_id: str, identifiers: Mapping[str, str]) -> None:
+        """Add or replace these identifiers of the book (others stay)."""
+        ...
+
+    def identifiers_of(self, book_id: str) -> dict[str, str]: ...
+
+    def books_with(self, scheme: str, value: str) -> list[str]: ...

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from folio.domain.books import Book, SearchHit
@@ -59,8 +60,9 @@ def book_detail(book: Book, *, reveal_unread: bool = False) -> dict[str, Any]:
 
 def position_dict(book: Book) -> dict[str, Any]:
     """The position as stored (``kind``, ``value``, ``char_offset``) and as a reader says it:
-    ``description`` ("through Chapter 5 (p. 45 of 205, 23%)"), the last ``chapter`` read by its
-    title, the last ``page`` read by its label."""
+    ``description`` ("through Chapter 5 (p. 45 of 205, 23%)"; a synced position adds ", from
+    KOReader on Kobo, 2 h ago"), the last ``chapter`` read by its title, the last ``page`` read
+    by its label, and for a synced position its ``source`` and ``set_at``."""
     pos = book.position
     percent = book.percent_read()
     chapter = book.position_chapter
@@ -69,12 +71,14 @@ def position_dict(book: Book) -> dict[str, Any]:
         "kind": pos.kind.value,
         "value": pos.value,
         "char_offset": pos.char_offset,
-        "description": book.describe_position(),
+        "description": book.describe_position(now=datetime.now(UTC)),
         "chapter": chapter.title if chapter else None,
         "page": last_page,
         "page_count": book.page_count,
         "percent": None if percent is None else round(percent, 1),
         "include_matter": pos.include_matter,
+        "source": pos.source,
+        "set_at": pos.set_at.isoformat() if pos.set_at else None,
     }
 
 

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from folio.adapters.storage.row_values import json_value, moment
+from folio.adapters.storage.row_values import encode_datetime, json_value, moment
 from folio.domain.books import (
     Book,
     BookFormat,
@@ -49,10 +49,17 @@ def book_row(book: Book) -> dict[str, Any]:
         "position_kind": book.position.kind.value,
         "position_value": book.position.value,
         "position_include_matter": int(book.position.include_matter),
+        "position_source": book.position.source,
+        "position_set_at": position_time(book.position),
         "created_at": created.isoformat(),
         "series": book.series,
         "series_index": book.series_index,
     }
+
+
+def position_time(position: ReadingPosition) -> str | None:
+    """When a synced position was sent, as stored (ISO text; PostgreSQL casts it)."""
+    return None if position.set_at is None else encode_datetime(position.set_at)
 
 
 def book_from_row(row: Mapping[str, Any]) -> Book:
@@ -72,6 +79,8 @@ def book_from_row(row: Mapping[str, Any]) -> Book:
             PositionKind(row["position_kind"]),
             row["position_value"],
             bool(row["position_include_matter"]),
+            row["position_source"],
+            None if row["position_set_at"] is None else moment(row["position_set_at"]),
         ),
         created_at=moment(row["created_at"]),
         series=row["series"],

@@ -37,9 +37,11 @@ _TABLES: tuple[tuple[str, str], ...] = (
         "books",
         "id, title, author, format, source_name, content_hash, page_count, char_count, chapters,"
         " pages, position_char_offset, position_kind, position_value, position_include_matter,"
-        " created_at, series, series_index",
+        " created_at, series, series_index, position_source, position_set_at",
     ),
     ("book_texts", "book_id, text"),
+    ("book_documents", "book_id, partial_md5, filename_md5, fragments"),
+    ("book_identifiers", "book_id, scheme, value"),
     (
         "chunks",
         "id, book_id, ordinal, text, char_start, char_end, page_start, page_end, chapter,"
@@ -48,6 +50,8 @@ _TABLES: tuple[tuple[str, str], ...] = (
     ("chapter_recaps", "book_id, chapter_index, text, model, created_at"),
     ("users", "id, name, token_hash, created_at"),
     ("owners", "kind, resource_id, user_id"),
+    ("sync_accounts", "user_id, username, key_hash, created_at"),
+    ("sync_progress", "user_id, document, progress, percentage, device, device_id, pushed_at"),
     (
         "import_jobs",
         "id, user_id, book_id, filename, status, stage, done, total, error_code, error_message,"

@@ -36,6 +36,7 @@ from folio.adapters.storage.book_codec import (
     book_row,
     chunk_from_row,
     chunk_row,
+    position_time,
 )
 from folio.adapters.storage.postgres_db import PgDatabase
 from folio.domain.books import (
@@ -51,7 +52,7 @@ NO_LIMIT = 2**62  # an offset past any book: SQL needs a number where the domain
 _BOOK_COLUMNS = (
     "id, title, author, format, source_name, content_hash, page_count, char_count, chapters,"
     " pages, position_char_offset, position_kind, position_value, position_include_matter,"
-    " created_at, series, series_index"
+    " created_at, series, series_index, position_source, position_set_at"
 )
 
 
@@ -158,12 +159,15 @@ class PostgresLibrary:
         with self._db.connection() as conn:
             updated = conn.execute(
                 "UPDATE books SET position_char_offset = %s, position_kind = %s,"
-                " position_value = %s, position_include_matter = %s WHERE id = %s",
+                " position_value = %s, position_include_matter = %s,"
+                " position_source = %s, position_set_at = %s WHERE id = %s",
                 (
                     position.char_offset,
                     position.kind.value,
                     position.value,
                     int(position.include_matter),
+                    position.source,
+                    position_time(position),
                     book_id,
                 ),
             ).rowcount
@@ -334,7 +338,7 @@ INSERT INTO books ({_BOOK_COLUMNS})
 VALUES (%(id)s, %(title)s, %(author)s, %(format)s, %(source_name)s, %(content_hash)s,
     %(page_count)s, %(char_count)s, %(chapters)s, %(pages)s, %(position_char_offset)s,
     %(position_kind)s, %(position_value)s, %(position_include_matter)s, %(created_at)s,
-    %(series)s, %(series_index)s)
+    %(series)s, %(series_index)s, %(position_source)s, %(position_set_at)s)
 """
 
 _INSERT_CHUNK = """

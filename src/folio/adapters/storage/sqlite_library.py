@@ -31,6 +31,7 @@ from folio.adapters.storage.book_codec import (
     book_row,
     chunk_from_row,
     chunk_row,
+    position_time,
 )
 from folio.adapters.storage.sqlite_db import Database, transaction
 from folio.domain.books import (
@@ -184,12 +185,15 @@ class SqliteLibrary:
         with transaction(self.conn) as conn:
             updated = conn.execute(
                 "UPDATE books SET position_char_offset = ?, position_kind = ?, position_value = ?,"
-                " position_include_matter = ? WHERE id = ?",
+                " position_include_matter = ?,"
+                " position_source = ?, position_set_at = ? WHERE id = ?",
                 (
                     position.char_offset,
                     position.kind.value,
                     position.value,
                     int(position.include_matter),
+                    position.source,
+                    position_time(position),
                     book_id,
                 ),
             ).rowcount

@@ -40,6 +40,7 @@ ROUTERS: tuple[str, ...] = (
     "folio.entrypoints.api.routes.chat",
     "folio.entrypoints.api.routes.openai_compat",
     "folio.entrypoints.api.routes.metrics",
+    "folio.entrypoints.api.routes.kosync",
 )
 
 MCP_PATH = "/mcp"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -295,7 +296,7 @@ def _print_book(found: Any, data: dict[str, Any]) -> None:
     )
     console.print(
         f"{found.page_count} pages, {sum(c.is_story for c in found.chapters)} chapters; "
-        f"read: {escape(found.describe_position())}"
+        f"read: {escape(found.describe_position(now=datetime.now(UTC)))}"
     )
     if found.chapters:
         table = Table("#", "chapter", "page")
@@ -390,7 +391,8 @@ def position_cmd(
     if as_json:
         click.echo(json.dumps(book_summary(found)["reading_position"], indent=2))
     else:
-        console.print(f"{escape(found.title)}: read {escape(found.describe_position())}")
+        where = found.describe_position(now=datetime.now(UTC))
+        console.print(f"{escape(found.title)}: read {escape(where)}")
 
 
 @click.command("edit")

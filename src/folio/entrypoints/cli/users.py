@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 import click
@@ -19,6 +20,7 @@ def users_group() -> None:
     folio users list
     folio users rotate alice     # a new token; the old one stops working
     folio users rm alice
+    folio users sync-password alice   # KOReader's progress sync login (asks the password)
     """
 
 
@@ -72,3 +74,20 @@ def rm_cmd(lazy: Any, name: str) -> None:
 def rotate_cmd(lazy: Any, name: str) -> None:
     """Give NAME a new token (printed once); the old one stops working at once."""
     click.echo(lazy.get().users.rotate(name))
+
+
+@users_group.command("sync-password")
+@click.argument("login")
+@click.pass_obj
+@handle_errors
+def sync_password_cmd(lazy: Any, login: str) -> None:
+    """Set the progress sync password of folio user LOGIN, for KOReader and Readest (Settings >
+    Progress sync > Custom sync server: this server's URL; then Login with LOGIN and this
+    password). While no user exists, LOGIN becomes the local user's sync login. The password is
+    asked for (read from stdin when piped) and stored only as a scrypt hash."""
+    interactive = sys.stdin.isatty()
+    password = click.prompt(
+        "Sync password", hide_input=True, confirmation_prompt=interactive, err=True
+    )
+    whose = lazy.get().progress_sync.set_login(login, password)
+    click.echo(f"Sync login {login.strip()} set for {whose}.", err=True)

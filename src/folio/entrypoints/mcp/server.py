@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextvars
 import json
 from collections.abc import Callable, Mapping, MutableMapping
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -140,7 +141,7 @@ def _book_dict(book: Any) -> dict[str, Any]:
         "title": book.title,
         "author": book.author,
         "format": str(book.format),
-        "position": book.describe_position(),
+        "position": book.describe_position(now=datetime.now(UTC)),
     }
 
 

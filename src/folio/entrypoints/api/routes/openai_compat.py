@@ -31,6 +31,7 @@ import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from fastapi import APIRouter
@@ -109,7 +110,7 @@ def _model(book: Book) -> dict[str, Any]:
         "owned_by": "folio",
         "title": book.title,
         "author": book.author,
-        "position": book.describe_position(),
+        "position": book.describe_position(now=datetime.now(UTC)),
     }
 
 

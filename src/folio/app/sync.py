@@ -1,0 +1,259 @@
+"""Reading progress from e-readers (KOReader's progress sync, "kosync"): logins, pushes, pulls.
+
+A user sets a sync password (``set_login``); KOReader sends the MD5 of it as its key, which folio
+stores only as a scrypt hash. A push is validated, kept as the user's last push for the document,
+and applied to each of the user's books whose file KOReader names that way: the xpointer or PDF
+page becomes folio's position, with the device and time it came from. A push for a document no
+book matches yet waits and is applied when the book is added (``book_added``).
+
+Invariants: a push never reaches another user's book; with ``moves_back`` off, a push behind the
+position is kept (and served back to devices) but does not move it.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import hmac
+import math
+import secrets
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypeGuard
+
+from folio.domain.books import Book, BookFormat, PositionKind, ReadingPosition
+from folio.domain.errors import BookError
+from folio.domain.ports import (
+    BookRepository,
+    OwnershipRepository,
+    SyncAccount,
+    SyncRepository,
+    UserRepository,
+)
+from folio.domain.sync import (
+    MAX_DEVICE_CHARS,
+    MAX_DOCUMENT_CHARS,
+    MAX_KEY_CHARS,
+    MAX_PROGRESS_CHARS,
+    DocumentIds,
+    Fragment,
+    PushedProgress,
+    SyncError,
+    SyncErrorCode,
+    device_label,
+    nonblank_before,
+    offset_after_nonblank,
+    parse_xpointer,
+    pdf_page,
+)
+from folio.domain.users import LOCAL_USER_ID, ResourceKind, validate_user_name
+
+Identify = Callable[[Path, BookFormat], tuple[DocumentIds, list[Fragment]]]
+MIN_PASSWORD_CHARS = 8
+MAX_PASSWORD_CHARS = 1024
+_SCRYPT = {"n": 2**14, "r": 8, "p": 1}
+
+
+def device_key(password: str) -> str:
+    """What KOReader sends for a password (``md5(password)`` in kosync.koplugin/main.lua)."""
+    return hashlib.md5(password.encode("utf-8"), usedforsecurity=False).hexdigest()
+
+
+def hash_key(key: str) -> str:
+    salt = secrets.token_bytes(16)
+    digest = hashlib.scrypt(key.encode("utf-8"), salt=salt, **_SCRYPT)
+    return f"scrypt${_SCRYPT['n']}${salt.hex()}${digest.hex()}"
+
+
+@functools.lru_cache(maxsize=256)
+def verify_key(key_hash: str, key: str) -> bool:
+    """Does ``key`` match ``key_hash``? Cached: a device authenticates on every push."""
+    try:
+        _, n, salt, digest = key_hash.split("$")
+        found = hashlib.scrypt(
+            key.encode("utf-8"), salt=bytes.fromhex(salt), n=int(n), r=8, p=1
+        ).hex()
+    except ValueError:
+        return False
+    return hmac.compare_digest(found, digest)
+
+
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class ProgressSync:
+    def __init__(
+        self,
+        store: SyncRepository,
+        users: UserRepository,
+        books: BookRepository,
+        owners: OwnershipRepository,
+        identify: Identify,
+        *,
+        moves_back: bool = True,
+        clock: Callable[[], datetime] = _utcnow,
+    ) -> None:
+        self._store = store
+        self._users = users
+        self._books = books
+        self._owners = owners
+        self._identify = identify
+        self._moves_back = moves_back
+        self._clock = clock
+
+    # --- logins -------------------------------------------------------------------------------
+    def set_login(self, login: str, password: str) -> str:
+        """Give the folio user named ``login`` (or, while no user exists, the local user) the
+        sync password ``password``; returns whose login it is."""
+        name = validate_user_name(login)
+        if not MIN_PASSWORD_CHARS <= len(password) <= MAX_PASSWORD_CHARS:
+            raise SyncError(
+                f"A sync password has {MIN_PASSWORD_CHARS}-{MAX_PASSWORD_CHARS} characters",
+                code=SyncErrorCode.INVALID_INPUT,
+            )
+        user_id = LOCAL_USER_ID if self._users.count() == 0 else self._users.get_by_name(name).id
+        self._store.save_account(SyncAccount(user_id, name, hash_key(device_key(password))))
+        return "the local user" if user_id == LOCAL_USER_ID else name
+
+    def authenticate(self, username: str | None, key: str | None) -> str:
+        """The id of the user whose login and key these are. Raises ``SyncError(UNAUTHORIZED)``."""
+        unauthorized = SyncError("Unauthorized", code=SyncErrorCode.UNAUTHORIZED)
+        if not username or not key or len(username) > 64 or len(key) > MAX_KEY_CHARS:
+            raise unauthorized
+        account = self._store.account(username)
+        if account is None or not verify_key(account.key_hash, key):
+            raise unauthorized
+        if account.user_id != LOCAL_USER_ID and account.user_id not in {
+            u.id for u in self._users.list()
+        }:
+            raise unauthorized  # the folio user was removed
+        return account.user_id
+
+    def register(self, body: Any) -> str:
+        """KOReader's "Register": folio users are made with ``folio users``, so this succeeds
+        only for an existing login with its own password (then KOReader keeps it)."""
+        if not isinstance(body, Mapping):
+            raise SyncError("Invalid request", code=SyncErrorCode.INVALID_INPUT)
+        username, key = body.get("username"), body.get("password")
+        if not _text(username, 64) or not _text(key, MAX_KEY_CHARS):
+            raise SyncError("Invalid request", code=SyncErrorCode.INVALID_INPUT)
+        account = self._store.account(username)
+        if account is None:
+            raise SyncError(
+                "User registration is disabled: set a sync password with"
+                f" `folio users sync-password {username}` on the folio server",
+                code=SyncErrorCode.REGISTRATION_DISABLED,
+            )
+        if not verify_key(account.key_hash, key):
+            raise SyncError("Username is already registered.", code=SyncErrorCode.USER_EXISTS)
+        return str(username)
+
+    # --- progress ----------------------------------------------------------------------------
+    def push(self, user_id: str, body: Any) -> PushedProgress:
+        """Keep a device's push and move the user's matching books to it."""
+        pushed = self._validated(body)
+        self._store.save_progress(user_id, pushed)
+        for book_id in self._store.books_for_document(pushed.document):
+            if self._owners.owner_of(ResourceKind.BOOK, book_id) == user_id:
+                self._apply(book_id, pushed)
+        return pushed
+
+    def pull(self, user_id: str, document: str) -> PushedProgress | None:
+        if not _text(document, MAX_DOCUMENT_CHARS) or ":" in document:
+            raise SyncError("Field 'document' not provided.", code=SyncErrorCode.DOCUMENT_MISSING)
+        return self._store.progress(user_id, document)
+
+    def book_added(self, user_id: str, book: Book, path: Path) -> None:
+        """Record how KOReader names the new book's file, and apply a push that waited for it."""
+        try:
+            ids, fragments = self._identify(path, book.format)
+        except OSError:
+            return  # the file went away after its import: it syncs by nothing, harmlessly
+        self._store.save_documents(book.id, ids, fragments)
+        waiting = [self._store.progress(user_id, d) for d in (ids.partial_md5, ids.filename_md5)]
+        latest = max((p for p in waiting if p is not None), key=lambda p: p.pushed_at, default=None)
+        if latest is not None:
+            self._apply(book.id, latest)
+
+    def _apply(self, book_id: str, pushed: PushedProgress) -> None:
+        try:
+            book = self._books.get(book_id)
+        except BookError:
+            return  # removed meanwhile
+        position = synced_position(book, pushed, self._store.fragments_of(book_id), self._books)
+        if position is None:
+            return
+        current, new = book.position.char_offset, position.char_offset
+        if not self._moves_back and current is not None and new is not None and new < current:
+            return
+        self._books.set_position(book_id, position)
+
+    def _validated(self, body: Any) -> PushedProgress:
+        if not isinstance(body, Mapping):
+            raise SyncError("Invalid request", code=SyncErrorCode.INVALID_INPUT)
+        document = body.get("document")
+        if not _text(document, MAX_DOCUMENT_CHARS) or ":" in document:
+            raise SyncError("Field 'document' not provided.", code=SyncErrorCode.DOCUMENT_MISSING)
+        percentage = _fraction(body.get("percentage"))
+        progress, device = body.get("progress"), body.get("device")
+        device_id = body.get("device_id") or ""
+        if (
+            percentage is None
+            or not _text(progress, MAX_PROGRESS_CHARS)
+            or not _text(device, MAX_DEVICE_CHARS)
+            or not (device_id == "" or _text(device_id, MAX_DEVICE_CHARS))
+        ):
+            raise SyncError("Invalid request", code=SyncErrorCode.INVALID_INPUT)
+        return PushedProgress(document, progress, percentage, device, device_id, self._clock())
+
+
+def synced_position(
+    book: Book, pushed: PushedProgress, fragments: list[Fragment], books: BookRepository
+) -> ReadingPosition | None:
+    """Where ``pushed`` puts the reader in ``book``: the PDF page, else the xpointer's place in
+    the EPUB's spine document, else the percentage."""
+    base = replace(
+        ReadingPosition(),
+        include_matter=book.position.include_matter,
+        source=device_label(pushed.device),
+        set_at=pushed.pushed_at,
+    )
+    page = pdf_page(pushed.progress) if book.format is BookFormat.PDF else None
+    if page is not None and 1 <= page <= len(book.pages):
+        end = book.pages[page - 1].char_end
+        return replace(base, char_offset=end, kind=PositionKind.PAGE, value=float(page))
+    offset = _xpointer_offset(book, pushed.progress, fragments, books)
+    if offset is None:
+        offset = round(book.char_count * pushed.percentage)
+    percent = round(100 * offset / book.char_count, 2) if book.char_count else 0.0
+    return replace(base, char_offset=offset, kind=PositionKind.PERCENT, value=percent)
+
+
+def _xpointer_offset(
+    book: Book, progress: str, fragments: list[Fragment], books: BookRepository
+) -> int | None:
+    pointer = parse_xpointer(progress) if book.format is BookFormat.EPUB else None
+    fragment = next((f for f in fragments if pointer and f.index == pointer.fragment), None)
+    if pointer is None or fragment is None:
+        return None
+    text = books.get_text(book.id, fragment.char_start, fragment.char_end)
+    return fragment.char_start + offset_after_nonblank(text, nonblank_before(fragment, pointer))
+
+
+def _text(value: Any, bound: int) -> TypeGuard[str]:
+    return isinstance(value, str) and len(value.strip()) > 0 and len(value) <= bound
+
+
+def _fraction(value: Any) -> float | None:
+    """KOReader's percentage (0-1; a number, or a numeric string as its reference server
+    accepts), else ``None``."""
+    if isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) and 0 <= number <= 1 else None

@@ -1,0 +1,150 @@
+"""Reading progress synced from e-readers (KOReader's "kosync" protocol) as folio values.
+
+A device pushes ``progress`` (an EPUB xpointer such as ``/body/DocFragment[12]/body/div/p[3]/
+text().45``, or a PDF page number) and ``percentage`` (0-1) for a ``document`` id: KOReader's
+partial MD5 of the file, or the MD5 of its file name. folio keeps the last push per user and
+document (also for a document it does not hold yet) and maps it onto a book's own text.
+
+Invariant: a mapped offset lies in the paragraph the device names (its text node, else its
+element, else the nearest ancestor folio knows); when the pointer cannot be resolved the percentage
+decides, and when neither is usable nothing moves.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import ClassVar
+
+from folio.domain.errors import FolioError
+
+MAX_DOCUMENT_CHARS = 64
+MAX_PROGRESS_CHARS = 2048
+MAX_DEVICE_CHARS = 100
+MAX_KEY_CHARS = 128
+SOURCE_KOREADER = "KOReader"
+
+_XPOINTER = re.compile(
+    r"^/body/DocFragment(?:\[(?P<fragment>\d{1,6})\])?"
+    r"(?P<path>(?:/[A-Za-z][\w.:-]{0,63}(?:\[\d{1,6}\])?){0,200}?)"
+    r"(?P<text>/text\(\)(?:\[\d{1,6}\])?)?(?:\.(?P<offset>\d{1,9}))?$"
+)
+
+
+class SyncErrorCode(StrEnum):
+    UNAUTHORIZED = "UNAUTHORIZED"
+    INVALID_INPUT = "INVALID_INPUT"
+    DOCUMENT_MISSING = "DOCUMENT_MISSING"
+    USER_EXISTS = "USER_EXISTS"
+    REGISTRATION_DISABLED = "REGISTRATION_DISABLED"
+
+
+class SyncError(FolioError):
+    """A sync request folio refuses: bad credentials, a malformed push, a registration."""
+
+    codes: ClassVar[type[StrEnum]] = SyncErrorCode
+    code: SyncErrorCode = SyncErrorCode.INVALID_INPUT
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentIds:
+    """How KOReader names one file: the partial MD5 of its bytes (its default "binary" mode) and
+    the MD5 of its file name (its "filename" mode)."""
+
+    partial_md5: str
+    filename_md5: str
+
+
+@dataclass(frozen=True, slots=True)
+class Fragment:
+    """One of an EPUB's spine documents as KOReader numbers them (``DocFragment[index]``):
+    where its text lies in folio's text, and where each element's text starts, as the count
+    of non-blank characters of the document before it (``anchors``, keyed by KOReader's path of
+    the element or text node: ``/body/div/p[3]``, ``/body/div/p[3]/text()[2]``). ``density``:
+    the share of the document's characters that are not blank (a text offset becomes a count)."""
+
+    index: int
+    char_start: int
+    char_end: int
+    anchors: dict[str, int]
+    density: float = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class XPointer:
+    fragment: int
+    path: str  # "/body/div/p[3]" or, with the text node, "/body/div/p[3]/text()[2]"
+    text_offset: int
+
+
+@dataclass(frozen=True, slots=True)
+class PushedProgress:
+    """The last position one device pushed for a document."""
+
+    document: str
+    progress: str
+    percentage: float
+    device: str
+    device_id: str
+    pushed_at: datetime
+
+
+def parse_xpointer(progress: str) -> XPointer | None:
+    """KOReader's xpointer as its parts; ``None`` when ``progress`` is not one."""
+    match = _XPOINTER.match(progress.strip())
+    if match is None:
+        return None
+    path = (match["path"] or "/body") + (match["text"] or "")
+    return XPointer(int(match["fragment"] or 1), path, int(match["offset"] or 0))
+
+
+def pdf_page(progress: str) -> int | None:
+    """The page number KOReader pushes for a paged document (a PDF), or ``None``."""
+    text = progress.strip()
+    return int(text) if text.isdigit() and 0 < int(text) < 1_000_000 else None
+
+
+def nonblank_before(fragment: Fragment, pointer: XPointer) -> int:
+    """How many non-blank characters of the fragment lie before the pointer: its text node's or
+    element's anchor (else its nearest ancestor's: a reader may wrap elements folio does not see)
+    plus the offset inside the text node."""
+    current = pointer.path
+    while current:
+        if current in fragment.anchors:
+            inside = int(pointer.text_offset * fragment.density) if current == pointer.path else 0
+            return fragment.anchors[current] + inside
+        current = current.rsplit("/", 1)[0]
+    return 0
+
+
+def offset_after_nonblank(text: str, count: int) -> int:
+    """The offset in ``text`` just after its ``count``-th non-blank character (its length when it
+    has fewer)."""
+    if count <= 0:
+        return 0
+    seen = 0
+    for i, char in enumerate(text):
+        if not char.isspace():
+            seen += 1
+            if seen == count:
+                return i + 1
+    return len(text)
+
+
+def device_label(device: str) -> str:
+    return f"{SOURCE_KOREADER} on {device}" if device else SOURCE_KOREADER
+
+
+def time_ago(then: datetime, now: datetime) -> str:
+    """``just now``, ``5 min ago``, ``2 h ago``, ``3 days ago``."""
+    seconds = max(0, int((now - then).total_seconds()))
+    if seconds < 60:
+        return "just now"
+    if seconds < 3600:
+        return f"{seconds // 60} min ago"
+    if seconds < 86400:
+        return f"{seconds // 3600} h ago"
+    days = seconds // 86400
+    return f"{days} day{'s' if days != 1 else ''} ago"

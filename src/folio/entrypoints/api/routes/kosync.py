@@ -1,0 +1,143 @@
+"""KOReader's progress sync protocol ("kosync"), so that KOReader and Readest keep folio's reading
+position: Settings > Progress sync > Custom sync server > ``http://HOST:8000``.
+
+The routes, bodies, statuses and error codes are those of KOReader's own server
+(koreader/koreader-sync-server: app/controllers/1/syncs_controller.lua, config/errors.lua and
+its framework's 103/104 for a body that is not a JSON object), which the plugin
+(plugins/kosync.koplugin, api.json) is written against. A device authenticates with the headers
+``x-auth-user`` (the sync login) and ``x-auth-key`` (the MD5 of the password), not with folio's
+bearer tokens; errors use the protocol's ``{"code", "message"}`` body, not folio's.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
+
+from folio.domain.sync import PushedProgress, SyncError, SyncErrorCode
+from folio.entrypoints.api.deps import ContainerDep
+
+router = APIRouter(tags=["progress sync (KOReader)"])
+
+MAX_BODY_BYTES = 16 * 1024
+MEDIA_TYPE = "application/json"
+_ERRORS = {  # code -> (status, protocol code)
+    SyncErrorCode.UNAUTHORIZED: (401, 2001),
+    SyncErrorCode.USER_EXISTS: (402, 2002),
+    SyncErrorCode.INVALID_INPUT: (403, 2003),
+    SyncErrorCode.DOCUMENT_MISSING: (403, 2004),
+    SyncErrorCode.REGISTRATION_DISABLED: (402, 2005),
+}
+
+
+class _BadBody(Exception):
+    def __init__(self, code: int, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+
+
+def _reply(status: int, body: dict[str, Any]) -> JSONResponse:
+    return JSONResponse(body, status_code=status, media_type=MEDIA_TYPE)
+
+
+def _error(error: SyncError | _BadBody) -> JSONResponse:
+    if isinstance(error, _BadBody):
+        return _reply(error.status, {"code": error.code, "message": error.message})
+    status, code = _ERRORS[SyncErrorCode(error.code)]
+    return _reply(status, {"code": code, "message": error.message})
+
+
+async def _json_object(request: Request) -> dict[str, Any]:
+    """The body as a JSON object, at most ``MAX_BODY_BYTES`` (413 past it, checked as it
+    streams in)."""
+    data = bytearray()
+    async for chunk in request.stream():
+        data.extend(chunk)
+        if len(data) > MAX_BODY_BYTES:
+            raise _BadBody(2003, f"A sync request body is at most {MAX_BODY_BYTES} bytes", 413)
+    try:
+        body = json.loads(bytes(data) or b"null")
+    except (ValueError, UnicodeDecodeError) as e:
+        raise _BadBody(103, "Could not parse JSON in body.") from e
+    if not isinstance(body, dict):
+        raise _BadBody(104, "Body should be a JSON hash.")
+    return body
+
+
+def _credentials(request: Request) -> tuple[str | None, str | None]:
+    return request.headers.get("x-auth-user"), request.headers.get("x-auth-key")
+
+
+@router.post("/users/create", status_code=201)
+async def create_user(request: Request, container: ContainerDep) -> JSONResponse:
+    """KOReader's Register: logins are made on the server (``folio users sync-password``), so
+    this confirms an existing login with its own password (201) and refuses anything else
+    (402)."""
+    try:
+        body = await _json_object(request)
+        name = await run_in_threadpool(container.progress_sync.register, body)
+    except (SyncError, _BadBody) as e:
+        return _error(e)
+    return _reply(201, {"username": name})
+
+
+@router.get("/users/auth")
+async def authorize(request: Request, container: ContainerDep) -> JSONResponse:
+    try:
+        await run_in_threadpool(container.progress_sync.authenticate, *_credentials(request))
+    except SyncError as e:
+        return _error(e)
+    return _reply(200, {"authorized": "OK"})
+
+
+@router.put("/syncs/progress")
+async def update_progress(request: Request, container: ContainerDep) -> JSONResponse:
+    """A device's position: kept, and applied to the user's books whose file it names."""
+    sync = container.progress_sync
+    try:
+        user_id = await run_in_threadpool(sync.authenticate, *_credentials(request))
+        body = await _json_object(request)
+        pushed = await run_in_threadpool(sync.push, user_id, body)
+    except (SyncError, _BadBody) as e:
+        return _error(e)
+    return _reply(200, {"document": pushed.document, "timestamp": _timestamp(pushed)})
+
+
+@router.get("/syncs/progress/{document}")
+async def get_progress(document: str, request: Request, container: ContainerDep) -> JSONResponse:
+    """The last position pushed for ``document``; ``{}`` when there is none (the plugin then
+    says "No progress found for this document")."""
+    sync = container.progress_sync
+    try:
+        user_id = await run_in_threadpool(sync.authenticate, *_credentials(request))
+        pushed = await run_in_threadpool(sync.pull, user_id, document)
+    except SyncError as e:
+        return _error(e)
+    if pushed is None:
+        return _reply(200, {})
+    return _reply(
+        200,
+        {
+            "document": pushed.document,
+            "percentage": pushed.percentage,
+            "progress": pushed.progress,
+            "device": pushed.device,
+            "device_id": pushed.device_id,
+            "timestamp": _timestamp(pushed),
+        },
+    )
+
+
+@router.get("/healthcheck")
+def healthcheck() -> dict[str, str]:
+    return {"state": "OK"}
+
+
+def _timestamp(pushed: PushedProgress) -> int:
+    return int(pushed.pushed_at.timestamp())

@@ -1,0 +1,222 @@
+"""KOReader's progress sync against a real ``folio serve``, driven exactly as the KOReader plugin
+drives its server, with the requests, headers and bodies of its source (koreader/koreader,
+plugins/kosync.koplugin):
+
+- KOSyncClient.lua, ``KOSyncClient:init``: every request carries
+  ``accept: application/vnd.koreader.v1+json`` (the "GinClient" middleware) and, once logged in,
+  ``x-auth-user`` / ``x-auth-key`` (the "KOSyncAuth" middleware); bodies are JSON ("Format.JSON").
+- main.lua, ``KOSync:doRegister`` / ``KOSync:login``: the key is ``md5(password)``, sent as
+  ``password`` to ``register`` (POST /users/create, success = 201) and as ``x-auth-key`` to
+  ``authorize`` (GET /users/auth, success = 200).
+- main.lua, ``KOSync:updateProgress``: PUT /syncs/progress with ``document`` (the file's
+  ``partial_md5_checksum``, frontend/util.lua ``util.partialMD5``, or ``md5(file name)`` in its
+  filename mode), ``progress`` (``tostring`` of an xpointer, or of the page for a PDF),
+  ``percentage`` (0-1), ``device``, ``device_id`` and, when enabled, ``metadata``; success = 200,
+  401 = bad login (api.json: expected_status [200, 202, 401]).
+- main.lua, ``KOSync:getProgress``: GET /syncs/progress/:document; a body without
+  ``percentage`` means "No progress found for this document".
+The error statuses and codes are those of koreader/koreader-sync-server (config/errors.lua).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.e2e.api_server import FolioServer
+from tests.e2e.conftest import ok, ok_json, run_folio_in
+
+PASSWORD = "a reading password"
+LOGIN = "reader"
+ACCEPT = {"accept": "application/vnd.koreader.v1+json"}
+
+
+def koreader_partial_md5(path: Path) -> str:
+    """frontend/util.lua ``util.partialMD5``, line by line: step, size = 1024, 1024; for i = -1,
+    10: seek to lshift(step, 2*i) (0 for i = -1 in LuaJIT), read size bytes, stop when nothing."""
+    md5 = hashlib.md5(usedforsecurity=False)
+    with path.open("rb") as f:
+        for i in range(-1, 11):
+            f.seek((1024 << (2 * i)) if i >= 0 else 0)
+            sample = f.read(1024)
+            if not sample:
+                break
+            md5.update(sample)
+    return md5.hexdigest()
+
+
+def userkey(password: str) -> str:
+    return hashlib.md5(password.encode(), usedforsecurity=False).hexdigest()
+
+
+def auth(password: str = PASSWORD, user: str = LOGIN) -> dict[str, str]:
+    return {**ACCEPT, "x-auth-user": user, "x-auth-key": userkey(password)}
+
+
+def progress_body(document: str, progress: str, percentage: float) -> dict[str, Any]:
+    """KOSyncClient:update_progress's payload (metadata as sent with "send metadata" on)."""
+    return {
+        "document": document,
+        "metadata": {"filename": "frankenstein", "title": "Frankenstein", "authors": "Shelley"},
+        "progress": progress,
+        "percentage": percentage,
+        "device": "Kobo",
+        "device_id": "6E3C1D2B4F5A47D8A1B2C3D4E5F60718",
+    }
+
+
+@pytest.fixture(scope="module")
+def library(tmp_path_factory: pytest.TempPathFactory, books_dir: Path) -> dict[str, Any]:
+    home = tmp_path_factory.mktemp("kosync-home")
+    formats = books_dir / "formats"
+    ids = {}
+    for name in ("frankenstein.epub", "frankenstein.pdf"):
+        ids[name] = ok_json(run_folio_in(home, "add", str(formats / name), "--json"))
+    ok(run_folio_in(home, "users", "sync-password", LOGIN, input=PASSWORD + "\n"))
+    return {"home": home, "formats": formats, "added": ids}
+
+
+@pytest.fixture(scope="module")
+def server(library: dict[str, Any]) -> Iterator[FolioServer]:
+    with FolioServer(library["home"]) as s:
+        yield s
+
+
+@pytest.fixture
+def client(server: FolioServer) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=server.url, timeout=60) as c:
+        yield c
+
+
+def book_id(client: httpx.Client, fmt: str) -> str:
+    books = client.get("/api/v1/books").json()
+    return next(str(b["id"]) for b in books if b["format"] == fmt)
+
+
+def position(client: httpx.Client, fmt: str) -> dict[str, Any]:
+    book = client.get(f"/api/v1/books/{book_id(client, fmt)}").json()
+    return dict(book["reading_position"])
+
+
+def test_register_and_login_as_the_plugin_does(client: httpx.Client) -> None:
+    register = client.post(
+        "/users/create", json={"username": LOGIN, "password": userkey(PASSWORD)}, headers=ACCEPT
+    )
+    assert register.status_code == 201 and register.json() == {"username": LOGIN}
+    assert client.get("/users/auth", headers=auth()).status_code == 200
+
+
+def test_an_epub_xpointer_moves_folio_to_that_chapter(
+    client: httpx.Client, library: dict[str, Any]
+) -> None:
+    document = koreader_partial_md5(library["formats"] / "frankenstein.epub")
+    # DocFragment[11] is the eleventh (X)HTML document of the spine: Chapter 5 in this EPUB
+    # (title page, contents, Letters 1-4, Chapters 1-5).
+    xpointer = "/body/DocFragment[11]/body/section/p[4]/text().20"
+
+    pushed = client.put(
+        "/syncs/progress", json=progress_body(document, xpointer, 0.2034), headers=auth()
+    )
+
+    assert pushed.status_code == 200
+    assert pushed.json()["document"] == document and isinstance(pushed.json()["timestamp"], int)
+    where = position(client, "epub")
+    assert where["chapter"] == "Chapter 5"
+    # The reader stands 20 characters into the fourth paragraph of Chapter 5's document:
+    # "Oh! No mortal could| support the horror...". folio's text stops exactly there.
+    limit = where["char_offset"]
+    read = client.get(
+        f"/api/v1/books/{book_id(client, 'epub')}/text",
+        params={"start": limit - 40, "end": limit},
+    ).json()
+    assert read["text"].endswith("\n\nOh! No mortal could")
+    assert where["source"] == "KOReader on Kobo"
+    assert where["description"].endswith("from KOReader on Kobo, just now")
+    back = client.get(f"/syncs/progress/{document}", headers=auth()).json()
+    assert back["progress"] == xpointer and back["percentage"] == 0.2034
+    assert back["device"] == "Kobo" and back["document"] == document
+
+
+def test_a_pdf_page_moves_folio_to_that_page(client: httpx.Client, library: dict[str, Any]) -> None:
+    document = koreader_partial_md5(library["formats"] / "frankenstein.pdf")
+
+    pushed = client.put(
+        "/syncs/progress", json=progress_body(document, "45", 45 / 121), headers=auth()
+    )
+
+    assert pushed.status_code == 200
+    where = position(client, "pdf")
+    assert where["kind"] == "page" and where["value"] == 45
+    assert where["page"] == "45"
+    assert "from KOReader on Kobo" in where["description"]
+
+
+def test_every_client_shows_where_the_position_came_from(
+    client: httpx.Client, library: dict[str, Any]
+) -> None:
+    document = koreader_partial_md5(library["formats"] / "frankenstein.pdf")
+    client.put("/syncs/progress", json=progress_body(document, "30", 30 / 121), headers=auth())
+
+    shown = ok(run_folio_in(library["home"], "show", book_id(client, "pdf")))
+    assert "from KOReader on Kobo" in shown and "p. 30 of 121" in shown
+    models = client.get("/v1/models", headers={"authorization": "Bearer any"}).json()["data"]
+    assert any("from KOReader on Kobo" in m["position"] for m in models)
+
+
+def test_a_push_for_a_book_not_added_yet_is_applied_when_it_is_added(
+    client: httpx.Client, library: dict[str, Any]
+) -> None:
+    # KOReader's filename mode: md5 of the file name.
+    document = hashlib.md5(b"frankenstein.md", usedforsecurity=False).hexdigest()
+    assert client.get(f"/syncs/progress/{document}", headers=auth()).json() == {}
+
+    pushed = client.put("/syncs/progress", json=progress_body(document, "0", 0.5), headers=auth())
+    assert pushed.status_code == 200
+    added = ok_json(
+        run_folio_in(library["home"], "add", str(library["formats"] / "frankenstein.md"), "--json")
+    )
+
+    book = client.get(f"/api/v1/books/{added['book']['id']}").json()
+    assert book["reading_position"]["percent"] == 50
+    assert book["reading_position"]["source"] == "KOReader on Kobo"
+
+
+def test_a_wrong_password_gets_401(client: httpx.Client, library: dict[str, Any]) -> None:
+    document = koreader_partial_md5(library["formats"] / "frankenstein.epub")
+    wrong = auth(password="not the password")
+
+    assert client.get("/users/auth", headers=wrong).status_code == 401
+    put = client.put("/syncs/progress", json=progress_body(document, "1", 0.1), headers=wrong)
+    assert put.status_code == 401 and put.json()["code"] == 2001
+    assert client.get(f"/syncs/progress/{document}", headers=wrong).status_code == 401
+    assert client.get("/users/auth", headers=ACCEPT).status_code == 401  # no login at all
+    taken = client.post(
+        "/users/create", json={"username": LOGIN, "password": userkey("x")}, headers=ACCEPT
+    )
+    assert taken.status_code == 402 and taken.json()["code"] == 2002
+
+
+def test_an_unknown_document_has_no_progress(client: httpx.Client) -> None:
+    unknown = client.get(f"/syncs/progress/{'0' * 32}", headers=auth())
+    assert unknown.status_code == 200 and unknown.json() == {}
+
+
+def test_a_malformed_body_gets_the_reference_servers_status(client: httpx.Client) -> None:
+    headers = {**auth(), "content-type": "application/json"}
+    not_json = client.put("/syncs/progress", content=b"{not json", headers=headers)
+    assert (not_json.status_code, not_json.json()["code"]) == (400, 103)
+    a_list = client.put("/syncs/progress", json=[1, 2], headers=auth())
+    assert (a_list.status_code, a_list.json()["code"]) == (400, 104)
+    no_document = client.put(
+        "/syncs/progress", json={"progress": "1", "percentage": 0.1, "device": "K"}, headers=auth()
+    )
+    assert (no_document.status_code, no_document.json()["code"]) == (403, 2004)
+    no_percentage = client.put(
+        "/syncs/progress", json={"document": "abc", "progress": "1", "device": "K"}, headers=auth()
+    )
+    assert (no_percentage.status_code, no_percentage.json()["code"]) == (403, 2003)

@@ -22,10 +22,19 @@ from pathlib import Path
 
 from lxml import etree
 
-from folio.adapters.parsers.epub import NS, SEPARATOR, EpubFormatError, _nav_path, _package
+from folio.adapters.parsers.archive import BoundedArchive
+from folio.adapters.parsers.epub import (
+    MAX_UNPACKED_BYTES,
+    NS,
+    SEPARATOR,
+    EpubFormatError,
+    _nav_path,
+    _package,
+)
 from folio.adapters.parsers.html_text import body_of, extract_text, parse_html_document
 from folio.adapters.parsers.structure import strip_illustrations
 from folio.domain.books import BookFormat
+from folio.domain.errors import IngestError
 from folio.domain.sync import DocumentIds, Fragment
 
 _SAMPLE = 1024
@@ -57,16 +66,19 @@ def document_ids(path: Path) -> DocumentIds:
 
 
 def epub_fragments(path: Path) -> list[Fragment]:
-    """The spine documents of the EPUB at ``path`` (``[]`` when it cannot be read as one: the
-    book then syncs by percentage)."""
+    """The spine documents of the EPUB at ``path`` (``[]`` when it cannot be read as one, within
+    the parser's bound on what it may unpack: the book then syncs by percentage)."""
     try:
-        with zipfile.ZipFile(path) as archive:
+        with zipfile.ZipFile(path) as zipped:
+            archive = BoundedArchive(zipped, budget=MAX_UNPACKED_BYTES, label=path.name)
             return _fragments(archive)
     except (zipfile.BadZipFile, EpubFormatError, etree.LxmlError, ValueError, KeyError):
         return []
+    except IngestError:  # the archive unpacks past the bound
+        return []
 
 
-def _fragments(archive: zipfile.ZipFile) -> list[Fragment]:
+def _fragments(archive: BoundedArchive) -> list[Fragment]:
     package = _package(archive)
     nav = _nav_path(package)
     fragments: list[Fragment] = []

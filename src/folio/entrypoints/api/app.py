@@ -31,6 +31,7 @@ from folio.bootstrap import Container
 from folio.entrypoints.api import errors
 from folio.entrypoints.api.deps import TurnSlots
 from folio.entrypoints.api.guard import RequestGuard
+from folio.entrypoints.api.routes.kosync import KOSYNC_AUTH_PREFIXES
 
 # Modules with an ``APIRouter`` called ``router``, included in this order.
 ROUTERS: tuple[str, ...] = (
@@ -96,7 +97,7 @@ def create_app(
         RequestGuard,
         settings=settings,
         authenticate=container.users.authenticate_header,
-        own_auth_prefixes=tuple(own_auth_prefixes),
+        own_auth_prefixes=(*KOSYNC_AUTH_PREFIXES, *own_auth_prefixes),
     )
     for item in (*ROUTERS, *(routers or ())):
         app.include_router(_router(item))

@@ -111,8 +111,24 @@ def openai_error_body(status: int, code: str, message: str) -> dict[str, Any]:
     return {"error": {"message": text, "type": kind, "param": None, "code": str(code)}}
 
 
+# KOReader's progress sync routes (routes/kosync.py) answer in that protocol's error shape.
+KOSYNC_PREFIXES = ("/users/create", "/users/auth", "/syncs/")
+
+
+def kosync_error(status: int, message: str) -> JSONResponse:
+    """A failure before a progress sync route ran (the request guard's) in the protocol's shape,
+    ``{"code", "message"}``, with KOReader's server's codes: a body that is not JSON is 400/103,
+    a login refused 401/2001, anything else invalid 2003 with its own status."""
+    if status == 422:
+        return JSONResponse({"code": 103, "message": "Could not parse JSON in body."}, 400)
+    return JSONResponse({"code": 2001 if status == 401 else 2003, "message": message}, status)
+
+
 def error_response(path: str, status: int, code: str, message: str, **details: Any) -> JSONResponse:
-    """The error as the route at ``path`` writes it (OpenAI's shape under ``/v1/``)."""
+    """The error as the route at ``path`` writes it (OpenAI's shape under ``/v1/``, KOReader's
+    under its progress sync routes)."""
+    if path.startswith(KOSYNC_PREFIXES):
+        return kosync_error(status, message)
     if path.startswith(OPENAI_PREFIX):
         response = JSONResponse(openai_error_body(status, code, message), status_code=status)
     else:

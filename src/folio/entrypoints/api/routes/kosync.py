@@ -11,17 +11,21 @@ bearer tokens; errors use the protocol's ``{"code", "message"}`` body, not folio
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+import pydantic_core
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from folio.domain.sync import PushedProgress, SyncError, SyncErrorCode
 from folio.entrypoints.api.deps import ContainerDep
+from folio.entrypoints.api.errors import KOSYNC_PREFIXES
 
 router = APIRouter(tags=["progress sync (KOReader)"])
+# KOReader authenticates with x-auth-user / x-auth-key, not a bearer token: the request guard
+# leaves these routes' credentials to them (it still checks Host, Origin and the body's size).
+KOSYNC_AUTH_PREFIXES = KOSYNC_PREFIXES
 
 MAX_BODY_BYTES = 16 * 1024
 MEDIA_TYPE = "application/json"
@@ -61,9 +65,9 @@ async def _json_object(request: Request) -> dict[str, Any]:
         data.extend(chunk)
         if len(data) > MAX_BODY_BYTES:
             raise _BadBody(2003, f"A sync request body is at most {MAX_BODY_BYTES} bytes", 413)
-    try:
-        body = json.loads(bytes(data) or b"null")
-    except (ValueError, UnicodeDecodeError) as e:
+    try:  # pydantic's strict parser: no lone surrogates, no nesting past 200 levels
+        body = pydantic_core.from_json(bytes(data) or b"null")
+    except ValueError as e:
         raise _BadBody(103, "Could not parse JSON in body.") from e
     if not isinstance(body, dict):
         raise _BadBody(104, "Body should be a JSON hash.")

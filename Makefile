@@ -1,11 +1,17 @@
-# The two commands a new user runs: `make demo` and `make test`. Both build .venv by themselves.
+# The two commands a new user runs: `make demo` and `make test`. Both build .venv by themselves:
+# `make demo` with the runtime only (offline chat in the terminal), `make test` and `make check` with
+# the dev extras. `make check` is the edit-test loop: lint, unit and contract tests.
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-runtime
 DEVSTAMP := $(VENV)/.installed-dev
 
-.PHONY: demo test lint bench install dev clean
+# Test processes (pytest-xdist): most tests wait on subprocesses, servers and SQLite, so twice the
+# cores of this 2-core machine keeps them busy.
+JOBS ?= 4
+
+.PHONY: demo test check lint bench install dev clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,7 +33,10 @@ demo: $(STAMP)
 
 test: $(DEVSTAMP)
 	$(BIN)/lint-imports
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(JOBS)
+
+check: lint
+	$(BIN)/python -m pytest -n $(JOBS) tests/unit tests/contract
 
 lint: $(DEVSTAMP)
 	$(BIN)/ruff check .

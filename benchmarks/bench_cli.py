@@ -2,8 +2,8 @@
 
 1. ``folio search BOOK QUERY`` as a whole process (interpreter start, imports, settings, SQLite
    open, ONNX model load, query embedding, search, rendering): median of N runs. The bundled
-   Frankenstein is imported first into a temporary FOLIO_HOME; the ONNX export is cached per
-   machine already.
+   Frankenstein is imported first into a temporary FOLIO_HOME; the ONNX model ships in the
+   package.
 2. ``python -c "import folio.entrypoints.cli.main"``: the start-up every command pays.
 3. What costs the time: ``python -X importtime`` of the one-shot search, the heaviest top-level
    packages by cumulative import time.

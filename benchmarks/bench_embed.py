@@ -1,11 +1,10 @@
 """Benchmark of the default embedder (all-MiniLM-L6-v2 on onnxruntime).
 
-Reports: the one-time ONNX export (a fresh process into an empty cache), the cold start of a process
-that builds the embedder and embeds one query (median of N, export already present), and the
-throughput on a whole book cut into ~200-word chunks.
+Reports: the cold start of a process that builds the embedder and embeds one query (median of N;
+the model ships as an ONNX file in the package, so there is no export step), and the throughput on a
+whole book cut into ~200-word chunks.
 
     .venv/bin/python benchmarks/bench_embed.py [--book PATH] [--runs 5] [--threads N]
-    .venv/bin/python benchmarks/bench_embed.py --exports 3 --exports-only   # what the CLI announces
 """
 
 from __future__ import annotations
@@ -22,14 +21,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_BOOK = (ROOT / ".." / "shared" / "data" / "books" / "melville-moby_dick.txt").resolve()
 
-_EXPORT = """
-import sys, time, pathlib
-from folio.adapters.embeddings.onnx import OnnxEmbedder, packaged_model_dir
-start = time.perf_counter()
-OnnxEmbedder(packaged_model_dir(), pathlib.Path(sys.argv[1])).prepare()
-print(time.perf_counter() - start)
-"""
-
 _ONE_QUERY = """
 import sys, pathlib
 from folio.adapters.embeddings import make_embedder
@@ -41,17 +32,6 @@ def main() -> None:
     args = _parse_args()
     with tempfile.TemporaryDirectory(prefix="folio-bench-") as tmp:
         cache = Path(tmp)
-        exports = [_time_export(Path(tempfile.mkdtemp(dir=tmp))) for _ in range(args.exports - 1)]
-        exports.append(_time_export(cache))
-        wall = statistics.median(w for w, _ in exports)
-        inside = statistics.median(i for _, i in exports)
-        print(
-            f"one-time export: median {wall:.2f} s process wall time ({inside:.2f} s in prepare())"
-            f" over {args.exports} runs (max {max(w for w, _ in exports):.2f} s,"
-            f" load average {_load():.1f})"
-        )
-        if args.exports_only:
-            return
         cold = [_time_process(_ONE_QUERY, cache) for _ in range(args.runs)]
         median = statistics.median(cold)
         print(
@@ -67,18 +47,10 @@ def _parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--book", type=Path, default=DEFAULT_BOOK)
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--exports", type=int, default=1, help="one-time exports to time")
-    parser.add_argument("--exports-only", action="store_true", help="time the export only")
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--words", type=int, default=200, help="words per chunk")
     return parser.parse_args()
-
-
-def _time_export(cache: Path) -> tuple[float, float]:
-    start = time.perf_counter()
-    out = _run(_EXPORT, cache)
-    return time.perf_counter() - start, float(out)
 
 
 def _time_process(code: str, cache: Path) -> float:

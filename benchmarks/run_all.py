@@ -144,7 +144,6 @@ def _embed_metrics(*, quick: bool) -> list[Metric]:
 
 # What bench_embed.py prints, as (metric, regex of its value, unit).
 _EMBED_LINES = (
-    ("one-time ONNX export (process)", r"one-time export: ([\d.]+) s", "s"),
     ("cold process: load model + embed 1 query", r"cold process .*?median ([\d.]+) s", "s"),
     ("embedding throughput (Moby Dick)", r"([\d.]+) chunks/s", "chunks/s"),
 )

@@ -21,7 +21,7 @@ from folio.bootstrap import Container
 from folio.config import Settings, load_settings
 
 try:
-    __version__ = version("folio")
+    __version__ = version("folio-reader")
 except PackageNotFoundError:  # running from a source tree that is not installed
     __version__ = "0+unknown"
 

@@ -11,7 +11,9 @@ the use cases.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, cast
@@ -71,12 +73,14 @@ class Container:
         guardrail: Guardrail | None = None,
         clock: Callable[[], datetime] | None = None,
         telemetry: Telemetry | None = None,
+        sleep: Callable[[float], None] | None = None,
     ) -> None:
         from folio.domain.telemetry import NoTelemetry
 
         self.settings = settings if settings is not None else load_settings()
         self.clock = clock or _utcnow
         self.telemetry: Telemetry = telemetry or NoTelemetry()
+        self.sleep = sleep or time.sleep  # a chat turn's pause between attempts to store it
         self._pools: list[Any] = []  # PostgreSQL pools built here besides ``database``
         self._provider = provider
         # A library given here (an in-memory one) has no database for progress sync beside it.
@@ -122,6 +126,7 @@ class Container:
             provider=provider or self._provider,
             uow=uow,
             clock=clock or self.clock,
+            sleep=self.sleep,
             guardrail=guardrail,
             tools=tools,
             telemetry=self.telemetry,
@@ -147,15 +152,8 @@ class Container:
         """The one database, migrated: PostgreSQL when ``database_url`` is set (every adapter
         below then lives there), else SQLite under ``home``."""
         if self.settings.database_url:
-            try:
+            with requires_extra("postgres", "FOLIO_DATABASE_URL (a PostgreSQL database)"):
                 from folio.adapters.storage.postgres_db import PgDatabase
-            except ImportError as e:
-                from folio.domain.errors import ConfigError
-
-                raise ConfigError(
-                    f"FOLIO_DATABASE_URL names a PostgreSQL database, but its driver is not"
-                    f" installed ({e.name}): pip install 'folio[postgres]'"
-                ) from e
             pg = PgDatabase(self.settings.database_url, max_size=self.settings.database_pool_size)
             pg.migrate()
             return pg
@@ -471,6 +469,7 @@ class Container:
             guardrail=self.guardrail,
             clock=self.clock,
             user=user,
+            sleep=self.sleep,
             max_message_chars=s.max_message_chars,
             telemetry=self.telemetry,
             log_message_text=s.log_message_text,
@@ -590,6 +589,21 @@ class UserScope:
         return chat, conversation.id
 
 
+@contextmanager
+def requires_extra(extra: str, what: str) -> Iterator[None]:
+    """Turn an optional dependency that is not installed into a ``ConfigError`` naming the extra
+    that brings it (the runtime install is what offline chat in the terminal needs)."""
+    try:
+        yield
+    except ImportError as e:
+        from folio.domain.errors import ConfigError
+
+        raise ConfigError(
+            f"{what} needs {e.name or 'a package'}, which is not installed:"
+            f" pip install 'folio-reader[{extra}]'"
+        ) from e
+
+
 def make_provider(
     settings: Settings, *, name: str | None = None, model: str | None = None
 ) -> ChatProvider:
@@ -600,13 +614,15 @@ def make_provider(
     model = model or settings.model
     timeout, retries = settings.llm_timeout, settings.llm_max_retries
     if chosen == "anthropic":
-        from folio.adapters.llm.anthropic import AnthropicProvider
+        with requires_extra("anthropic", "The Anthropic provider"):
+            from folio.adapters.llm.anthropic import AnthropicProvider
 
         return AnthropicProvider(
             api_key=settings.anthropic_api_key, model=model, timeout=timeout, max_retries=retries
         )
     if chosen == "openai":
-        from folio.adapters.llm.openai import OpenAIProvider
+        with requires_extra("openai", "The OpenAI provider"):
+            from folio.adapters.llm.openai import OpenAIProvider
 
         return OpenAIProvider(
             api_key=settings.openai_api_key,

@@ -142,7 +142,7 @@ class Settings(BaseSettings):
     llm_timeout: Finite = Field(default=60.0, gt=0, le=3600)
     llm_max_retries: int = Field(default=3, ge=0, le=10)
     debug: bool = False
-    # Where the embedding model's one-time ONNX export is kept: per machine, not per library.
+    # Where the int8 copy of the shipped embedding model is kept: per machine, not per library.
     model_cache: Path = Field(
         default_factory=lambda: Path(user_cache_dir("folio", appauthor=False)) / "models"
     )

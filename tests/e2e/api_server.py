@@ -35,6 +35,10 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+class _PortTaken(RuntimeError):
+    pass
+
+
 class FolioServer:
     def __init__(
         self,
@@ -67,6 +71,17 @@ class FolioServer:
         tmp.replace(self.script_path)
 
     def start(self, timeout: float = 60) -> FolioServer:
+        """Start and wait until healthy. A port another test process took between ``free_port``
+        and the bind (tests run in parallel processes) is replaced by a new one, twice at most."""
+        for _ in range(2):
+            try:
+                return self._start(timeout)
+            except _PortTaken:
+                self.port = free_port()
+                self.url = f"http://127.0.0.1:{self.port}"
+        return self._start(timeout)
+
+    def _start(self, timeout: float) -> FolioServer:
         command = [
             sys.executable, "-m", "folio.entrypoints.cli.main", "serve",
             "--port", str(self.port), "--workers", str(self.workers), *self.args,
@@ -78,7 +93,10 @@ class FolioServer:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"folio serve exited: {self.log.read_text()}")
+                log = self.log.read_text()
+                if "address already in use" in log.lower():
+                    raise _PortTaken(log)
+                raise RuntimeError(f"folio serve exited: {log}")
             try:
                 if httpx.get(f"{self.url}/api/v1/health", timeout=1).status_code == 200:
                     return self

@@ -5,7 +5,7 @@ directory.
 Invariants: no test reaches a model API (provider keys and settings are removed from the
 environment, so the provider is ``offline``); tests use the hashing embedder unless they ask for the
 real model, and the real model imports each book once per session (a home built once, copied per
-test). The ONNX export cache (``FOLIO_MODELS_DIR``) is left alone so it is shared with the machine.
+test). The model cache (``FOLIO_MODELS_DIR``: the int8 copy) is shared with the machine.
 """
 
 from __future__ import annotations

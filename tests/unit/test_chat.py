@@ -22,7 +22,13 @@ from folio.agent.guardrail import Guardrail
 from folio.agent.strategies import NO_ANSWER
 from folio.agent.tools import BaseTool, ToolRegistry, ToolResult, book_tools
 from folio.agent.tools.book import FUSION_DEPTH
-from folio.app.chat import AnswerDelta, ChatWithBook, ToolCallFinished, ToolCallStarted
+from folio.app.chat import (
+    STORE_ATTEMPTS,
+    AnswerDelta,
+    ChatWithBook,
+    ToolCallFinished,
+    ToolCallStarted,
+)
 from folio.bootstrap import Container
 from folio.config import load_settings
 from folio.domain.books import ReadingPosition
@@ -79,6 +85,7 @@ class World:
         uow: Any = None,
         tools: ToolRegistry | None = None,
         guardrail: Guardrail | None = None,
+        sleep: Any = None,
     ) -> ChatWithBook:
         container = Container(
             load_settings(env={}, guardrail="none"),
@@ -89,6 +96,7 @@ class World:
             tools=tools,
             guardrail=guardrail,
             clock=self.clock,
+            sleep=sleep,
         )
         return container.chat()
 
@@ -461,11 +469,16 @@ class BrokenUnitOfWork(InMemoryUnitOfWork):
 @pytest.mark.parametrize("fail", ["save_batch", "turns", "commit"])
 def test_a_failure_while_storing_the_turn_leaves_no_trace(world, fail):
     provider = ScriptedChatProvider([tool_call("search_book", {"query": "Victor"}), ANSWER_1])
-    chat = world.chat(provider, uow=lambda: BrokenUnitOfWork(world.store, fail))
+    pauses: list[float] = []
+    chat = world.chat(
+        provider, uow=lambda: BrokenUnitOfWork(world.store, fail), sleep=pauses.append
+    )
 
     with pytest.raises(ConversationError, match="disk full"):
         chat.execute("c1", "Who is Victor?")
 
+    assert len(pauses) == STORE_ATTEMPTS - 1, "a conflict is retried, with a pause before each"
+    assert pauses[-1] > pauses[0] > 0, "later attempts wait longer"
     assert world.messages() == [] and world.turns() == []
     assert world.conversation().title == "New conversation"
 

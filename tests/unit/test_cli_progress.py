@@ -50,14 +50,14 @@ def test_the_embedding_stage_shows_its_rate_and_the_time_left_within_80_columns(
 
 
 class FakeEmbedder:
-    name = "all-MiniLM-L6-v2"
+    name = "all-MiniLM-L6-v2-int8"
 
     def __init__(self) -> None:
         self.is_prepared = False
         self.steps: list[str] = []
 
     def prepare(self, on_step: Callable[[str], None]) -> None:
-        for step in ("loading the packaged weights", "exporting to ONNX"):
+        for step in ("quantising the model to int8",):
             on_step(step)
             self.steps.append(step)
         self.is_prepared = True
@@ -79,7 +79,7 @@ def test_the_one_time_preparation_is_announced_with_what_it_is_and_how_long_it_t
     view.prepare_embedder(container)  # prepared: nothing more is said
 
     said = out.getvalue()
-    assert said.count("Preparing the embedding model all-MiniLM-L6-v2") == 1
+    assert said.count("Preparing the embedding model all-MiniLM-L6-v2-int8") == 1
     assert f"usually {view.PREPARE_SECONDS}" in said and "(once)" in said
     assert "Model ready in " in said and "later runs reuse it" in said
-    assert container.embedder.steps == ["loading the packaged weights", "exporting to ONNX"]
+    assert container.embedder.steps == ["quantising the model to int8"]

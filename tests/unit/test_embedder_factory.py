@@ -147,15 +147,52 @@ def _use_hf_cache(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
 
 
-def test_an_unwritable_model_cache_is_a_config_error_before_any_export(tmp_path: Path) -> None:
+def test_an_unwritable_model_cache_is_a_config_error_before_any_quantising(
+    tmp_path: Path,
+) -> None:
     blocker = tmp_path / "not-a-directory"
     blocker.write_text("")
-    embedder = make_embedder("all-MiniLM-L6-v2", cache_dir=blocker / "models")
+    embedder = make_embedder("all-MiniLM-L6-v2-int8", cache_dir=blocker / "models")
     assert isinstance(embedder, OnnxEmbedder)
     assert not embedder.is_prepared
 
     with pytest.raises(ConfigError, match="Cannot write the embedding model"):
         embedder.embed(["hello"])
+
+
+def test_the_default_model_is_shipped_ready_and_never_touches_the_model_cache(
+    tmp_path: Path,
+) -> None:
+    embedder = make_embedder("all-MiniLM-L6-v2", cache_dir=tmp_path / "models")
+    assert isinstance(embedder, OnnxEmbedder)
+
+    assert embedder.is_prepared
+    assert embedder.onnx_path.is_file() and embedder.onnx_path.parent.name == "minilm"
+    assert not (tmp_path / "models").exists()
+
+
+def test_the_int8_model_without_the_onnx_package_names_the_extra_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "onnxruntime.quantization", None)  # as if not installed
+    embedder = make_embedder("all-MiniLM-L6-v2-int8", cache_dir=tmp_path)
+
+    with pytest.raises(ConfigError, match=r"folio-reader\[int8\]"):
+        embedder.embed(["hello"])
+
+    assert [p for p in tmp_path.iterdir() if p.suffix == ".onnx"] == []
+
+
+def test_another_model_without_sentence_transformers_names_the_extra_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model_dir = tmp_path / "my-model"
+    model_dir.mkdir()
+    (model_dir / "modules.json").write_text("[]")
+    monkeypatch.setitem(sys.modules, "sentence_transformers", None)  # as if not installed
+
+    with pytest.raises(ConfigError, match=r"folio-reader\[sentence-transformers\]"):
+        make_embedder(str(model_dir), cache_dir=tmp_path)
 
 
 def test_absurd_hashing_dimensions_are_a_config_error_naming_the_bound(tmp_path: Path) -> None:

@@ -255,6 +255,7 @@ class ChatWithBook:
         retrieval: RetrievalStrategy,
         guardrail: Guardrail | None = None,
         clock: Callable[[], datetime] = _utcnow,
+        sleep: Callable[[float], None] = time.sleep,
         user: str | None = None,
         max_message_chars: int = 8000,
         telemetry: Telemetry | None = None,
@@ -272,6 +273,7 @@ class ChatWithBook:
         self._retrieval = retrieval
         self._guardrail = guardrail
         self._clock = clock
+        self._sleep = sleep  # between attempts to store a turn (tests pass one that records)
         self._user = user
         self._max_message_chars = max_message_chars
         self._telemetry = telemetry or NoTelemetry()
@@ -433,7 +435,7 @@ class ChatWithBook:
                     and (busy_waits := busy_waits + 1) > 1
                 ):
                     raise
-                time.sleep(0.02 * (attempt + 1) + random.random() * 0.05)
+                self._sleep(0.02 * (attempt + 1) + random.random() * 0.05)
         raise AssertionError("unreachable: the last attempt returns or raises")
 
     def _facts(

@@ -1,7 +1,8 @@
 """Embedders (implementations of the ``Embedder`` port) and the factory that picks one by name.
 
-Importing this package is cheap: onnxruntime, tokenizers and torch are imported only when a model is
-first used, so commands that never embed do not pay for them.
+Importing this package is cheap: onnxruntime, tokenizers (and torch, for a sentence-transformers
+model) are imported only when a model is first used, so commands that never embed do not pay for
+them.
 """
 
 from __future__ import annotations
@@ -34,13 +35,14 @@ def make_embedder(name: str, *, cache_dir: Path) -> Embedder:
     """The embedder configured by ``name``.
 
     - ``"all-MiniLM-L6-v2"`` (default; also ``"sentence-transformers/all-MiniLM-L6-v2"``): the
-      packaged model on onnxruntime; its ONNX file is exported once into ``cache_dir``.
+      ONNX model shipped in this package, on onnxruntime.
     - ``"all-MiniLM-L6-v2-int8"``: the same model with its weights dynamically quantised to int8
-      (per channel) once, after the export: several times faster on a CPU, vectors at cosine ~0.99.
+      (per channel) once into ``cache_dir`` (needs the ``int8`` extra): faster on a CPU, vectors
+      at cosine ~0.99.
     - ``"hashing"`` (or ``"hashing-<dimensions>"``, its ``name``): the dependency-free hashing
       embedder (tests, tiny machines).
     - anything else: a sentence-transformers model directory or a model in the local Hugging Face
-      cache, run with torch.
+      cache, run with torch (the ``sentence-transformers`` extra).
 
     Raises ``ConfigError`` when the model cannot be found on this machine (nothing is downloaded).
     """

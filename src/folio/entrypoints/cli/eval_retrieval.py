@@ -302,7 +302,9 @@ def _plot(report: dict[str, dict[str, float | int]], ks: tuple[int, ...], path: 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError as e:
-        raise click.ClickException("--plot needs matplotlib: pip install 'folio[plot]'") from e
+        raise click.ClickException(
+            "--plot needs matplotlib: pip install 'folio-reader[plot]'"
+        ) from e
     fig, ax = plt.subplots(figsize=(6, 4))
     for mode, row in report.items():
         ax.plot(ks, [row[f"recall@{k}"] for k in ks], marker="o", label=mode)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from folio import __version__
 from folio.entrypoints.cli.errors import EXIT_ERROR, debug_enabled, handle_errors, set_debug
 
 if TYPE_CHECKING:
@@ -31,7 +32,7 @@ CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 
     envvar="FOLIO_DEBUG",
     help="Show tracebacks and debug logs (also FOLIO_DEBUG=1).",
 )
-@click.version_option(package_name="folio")
+@click.version_option(version=__version__, prog_name="folio")
 @click.pass_context
 def cli(ctx: click.Context, home: Path | None, debug: bool) -> None:
     """folio: a reading companion you talk to.

@@ -23,12 +23,14 @@ def mcp_cmd(lazy: Any) -> None:
 
     Tools: list_books, search_book, read_passage, list_chapters (each takes the book).
     """
-    from importlib.metadata import version
+    from folio import __version__
+    from folio.bootstrap import requires_extra
 
-    import anyio
+    with requires_extra("server", "folio mcp"):
+        import anyio
 
-    from folio.entrypoints.mcp.server import run_stdio
+        from folio.entrypoints.mcp.server import run_stdio
 
     container = lazy.get()
     container.database  # noqa: B018 - open and migrate before the client's first request
-    anyio.run(lambda: run_stdio(container, version=version("folio")))
+    anyio.run(lambda: run_stdio(container, version=__version__))

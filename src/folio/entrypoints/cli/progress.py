@@ -22,9 +22,9 @@ from rich.text import Text
 
 from folio.entrypoints.cli.output import err_console, escape
 
-# What the one-time preparation takes on the reference machine (2 cores, loaded: median 13.3 s,
-# max 17.5 s over 3 runs of benchmarks/bench_embed.py --exports 3): said before it starts.
-PREPARE_SECONDS = "10-20 s"
+# What the one-time preparation (quantising the shipped model to int8, when that model is
+# configured) takes on the reference machine (2 cores, loaded: 8 s): said before it starts.
+PREPARE_SECONDS = "5-15 s"
 NAME_CHARS = 24  # of a file name in an import bar: the bar stays within 80 columns
 
 
@@ -115,15 +115,15 @@ def embedding_note(container: Any, book: Any) -> None:
 
 
 def prepare_embedder(container: Any) -> None:
-    """Run the embedding model's one-time preparation with a word about it (what it is, how long
-    it usually takes, then each step with the time so far), rather than have the first import
-    or search pause silently."""
+    """Run the embedding model's one-time preparation (the int8 model's quantising; the shipped
+    float32 model has none) with a word about it (what it is, how long it usually takes, then each
+    step with the time so far), rather than have the first import or search pause silently."""
     embedder = container.embedder
     if getattr(embedder, "is_prepared", True):
         return
     err_console.print(
-        f"Preparing the embedding model {embedder.name} for this machine (once): exporting its"
-        f" packaged weights to a fast format, usually {PREPARE_SECONDS}."
+        f"Preparing the embedding model {embedder.name} for this machine (once): quantising its"
+        f" packaged weights, usually {PREPARE_SECONDS}."
     )
     started = time.perf_counter()
     with Progress(

@@ -64,10 +64,15 @@ def serve_cmd(
     import shutil
     import tempfile
 
-    import uvicorn
+    from folio.bootstrap import requires_extra
 
-    from folio.adapters.observability.logs import logging_config
-    from folio.adapters.observability.metrics import MULTIPROC_ENV
+    with requires_extra("server", "folio serve"):
+        import fastapi  # noqa: F401 - the workers import it; say what is missing here, once
+        import pythonjsonlogger  # noqa: F401
+        import uvicorn
+
+        from folio.adapters.observability.logs import logging_config
+        from folio.adapters.observability.metrics import MULTIPROC_ENV
 
     container = lazy.get()
     container.database  # noqa: B018 - migrate once here, before the workers start

@@ -43,8 +43,9 @@ def _sqlite(tmp_path: Path) -> Store:
         conn = db.connect()
         conn.execute(
             "INSERT OR IGNORE INTO books (id, title, format, source_name, content_hash, page_count,"
-            " char_count, created_at) VALUES (?, 'T', 'txt', 't.txt', ?, 1, 1, '2026-01-01')",
-            (book_id, f"hash-{book_id}"),
+            " char_count, created_at, owner_content)"
+            " VALUES (?, 'T', 'txt', 't.txt', ?, 1, 1, '2026-01-01', ?)",
+            (book_id, f"hash-{book_id}", f"local:hash-{book_id}"),
         )
         conn.close()
 

@@ -94,7 +94,8 @@ def _sqlite(tmp_path: Path) -> tuple[str, UnitOfWorkFactory]:
     conn = db.connect()
     conn.execute(
         "INSERT INTO books (id, title, format, source_name, content_hash, page_count, char_count,"
-        " created_at) VALUES ('b1', 'T', 'txt', 't.txt', 'h', 1, 1, '2026-01-01')"
+        " created_at, owner_content) VALUES ('b1', 'T', 'txt', 't.txt', 'h', 1, 1, '2026-01-01',"
+        " 'local:h')"
     )
     conn.close()
     return str(db.path), SqliteConversationStore(db).unit_of_work

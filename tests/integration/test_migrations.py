@@ -142,3 +142,36 @@ def test_version_3_moves_existing_vectors_into_their_own_table(tmp_path: Path) -
     assert [tuple(r) for r in row] == [("c1", vector)]
     hits = conn.execute("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH 'whale'").fetchall()
     assert len(hits) == 1, "the full-text index survives the column drop"
+
+
+def test_version_12_makes_a_books_content_unique_per_owner_and_keeps_existing_books(
+    tmp_path: Path,
+) -> None:
+    db = Database(tmp_path / "folio.db")
+    db.migrate(target=11)
+    conn = db.connect()
+    for book_id, owner in (("b-local", None), ("b-alice", "alice")):
+        conn.execute(
+            "INSERT INTO books (id, title, format, source_name, content_hash, page_count,"
+            " char_count, created_at) VALUES (?, 'T', 'txt', 't.txt', ?, 1, 1, '2026-01-01')",
+            (book_id, f"hash-{book_id}"),
+        )
+        if owner:
+            conn.execute("INSERT INTO owners VALUES ('book', ?, ?)", (book_id, owner))
+    conn.commit()
+    assert 12 in db.migrate()
+    rows = conn.execute("SELECT id, content_hash, owner_content FROM books ORDER BY id").fetchall()
+    assert [tuple(r) for r in rows] == [
+        ("b-alice", "hash-b-alice", "alice:hash-b-alice"),
+        ("b-local", "hash-b-local", "local:hash-b-local"),
+    ]
+    # bob may now hold alice's file; alice may not hold it twice
+    insert = (
+        "INSERT INTO books (id, title, format, source_name, content_hash, page_count, char_count,"
+        " created_at, owner_content) VALUES (?, 'T', 'txt', 't.txt', 'hash-b-alice', 1, 1,"
+        " '2026-01-01', ?)"
+    )
+    conn.execute(insert, ("b-bob", "bob:hash-b-alice"))
+    with pytest.raises(sqlite3.IntegrityError):
+        conn.execute(insert, ("b-alice-2", "alice:hash-b-alice"))
+    conn.close()

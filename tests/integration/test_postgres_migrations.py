@@ -81,3 +81,26 @@ def test_an_unreachable_server_is_a_clear_storage_error() -> None:
     assert "Cannot reach the PostgreSQL database" in str(e.value)
     assert "secret" not in str(e.value)
     assert redacted(url) == "postgresql://folio:***@127.0.0.1:1/folio"
+
+
+def test_version_6_makes_a_books_content_unique_per_owner(pg_server: PgTestServer) -> None:
+    url = pg_server.database("migrate_identity", migrate=False)
+    current = packaged_pg_migrations()
+    PgDatabase(url, migrations=[m for m in current if m.version < 6]).migrate()
+    insert = (
+        "INSERT INTO books (id, title, format, source_name, content_hash, page_count, char_count,"
+        " created_at) VALUES (%s, 'T', 'txt', 't.txt', 'h', 1, 1, now())"
+    )
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(insert, ("b-alice",))
+        conn.execute("INSERT INTO owners VALUES ('book', 'b-alice', 'alice')")
+    assert 6 in PgDatabase(url, migrations=current).migrate()
+    with psycopg.connect(url, autocommit=True) as conn:
+        owner_content = "SELECT owner_content FROM books WHERE id = %s"
+        assert conn.execute(owner_content, ("b-alice",)).fetchone() == ("alice:h",)
+        conn.execute("INSERT INTO owners VALUES ('book', 'b-bob', 'bob')")
+        conn.execute(insert, ("b-bob",))  # the same file, another owner
+        assert conn.execute(owner_content, ("b-bob",)).fetchone() == ("bob:h",)
+        conn.execute("INSERT INTO owners VALUES ('book', 'b-alice-2', 'alice')")
+        with pytest.raises(psycopg.errors.UniqueViolation):
+            conn.execute(insert, ("b-alice-2",))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import builtins
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -30,7 +30,12 @@ def _terms(text: str) -> set[str]:
 class InMemoryLibrary:
     """Implements both ``BookRepository`` and ``ChunkIndex``."""
 
-    def __init__(self, *, candidates: int = 50) -> None:
+    def __init__(
+        self, *, candidates: int = 50, owner_of: Callable[[str], str] | None = None
+    ) -> None:
+        # owner_of(book_id): a book's owner, when ownership is recorded (as the owners table is
+        # for SQL): content is unique per owner.
+        self._owner_of = owner_of or (lambda book_id: "")
         self.books: dict[str, Book] = {}
         self.texts: dict[str, str] = {}
         self.chunks: dict[str, builtins.list[Chunk]] = {}
@@ -42,7 +47,11 @@ class InMemoryLibrary:
     def add(
         self, book: Book, text: str, chunks: Sequence[Chunk], vectors: Vectors | None = None
     ) -> None:
-        if book.id in self.books or self.find_by_hash(book.content_hash):
+        owner = self._owner_of(book.id)
+        if book.id in self.books or any(
+            b.content_hash == book.content_hash and self._owner_of(b.id) == owner
+            for b in self.books.values()
+        ):
             raise IngestError(
                 f"{book.source_name} is already in the library",
                 code=IngestErrorCode.DUPLICATE,

@@ -37,7 +37,7 @@ _TABLES: tuple[tuple[str, str], ...] = (
         "books",
         "id, title, author, format, source_name, content_hash, page_count, char_count, chapters,"
         " pages, position_char_offset, position_kind, position_value, position_include_matter,"
-        " created_at, series, series_index, position_source, position_set_at",
+        " created_at, series, series_index, position_source, position_set_at, owner_content",
     ),
     ("book_texts", "book_id, text"),
     ("book_documents", "book_id, partial_md5, filename_md5, fragments"),
@@ -182,8 +182,8 @@ def _refuse_conflicts(
     checks = [
         (
             "book",
-            "SELECT title FROM books WHERE id = ANY(%s) OR content_hash = ANY(%s)",
-            ([b["id"] for b in books], [b["content_hash"] for b in books]),
+            "SELECT title FROM books WHERE id = ANY(%s) OR owner_content = ANY(%s)",
+            ([b["id"] for b in books], [b["owner_content"] for b in books]),
         ),
         (
             "conversation",

@@ -333,12 +333,16 @@ def _or_query(terms: Sequence[str]) -> str:
 
 
 # --- rows ----------------------------------------------------------------------------------------
+# owner_content: the book's identity, unique per owner (migration 006): the owner recorded for
+# the book (ownership is recorded before the book is stored), else the local user.
 _INSERT_BOOK = f"""
-INSERT INTO books ({_BOOK_COLUMNS})
+INSERT INTO books ({_BOOK_COLUMNS}, owner_content)
 VALUES (%(id)s, %(title)s, %(author)s, %(format)s, %(source_name)s, %(content_hash)s,
     %(page_count)s, %(char_count)s, %(chapters)s, %(pages)s, %(position_char_offset)s,
     %(position_kind)s, %(position_value)s, %(position_include_matter)s, %(created_at)s,
-    %(series)s, %(series_index)s, %(position_source)s, %(position_set_at)s)
+    %(series)s, %(series_index)s, %(position_source)s, %(position_set_at)s,
+    coalesce((SELECT user_id FROM owners WHERE kind = 'book' AND resource_id = %(id)s), 'local')
+        || ':' || %(content_hash)s)
 """
 
 _INSERT_CHUNK = """

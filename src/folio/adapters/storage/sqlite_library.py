@@ -370,13 +370,17 @@ class SqliteLibrary:
 
 
 # --- rows ----------------------------------------------------------------------------------------
+# owner_content: the book's identity, unique per owner (migration 012): the owner recorded for
+# the book (ownership is recorded before the book is stored), else the local user.
 _INSERT_BOOK = """
 INSERT INTO books (id, title, author, format, source_name, content_hash, page_count, char_count,
     chapters, pages, position_char_offset, position_kind, position_value, position_include_matter,
-    created_at, series, series_index)
+    created_at, series, series_index, owner_content)
 VALUES (:id, :title, :author, :format, :source_name, :content_hash, :page_count, :char_count,
     :chapters, :pages, :position_char_offset, :position_kind, :position_value,
-    :position_include_matter, :created_at, :series, :series_index)
+    :position_include_matter, :created_at, :series, :series_index,
+    coalesce((SELECT user_id FROM owners WHERE kind = 'book' AND resource_id = :id), 'local')
+        || ':' || :content_hash)
 """
 
 _INSERT_CHUNK = """
@@ -407,7 +411,7 @@ def _insert_vectors(
 
 def _ingest_error(book: Book, error: sqlite3.IntegrityError) -> IngestError:
     message = str(error)
-    if "books.content_hash" in message or "books.id" in message:
+    if "books.owner_content" in message or "books.id" in message:
         return IngestError(
             f"{book.source_name} is already in the library",
             code=IngestErrorCode.DUPLICATE,

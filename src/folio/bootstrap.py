@@ -399,6 +399,14 @@ class Container:
         pg = self._pg
         return SqlIdentifierStore(postgres_runner(pg) if pg else sqlite_runner(self._sqlite))
 
+    def identifiers_of(self, book_id: str) -> dict[str, str]:
+        """The book's identifiers from its source (Calibre's isbn..., ``calibre``: its uuid);
+        none for a library given as an in-memory store."""
+        if not self._syncs_books:
+            return {}
+        found: dict[str, str] = self._identifier_store.identifiers_of(book_id)
+        return found
+
     @cached_property
     def calibre_import(self) -> ImportCalibre:
         """Importing a Calibre library into the (local) library."""

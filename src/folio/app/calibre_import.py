@@ -79,6 +79,8 @@ class ImportCalibre:
                 file,
                 title=entry.title,
                 author=entry.author,
+                series=entry.series,
+                series_index=entry.series_index,
                 progress=progress(entry, file) if progress else None,
             )
         except IngestError as e:
@@ -88,6 +90,9 @@ class ImportCalibre:
                 report.existing.append((entry, book_id))
             else:
                 report.failed.append((entry, e.message))
+            return
+        except BookError as e:  # metadata folio refuses (a series index out of range, say)
+            report.failed.append((entry, e.message))
             return
         self._remember(entry, result.book.id)
         report.added.append((entry, result.book))

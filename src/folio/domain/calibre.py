@@ -87,7 +87,10 @@ class SearchTerm:
         if self.field == "identifiers":
             scheme, _, value = wanted.partition(":")
             found = {k.casefold(): v.casefold() for k, v in book.identifiers.items()}
-            return scheme in found and (not value or self._same(found[scheme], value))
+            if scheme not in found or not value:
+                return scheme in found
+            exact = value.startswith("=")
+            return found[scheme] == value[1:] if exact else value in found[scheme]
         return any(self._same(v.casefold(), wanted) for v in self._values(book))
 
     def _values(self, book: CalibreBook) -> tuple[str, ...]:

@@ -33,13 +33,26 @@ from folio.entrypoints.serialize import book_detail, book_summary, hit_dict
 
 
 @click.command("add")
-@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("files", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--title", help="Title to use instead of the file's own (one file only).")
 @click.option("--author", help="Author to use instead of the file's own (one file only).")
 @click.option(
     "--position",
     help="How far you have read, so nothing later is ever shown: 'Chapter 5', 'Letter 2', "
     "'p. 45', '23%' or 'whole' (default: asked on a terminal, else the whole book).",
+)
+@click.option(
+    "--calibre",
+    "calibre",
+    type=click.Path(path_type=Path),
+    help="Import a Calibre library: its folder (or its metadata.db). A folder given as FILES "
+    "that holds a metadata.db is one too.",
+)
+@click.option(
+    "--search",
+    default="",
+    help="With a Calibre library: only the books this Calibre-style search matches, e.g. "
+    "'series:Discworld', 'author:Austen tag:classic', 'title:\"=Emma\"', '-tag:unread'.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object per file.")
 @click.pass_obj
@@ -50,6 +63,8 @@ def add_cmd(
     title: str | None,
     author: str | None,
     position: str | None,
+    calibre: Path | None,
+    search: str,
     as_json: bool,
 ) -> None:
     """Add books (EPUB, PDF, TXT, MD, HTML) to the library: files, or directories (every file of
@@ -58,8 +73,28 @@ def add_cmd(
     Re-adding a file that is already in the library is detected by its content and reported; a
     book whose title is already in the library (another format or edition) is added with a note.
     On a terminal, folio asks how far you have read each new book (Enter: the whole book).
+
+    A Calibre library (--calibre PATH, or a folder holding metadata.db) brings in every book, or
+    those --search matches, from its EPUB (else PDF, else another format folio reads) with
+    Calibre's title, authors, series, series index and identifiers. Calibre may keep running:
+    its database is read from a snapshot. Running it again adds only what is new.
     """
+    from folio.adapters.calibre_library import is_calibre_library
     from folio.adapters.parsers import EXTENSIONS  # here: the CLI starts without parser imports
+
+    libraries = [calibre] if calibre else [f for f in files if is_calibre_library(f)]
+    if libraries:
+        if len(libraries) > 1 or len(files) > (0 if calibre else 1) or title or author:
+            raise click.UsageError("a Calibre library is imported on its own (no other files)")
+        from folio.entrypoints.cli.calibre import import_calibre
+
+        if import_calibre(lazy.get(), libraries[0], search, as_json=as_json):
+            sys.exit(EXIT_ERROR)
+        return
+    if search:
+        raise click.UsageError("--search applies to a Calibre library (--calibre PATH)")
+    if not files:
+        raise click.UsageError("give book files or folders, or --calibre PATH")
 
     paths, skipped = book_files(files)
     if (title or author) and len(paths) > 1:
@@ -278,8 +313,10 @@ def show_cmd(lazy: Any, book: str, reveal: bool, as_json: bool) -> None:
     BOOK is an id, a unique id prefix, or a unique part of the title. Titles of chapters past the
     reading position are hidden unless --all-chapters is given.
     """
-    found = lazy.get().library.resolve(book)
+    container = lazy.get()
+    found = container.library.resolve(book)
     data = book_detail(found, reveal_unread=reveal)
+    data["identifiers"] = container.identifiers_of(found.id)
     if as_json:
         click.echo(json.dumps(data, indent=2))
         return
@@ -294,6 +331,9 @@ def _print_book(found: Any, data: dict[str, Any]) -> None:
         f"id {found.id}  format {found.format.value}  file {escape(found.source_name)}",
         highlight=False,
     )
+    if data.get("identifiers"):
+        ids = ", ".join(f"{k} {v}" for k, v in data["identifiers"].items())
+        console.print(f"identifiers: {escape(ids)}", highlight=False)
     console.print(
         f"{found.page_count} pages, {sum(c.is_story for c in found.chapters)} chapters; "
         f"read: {escape(found.describe_position(now=datetime.now(UTC)))}"

@@ -35,7 +35,10 @@ def main() -> None:
     names = args.book or list(data["books"])
     totals: dict[str, list[int]] = {}
     with tempfile.TemporaryDirectory(prefix="folio-scope-") as home:
-        container = Container(load_settings().replaced(home=Path(home)))
+        settings = load_settings().replaced(home=Path(home))
+        if settings.guardrail == "none":  # off by default: measure the retrieval one
+            settings = settings.replaced(guardrail="retrieval")
+        container = Container(settings)
         guardrail = container.guardrail
         for name in names:
             path = BOOKS / name

@@ -229,7 +229,8 @@ class Container:
     def guardrail(self) -> Guardrail:
         from folio.agent.guardrail import Guardrail
 
-        return Guardrail(self.settings.guardrail, searcher=self.searcher)
+        mode = self.settings.guardrail
+        return Guardrail(mode, searcher=self.searcher if mode == "retrieval" else None)
 
     @cached_property
     def tools(self) -> ToolRegistry:
@@ -436,8 +437,6 @@ class Container:
         from folio.adapters.llm.observed import ObservedChatProvider
         from folio.adapters.llm.offline import OfflineChatProvider
         from folio.agent.context import RecentTurnsStrategy
-        from folio.agent.offline import ExtractiveStrategy
-        from folio.agent.reformulation import HeuristicQueryRewriter
         from folio.agent.strategies import AlwaysRetrieveStrategy, ToolUseRetrievalStrategy
         from folio.agent.tools import ToolServices
         from folio.app.chat import ChatWithBook
@@ -450,6 +449,10 @@ class Container:
         retrieval: RetrievalStrategy
         recaps = None
         if isinstance(chosen, OfflineChatProvider):
+            # The offline policy is loaded here only: no rule of it runs in a model's turn.
+            from folio.agent.offline.extractive import ExtractiveStrategy
+            from folio.agent.offline.rewriter import HeuristicQueryRewriter
+
             rewriter = HeuristicQueryRewriter()
             retrieval = ExtractiveStrategy(
                 rewriter, search_query=rewriter.query_with_history, k=s.search_k

@@ -137,7 +137,8 @@ class Settings(BaseSettings):
     history_messages: int = Field(default=20, ge=1, le=1000)
     context_token_budget: int = Field(default=8000, ge=500, le=2_000_000)
     max_tool_rounds: int = Field(default=3, ge=1, le=10)
-    guardrail: Literal["none", "retrieval", "llm"] = "retrieval"
+    # Off: a model keeps to the book itself, and offline answers say when nothing read answers.
+    guardrail: Literal["none", "retrieval", "llm"] = "none"
     search_k: int = Field(default=5, ge=1, le=50)
     llm_timeout: Finite = Field(default=60.0, gt=0, le=3600)
     llm_max_retries: int = Field(default=3, ge=0, le=10)

@@ -210,9 +210,9 @@ def test_eval_reformulation_prints_f1_per_source_against_the_copy_baseline(
     assert "overall" in report
     assert report["overall"]["copy"]["n"] == 50
     for row in report.values():
-        assert set(row) == {"copy", "heuristic"}
+        # offline there is no rewriter (no rule guesses a pronoun): the copy baseline alone
+        assert set(row) == {"copy"}
         assert all(0 <= v["f1"] <= 1 and 0 <= v["em"] <= 1 for v in row.values())
-    assert report["overall"]["heuristic"]["f1"] > report["overall"]["copy"]["f1"]
 
 
 @pytest.mark.slow

@@ -5,19 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from itertools import pairwise
 
 import pytest
 
 from folio.adapters.embeddings.hashing import HashingEmbedder
 from folio.adapters.storage.memory_books import InMemoryLibrary
 from folio.agent.tools import ToolContext, ToolRegistry, ToolServices, default_registry
-from folio.agent.tools.book import (
-    CONVERSATION_QUERY_CHARS,
-    continues_the_topic,
-    conversation_query,
-    search_in_conversation,
-)
 from folio.app.search import SearchBook
 from folio.domain.books import (
     Book,
@@ -246,100 +239,27 @@ def test_list_chapters_lists_all_chapters_when_the_whole_book_is_read(story: Sto
     assert result.envelope()["data"]["reading_limit"] == "the whole book"
 
 
-# --- the conversation as a prior of search_book -------------------------------------------------
-def test_a_search_in_a_conversation_ranks_what_the_reader_has_been_asking_about_higher(
-    story: StoryLibrary,
-) -> None:
-    whole = story.book.with_position(ReadingPosition())
-    question = "What did Victor do?"
-    alone = [h.chunk.id for h in story.searcher.search(whole, question, k=6)]
-    asked = ("Tell me about the creature and its yellow eye", question)
+# --- the query as written ----------------------------------------------------------------------
+class RecordingSearcher:
+    """A ``BookSearcher`` that remembers every query it gets and returns nothing."""
 
-    fused = search_in_conversation(story.searcher, whole, question, asked, k=6)
-
-    # page 5 (the creature opens its eye, Victor flees) was 4th for the question alone
-    assert alone.index("story-5") == 3
-    assert [h.chunk.id for h in fused].index("story-5") == 1
-    assert len(fused) == 6 and len({h.chunk.id for h in fused}) == 6
-    assert all(a.score >= b.score for a, b in pairwise(fused))
-
-
-def test_a_first_question_and_a_quotation_are_searched_as_typed(story: StoryLibrary) -> None:
-    whole = story.book.with_position(ReadingPosition())
-    quote = 'Where does it say "burning passion"?'
-    earlier = ("Tell me about the creature and its yellow eye",)
-    for query, asked in (
-        ("What did Victor do?", ("What did Victor do?",)),
-        (quote, (*earlier, quote)),
-    ):
-        expected = story.searcher.search(whole, query, k=3)
-        assert search_in_conversation(story.searcher, whole, query, asked, k=3) == expected
-
-
-def test_search_book_uses_the_conversation_it_serves(story: StoryLibrary) -> None:
-    whole = story.book.with_position(ReadingPosition())
-    asked = ("Tell me about the creature and its yellow eye", "What did Victor do?")
-    ctx = ToolContext(book=whole, questions=asked)
-
-    result = default_registry().execute(
-        "search_book", ctx, story.services(), {"query": "What did Victor do?", "k": 6}
-    )
-
-    ids = [p["chunk_id"] for p in result.envelope()["data"]["results"]]
-    expected = search_in_conversation(story.searcher, whole, asked[-1], asked, k=6)
-    assert ids == [h.chunk.id for h in expected]
-
-
-class RankedSearcher:
-    """Returns a fixed ranking of chunk ids per query."""
-
-    def __init__(self, rankings: dict[str, list[str]]) -> None:
-        self.rankings = rankings
+    def __init__(self) -> None:
+        self.queries: list[tuple[str, int]] = []
 
     def search(self, book: Book, query: str, *, k: int = 5) -> list[SearchHit]:
-        return [
-            SearchHit(Chunk(cid, book.id, i, cid, i, i + 1, 1, 1), 0.0, cid, "1", "1")
-            for i, cid in enumerate(self.rankings[query][:k])
-        ]
+        self.queries.append((query, k))
+        return []
 
 
-def test_a_question_about_what_the_reader_already_asked_about_leans_on_the_conversation(
-    story: StoryLibrary,
-) -> None:
-    """Asked as typed, a question naming only earlier questions' names continues their topic:
-    the conversation's ranking counts double. A new name, or a rewritten query, fuses equally."""
-    asked = ("Who is Captain Vane?", "What did he forget?", "What does Vane ask the timing of?")
-    new_name = (*asked[:2], "What does Leo ask the timing of?")
-    own = ["a", "b", "c", "d", "e", "f", "g", "target"]  # k=10: a 1/11 + 1/16 (equal weights)
-    around = ["target", "v", "w", "x", "y", "a"]  # beats target 1/18 + 1/11; not 1/18 + 2/11
-    searcher = RankedSearcher(
-        {
-            asked[-1]: own,
-            new_name[-1]: own,
-            "Vane's timing": own,
-            conversation_query(asked): around,
-            conversation_query(new_name): around,
-        }
+def test_search_book_searches_the_query_exactly_as_written_once(story: StoryLibrary) -> None:
+    recording = RecordingSearcher()
+    services = replace(story.services(), searcher=recording)
+    query = "  what did HE do next, after Ingolstadt?  "
+
+    result = default_registry().execute(
+        "search_book", ToolContext(book=story.book), services, {"query": query, "k": 4}
     )
 
-    def fused(query: str, questions: tuple[str, ...]) -> list[str]:
-        hits = search_in_conversation(searcher, story.book, query, questions, k=3)
-        return [h.chunk.id for h in hits]
-
-    assert continues_the_topic(asked[-1], asked)
-    assert fused(asked[-1], asked)[0] == "target"
-    for query, questions in ((new_name[-1], new_name), ("Vane's timing", asked)):
-        assert not continues_the_topic(query, questions)
-        assert fused(query, questions)[0] == "a"
-    assert not continues_the_topic("Who was there?", (*asked[:2], "Who was there?"))
-
-
-def test_the_conversation_prior_is_bounded_and_keeps_the_latest_messages() -> None:
-    old = [f"question number {i} " + "x" * 80 for i in range(100)]  # ~10,000 characters
-    query = conversation_query([*old, "What now?"])
-
-    assert query is not None and query.startswith("What now? ")
-    earlier = query.removeprefix("What now? ")
-    assert len(earlier) <= CONVERSATION_QUERY_CHARS
-    assert earlier.endswith(old[-1]) and "question number 0 " not in earlier
-    assert conversation_query(["What now?"]) is None
+    assert result.success
+    assert recording.queries == [(query, 4)]
+    assert "No passage read so far" in result.envelope()["data"]["note"]

@@ -21,7 +21,6 @@ from folio.agent.context import RecentTurnsStrategy
 from folio.agent.guardrail import Guardrail
 from folio.agent.strategies import NO_ANSWER
 from folio.agent.tools import BaseTool, ToolRegistry, ToolResult, book_tools
-from folio.agent.tools.book import FUSION_DEPTH
 from folio.app.chat import (
     STORE_ATTEMPTS,
     AnswerDelta,
@@ -343,14 +342,18 @@ def test_unsupported_tool_use_falls_back_to_always_retrieve(world):
 
 def test_after_a_refusal_of_tools_later_turns_go_straight_to_always_retrieve(world):
     unsupported = LLMError("no tools here", code=LLMErrorCode.UNSUPPORTED_FEATURE)
-    provider = ScriptedChatProvider([unsupported, "Waldman.", "Chemistry."])
+    provider = ScriptedChatProvider(
+        [unsupported, "Waldman.", "What did Victor study at Ingolstadt?", "Chemistry."]
+    )
     chat = world.chat(provider)
 
     chat.execute("c1", "Who taught Victor chemistry?")
-    second = chat.execute("c1", "What did Victor study at Ingolstadt?")
+    second = chat.execute("c1", "What did he study at Ingolstadt?")
 
-    assert second.strategy == "always_retrieve" and second.llm_calls == 1
-    assert [c.method for c in provider.calls] == ["chat_with_tools", "chat", "chat"]
+    # in a conversation the model rewrites the query (one call), then answers (one call)
+    assert second.strategy == "always_retrieve" and second.llm_calls == 2
+    assert second.searches == ("What did Victor study at Ingolstadt?",)
+    assert [c.method for c in provider.calls] == ["chat_with_tools", "chat", "chat", "chat"]
     assert provider.supports_tools  # the adapter reported; the strategy decided
 
 
@@ -432,15 +435,14 @@ def test_the_guardrail_and_the_agent_share_one_search_of_the_question():
     result = world.chat(provider, guardrail=guardrail).execute("c1", question)
 
     assert not result.blocked and result.searches == (question,)
-    # one search reached the index for both, deep enough for the conversation's prior later
-    assert counting.queries == [(question, FUSION_DEPTH)]
+    # one search reached the index for both
+    assert counting.queries == [(question, 5)]
     assert json.loads(world.messages()[2].content)["data"]["results"]
 
     provider.extend([tool_call("search_book", {"query": question}), "Again (Chapter 1, p. 2)."])
     world.chat(provider, guardrail=guardrail).execute("c1", question)
-    # a new turn remembers no earlier search; its search is ranked with the conversation too
-    conversation = f"{question} {question}"  # the latest message first, then the earlier ones
-    assert counting.queries[1:] == [(question, FUSION_DEPTH), (conversation, FUSION_DEPTH)]
+    # a new turn remembers no earlier search, and its search is the model's query alone
+    assert counting.queries[1:] == [(question, 5)]
 
 
 # --- failures leave no trace ---------------------------------------------------------------------

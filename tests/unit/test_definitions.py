@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from folio.agent.definitions import asked_name, definition, sentences
+from folio.agent.offline.definitions import asked_name, definition, sentences
 from folio.domain.passages import Passage
 
 

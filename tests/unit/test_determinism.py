@@ -17,7 +17,7 @@ print(sorted(fused, key=lambda c: -fused[c])[:10])
 """
 
 ANSWER = """
-from folio.agent.offline import best_sentences
+from folio.agent.offline.extractive import best_sentences
 from folio.domain.passages import Passage
 texts = [
     "When they came in, Stuyvesant looked at the door. Then Phonny went out.",

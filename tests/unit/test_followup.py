@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from folio.agent.followup import (
+from folio.agent.offline.followup import (
     FollowUpDetector,
     Person,
     content_words,

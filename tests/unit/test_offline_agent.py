@@ -8,8 +8,8 @@ from collections.abc import Sequence
 import pytest
 
 from folio.adapters.llm.offline import OfflineChatProvider
-from folio.agent.offline import OFFLINE_NOTE, ExtractiveStrategy
-from folio.agent.reformulation import HeuristicQueryRewriter
+from folio.agent.offline.extractive import OFFLINE_NOTE, ExtractiveStrategy
+from folio.agent.offline.rewriter import HeuristicQueryRewriter
 from folio.domain.errors import LLMError, LLMErrorCode
 from folio.domain.llm import PromptMessage, ToolDefinition, ToolInvocation
 from folio.domain.passages import Passage, SearchResults, ToolOutcome

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from folio.agent.offline import about_folio, reader_answer, reader_call
+from folio.agent.offline.extractive import about_folio, reader_answer, reader_call
 from folio.agent.tools import default_registry
 from folio.agent.tools.base import ToolContext
 from folio.agent.tools.reader import find_people, key_sentences

@@ -2,14 +2,8 @@
 
 from __future__ import annotations
 
-from folio.adapters.llm.scripted import ScriptedChatProvider
-from folio.agent.referents import find_referents, question_subject
-from folio.agent.reformulation import (
-    HeuristicQueryRewriter,
-    LLMQueryRewriter,
-    build_reformulation_prompt,
-)
-from folio.domain.errors import LLMError, LLMErrorCode
+from folio.agent.offline.referents import find_referents, question_subject
+from folio.agent.offline.rewriter import HeuristicQueryRewriter
 
 CLERVAL = [
     ("Who is Victor's friend from Geneva?", "Henry Clerval, the son of a merchant of Geneva.")
@@ -90,34 +84,6 @@ def test_an_act_after_who_was_is_not_a_topic_a_pronoun_can_stand_for() -> None:
     history = [("Who was waiting for someone?", "George waited by the gate.")]
     rewritten = HeuristicQueryRewriter().rewrite("Were they afraid?", history)
     assert "waiting" not in rewritten.split()[2:]
-
-
-def test_the_llm_rewriter_returns_the_models_single_line_without_a_label() -> None:
-    provider = ScriptedChatProvider(['Rewritten: "What happens to Henry Clerval?"\n'])
-    rewritten = LLMQueryRewriter(provider).rewrite("What happens to him?", CLERVAL)
-    assert rewritten == "What happens to Henry Clerval?"
-    prompt = provider.calls[0].messages[-1].content
-    assert "User: Who is Victor's friend from Geneva?" in prompt
-    assert "Latest message: What happens to him?" in prompt
-
-
-def test_the_llm_rewriter_falls_back_to_the_heuristic_when_the_model_fails() -> None:
-    provider = ScriptedChatProvider([LLMError("down", code=LLMErrorCode.UNAVAILABLE)])
-    rewritten = LLMQueryRewriter(provider).rewrite("What happens to him?", CLERVAL)
-    assert rewritten == "What happens to Henry Clerval?"
-
-
-def test_the_llm_rewriter_makes_no_call_without_history() -> None:
-    provider = ScriptedChatProvider([])
-    assert LLMQueryRewriter(provider).rewrite("Who is Justine?", []) == "Who is Justine?"
-    assert provider.calls == []
-
-
-def test_the_prompt_template_is_filled_and_keeps_its_examples() -> None:
-    prompt = build_reformulation_prompt("Why?", [("Was she relieved?", None)])
-    assert "{history}" not in prompt and "{question}" not in prompt
-    assert "Rewritten: What happens to Henry Clerval?" in prompt
-    assert prompt.rstrip().endswith("Latest message: Why?\nRewritten:")
 
 
 def test_search_query_resolves_the_pronoun_and_keeps_earlier_questions_not_answers() -> None:

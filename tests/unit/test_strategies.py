@@ -173,21 +173,17 @@ class RecordingRewriter:
         return response.text or question
 
 
-def _always(provider, *, follow_up: bool, question: str = "Who is Waldman?", history=()):
+def _always(provider, *, question: str = "Who is Waldman?", history=()):
     runner = FakeRunner()
-    strategy = AlwaysRetrieveStrategy(
-        rewriter_factory=RecordingRewriter,
-        is_follow_up=lambda q, h: follow_up,
-        k=4,
-    )
+    strategy = AlwaysRetrieveStrategy(rewriter_factory=RecordingRewriter, k=4)
     outcome = strategy.execute(provider, _messages(*history, question=question), [], runner)
     return outcome, runner
 
 
-def test_always_retrieve_searches_the_question_as_asked_when_it_is_not_a_follow_up():
+def test_always_retrieve_searches_an_opening_question_as_asked_without_a_rewriting_call():
     provider = ScriptedChatProvider(["Waldman teaches chemistry."], supports_tools=False)
 
-    outcome, runner = _always(provider, follow_up=False)
+    outcome, runner = _always(provider)
 
     assert [c.arguments for c in runner.calls] == [{"query": "Who is Waldman?", "k": 4}]
     assert outcome.llm_calls == 1
@@ -200,27 +196,15 @@ def test_always_retrieve_searches_the_question_as_asked_when_it_is_not_a_follow_
     ]
 
 
-def test_always_retrieve_rewrites_only_follow_ups_and_counts_the_rewriting_call():
+def test_always_retrieve_has_the_model_rewrite_in_a_conversation_and_counts_that_call():
     history = (PromptMessage.user("Who is Waldman?"), PromptMessage.assistant("A professor."))
     provider = ScriptedChatProvider(["What did Professor Waldman teach?", "Chemistry."])
 
-    outcome, runner = _always(
-        provider, follow_up=True, question="what did he teach?", history=history
-    )
+    outcome, runner = _always(provider, question="what did he teach?", history=history)
 
     assert runner.calls[0].arguments["query"] == "What did Professor Waldman teach?"
     assert outcome.queries == ("What did Professor Waldman teach?",)
     assert outcome.llm_calls == 2 and outcome.answer == "Chemistry."
-
-
-def test_always_retrieve_answers_small_talk_without_searching():
-    provider = ScriptedChatProvider(["Glad to help!"])
-    strategy = AlwaysRetrieveStrategy(rewriter_factory=RecordingRewriter)
-
-    outcome = strategy.execute(provider, _messages(question="thanks!"), [], FakeRunner())
-
-    assert outcome.llm_calls == 1 and outcome.queries == ()
-    assert outcome.stop_reason == "small_talk"
 
 
 def test_always_retrieve_never_sends_tool_blocks_to_a_provider_without_tools():
@@ -231,11 +215,11 @@ def test_always_retrieve_never_sends_tool_blocks_to_a_provider_without_tools():
         PromptMessage.tool_result("c0", '{"success": true}'),
         PromptMessage.assistant("A professor."),
     )
-    provider = ScriptedChatProvider(["Chemistry."], supports_tools=False)
+    provider = ScriptedChatProvider(["What did Waldman teach?", "Chemistry."], supports_tools=False)
 
-    _always(provider, follow_up=False, question="What did Waldman teach?", history=history)
+    _always(provider, question="What did Waldman teach?", history=history)
 
-    sent = provider.calls[0].messages
+    sent = provider.calls[-1].messages
     assert all(m.role is not PromptRole.TOOL_RESULT and not m.tool_invocations for m in sent)
 
 

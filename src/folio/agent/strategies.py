@@ -5,9 +5,12 @@
   search is needed, two when one search is. At most ``max_tool_rounds`` rounds of tool calls, and it
   stops early when the model repeats a call it already made in the turn; then one last call without
   tools makes it answer from what it has.
-- ``AlwaysRetrieveStrategy``: for providers without tool use. A cheap detector decides whether the
-  message is small talk (no search) or a follow-up (only then is a rewriting call worth making); it
-  searches through the same ``search_book`` tool and answers with ``chat``, passages in the prompt.
+- ``AlwaysRetrieveStrategy``: for providers without tool use. In a conversation the model first
+  rewrites the message as a self-contained query (one call; the question alone opens a
+  conversation); it searches through the same ``search_book`` tool and answers with ``chat``,
+  passages in the prompt.
+
+Neither runs a hand-written rule on the reader's words: the model does the language.
 
 Invariant: every tool call a strategy stores is followed by its tool_result, and the final answer is
 always the last message of ``RetrievalOutcome.new_messages``.
@@ -20,7 +23,6 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 
-from folio.agent.followup import FollowUpDetector, is_small_talk
 from folio.agent.prompt_builder import PromptBuilder
 from folio.agent.reformulation import LLMQueryRewriter
 from folio.domain.errors import LLMError, LLMErrorCode
@@ -329,9 +331,8 @@ class AlwaysRetrieveStrategy:
     """Implements ``RetrievalStrategy`` for providers without tool use.
 
     ``rewriter_factory`` receives the (metered) provider of the turn, so an LLM rewriter's call is
-    counted (default: ``LLMQueryRewriter``); ``is_follow_up(question, history)`` and
-    ``is_small_talk(question)`` are the cheap detectors that decide whether that call (or any
-    search) is needed (default: ``folio.agent.followup``)."""
+    counted (default: ``LLMQueryRewriter``). It is asked only when there is a conversation to
+    lean on."""
 
     name = "always_retrieve"
 
@@ -339,13 +340,9 @@ class AlwaysRetrieveStrategy:
         self,
         *,
         rewriter_factory: Callable[[ChatProvider], QueryRewriter] = LLMQueryRewriter,
-        is_follow_up: Callable[[str, Sequence[Exchange]], bool] | None = None,
-        is_small_talk: Callable[[str], bool] = is_small_talk,
         k: int = 5,
     ) -> None:
         self._rewriter_factory = rewriter_factory
-        self._is_follow_up = is_follow_up or FollowUpDetector().is_follow_up
-        self._is_small_talk = is_small_talk
         self.k = k
 
     def execute(
@@ -360,11 +357,6 @@ class AlwaysRetrieveStrategy:
         provider = MeteredProvider(chat_provider)
         *head, last = messages
         question = last.content
-        if self._is_small_talk(question):
-            response = provider.respond(plain_transcript(messages), None, on_text)
-            return self._outcome(
-                provider, response, (), (), ("small talk: no search",), "small_talk"
-            )
         query, steps = self._query(provider, question, exchanges(head))
         invocation = ToolInvocation(
             SEARCH_BOOK, f"auto_{uuid.uuid4().hex[:12]}", {"query": query, "k": self.k}
@@ -390,10 +382,10 @@ class AlwaysRetrieveStrategy:
     def _query(
         self, provider: ChatProvider, question: str, history: list[Exchange]
     ) -> tuple[str, tuple[str, ...]]:
-        if not self._is_follow_up(question, history):
-            return question, ("not a follow-up: searched the question as asked",)
+        if not history:
+            return question, ("first message: searched the question as asked",)
         query = self._rewriter_factory(provider).rewrite(question, history).strip() or question
-        return query, (f"follow-up: rewrote {question!r} as {query!r}",)
+        return query, (f"rewrote {question!r} as {query!r}",)
 
     def _outcome(
         self,

@@ -23,11 +23,9 @@ from typing import Any
 from folio.agent.citations import select_citations, sources_of
 from folio.agent.context import estimate_tokens
 from folio.agent.guardrail import Guardrail, GuardrailVerdict
-from folio.agent.offline import ExtractiveStrategy
 from folio.agent.prompt_builder import conversation_system_prompt
 from folio.agent.strategies import exchanges
 from folio.agent.tools import ToolContext, ToolRegistry, ToolServices
-from folio.agent.tools.book import FUSION_DEPTH
 from folio.app.turn_log import GUARDRAIL, TurnObserver
 from folio.domain.books import Book, SearchHit
 from folio.domain.conversations import ChatMessage, Conversation, Source, Turn
@@ -39,7 +37,6 @@ from folio.domain.errors import (
 )
 from folio.domain.llm import (
     PromptMessage,
-    PromptRole,
     TokenUsage,
     ToolInvocation,
     ToolResultMessage,
@@ -325,16 +322,10 @@ class ChatWithBook:
             *window,
             PromptMessage.user(text),
         ]
-        # every search fetches enough to be fused with the conversation later in the turn
-        depth = max(self._services.search_k, FUSION_DEPTH)
-        turn_searcher = TurnSearches(self._services.searcher, min_k=depth)
+        turn_searcher = TurnSearches(self._services.searcher, min_k=self._services.search_k)
         services = replace(self._services, searcher=turn_searcher)
         verdict = self._check(book, text, window, services.searcher)
-        questions = (
-            *(m.message.content for m in history if m.message.role is PromptRole.USER),
-            text,
-        )
-        runner = self._runner(book, conversation, questions, services, on_event)
+        runner = self._runner(book, conversation, services, on_event)
         if verdict is not None and not verdict.allowed:
             outcome = self._redirect(book, verdict, on_event)
         else:
@@ -361,13 +352,10 @@ class ChatWithBook:
         self,
         book: Book,
         conversation: Conversation,
-        questions: tuple[str, ...],
         services: ToolServices,
         on_event: EventSink | None,
     ) -> _ToolRunner:
-        context = ToolContext(
-            book=book, conversation=conversation, user=self._user, questions=questions
-        )
+        context = ToolContext(book=book, conversation=conversation, user=self._user)
         return _ToolRunner(self._tools, context, services, on_event)
 
     def _redirect(
@@ -463,7 +451,7 @@ class ChatWithBook:
                 outcome.answer,
                 sources_of(runner.returned),
                 book=book,
-                quotes_only=outcome.strategy == ExtractiveStrategy.name,
+                quotes_only=outcome.quotes_only,
             )
         )
         stored = (PromptMessage.user(text), *outcome.new_messages)

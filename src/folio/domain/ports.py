@@ -276,6 +276,8 @@ class RetrievalOutcome:
     reasoning_steps: tuple[str, ...] = ()
     strategy: str = ""
     stop_reason: str = "answered"  # answered | max_tool_rounds | repeated_call | small_talk
+    # the answer quotes all it uses (offline): its sources are its quotes, none when it has none
+    quotes_only: bool = False
 
 
 class RetrievalStrategy(Protocol):

@@ -32,8 +32,6 @@ class ToolContext:
     book: Book
     conversation: Conversation | None = None
     user: str | None = None
-    # the reader's messages in this conversation, oldest first, the one being answered last
-    questions: tuple[str, ...] = ()
 
     @property
     def position(self) -> ReadingPosition:

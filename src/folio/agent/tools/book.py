@@ -7,13 +7,9 @@ clear error, and lists only the chapters that start before it.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from collections.abc import Mapping
 from typing import Any
 
-from folio.agent.evidence import honest_note, read_through
-from folio.agent.followup import proper_nouns
 from folio.agent.tools.base import BaseTool, ToolCategory, ToolContext, ToolResult, ToolServices
 from folio.domain.books import Book, Chunk, Page, SearchHit
 from folio.domain.errors import ToolErrorCode
@@ -27,13 +23,8 @@ from folio.domain.passages import (
     PassageText,
     SearchResults,
 )
-from folio.domain.ports import BookSearcher
-from folio.domain.search import QUOTED_PHRASE, reciprocal_rank_fusion
 
 MAX_K = 10
-FUSION_DEPTH = 30  # passages of each ranking fused when a search has the conversation as prior
-CONTINUING_WEIGHT = 2.0  # the conversation's weight for a question that continues its topic
-CONVERSATION_QUERY_CHARS = 2000  # earlier messages in that prior (dev conversations: <= 701)
 MAX_PAGES = 3  # per read_passage call
 CONTEXT_CHARS = 600  # read_passage(chunk_id): text kept on each side of the chunk
 
@@ -50,8 +41,10 @@ def _chapter(book: Book, offset: int) -> str | None:
 class SearchBookTool(BaseTool):
     name = SEARCH_BOOK
     description = (
-        "Search what the reader has read for passages about a query, when the conversation does "
-        "not already hold the answer. Returns passages with chapter and pages to cite."
+        "Search the part of the book the reader has read for passages about a query, when the "
+        "conversation does not already hold the answer. The query is searched exactly as "
+        "written, so make it self-contained. Nothing past the reader's position exists for this "
+        "search. Returns passages with chapter and pages to cite."
     )
     parameters: Mapping[str, Any] = {
         "type": "object",
@@ -59,7 +52,10 @@ class SearchBookTool(BaseTool):
             "query": {
                 "type": "string",
                 "pattern": r"\S",
-                "description": "Self-contained: names, not pronouns ('Victor's fear', not 'his').",
+                "description": (
+                    "Self-contained, searched as written: names, not pronouns ('Victor's fear', "
+                    "not 'his fear')."
+                ),
             },
             "k": {
                 "type": "integer",
@@ -76,76 +72,20 @@ class SearchBookTool(BaseTool):
     def execute(
         self, ctx: ToolContext, services: ToolServices, *, query: str, k: int | None = None
     ) -> ToolResult:
-        hits = search_in_conversation(
-            services.searcher, ctx.book, query, ctx.questions, k=min(k or services.search_k, MAX_K)
-        )
+        # The query as the model wrote it, searched once: no rewriting, no conversation prior.
+        hits = services.searcher.search(ctx.book, query, k=min(k or services.search_k, MAX_K))
         passages = tuple(p for p in (_passage(ctx, hit) for hit in hits) if p is not None)
         limit = ctx.book.describe_position()
         results = SearchResults(
             query=query,
             reading_limit=limit,
             passages=passages,
-            # what was searched, up to where, and whether the passages answer it at all
-            note=honest_note(query, passages, limit)
-            if passages
-            else f"No passage {read_through(limit)} matches this query.",
+            note=None if passages else f"No passage read so far ({limit}) matches this query.",
         )
         pages = ", ".join(f"p. {p.pages}" for p in passages[:5])
         return ToolResult.ok(
             results, summary=f"{len(passages)} passage(s)" + (f": {pages}" if pages else "")
         )
-
-
-def conversation_query(questions: Sequence[str]) -> str | None:
-    """What the conversation is about, as one query: the reader's latest message, then the
-    earlier ones in order (None before there is an earlier one). At most
-    ``CONVERSATION_QUERY_CHARS`` characters of earlier messages, the most recent ones: a long
-    conversation costs one bounded search, not one that grows with every turn."""
-    if len(questions) < 2:
-        return None
-    earlier: list[str] = []
-    room = CONVERSATION_QUERY_CHARS
-    for question in reversed(questions[:-1]):
-        room -= len(question) + 1
-        if room < 0:
-            break
-        earlier.append(question)
-    return " ".join([questions[-1], *reversed(earlier)])
-
-
-def search_in_conversation(
-    searcher: BookSearcher, book: Book, query: str, questions: Sequence[str], *, k: int
-) -> list[SearchHit]:
-    """The passages for ``query``, the conversation as a prior: the query's ranking and the
-    ranking of ``conversation_query(questions)`` fused by reciprocal rank, so a passage about
-    both the query and what the reader has been asking comes first. Equal weights, except that
-    the conversation counts double for a question searched as typed that names only what the
-    reader's earlier questions named ("What does Vane ask the timing of?" after three questions
-    about Vane): it continues their topic. A query alone when the conversation has just begun,
-    or when it quotes a phrase (a quotation is looked up as typed). ``k`` passages at most."""
-    prior = conversation_query(questions)
-    if prior is None or QUOTED_PHRASE.search(query):
-        return searcher.search(book, query, k=k)
-    depth = max(k, FUSION_DEPTH)
-    own, around = searcher.search(book, query, k=depth), searcher.search(book, prior, k=depth)
-    hits = {h.chunk.id: h for h in (*around, *own)}
-    fused = reciprocal_rank_fusion(
-        {h.chunk.id: rank for rank, h in enumerate(own, 1)},
-        {h.chunk.id: rank for rank, h in enumerate(around, 1)},
-        weights=(1.0, CONTINUING_WEIGHT if continues_the_topic(query, questions) else 1.0),
-    )
-    best = sorted(fused, key=lambda chunk_id: -fused[chunk_id])[:k]
-    return [replace(hits[chunk_id], score=fused[chunk_id]) for chunk_id in best]
-
-
-def continues_the_topic(query: str, questions: Sequence[str]) -> bool:
-    """``query`` is the reader's latest question as typed, and every name in it was in one of
-    their earlier questions."""
-    if len(questions) < 2 or query.strip() != questions[-1].strip():
-        return False
-    said = " ".join(questions[:-1]).lower()
-    words = [w.lower() for name in proper_nouns(query) for w in name.split()]
-    return bool(words) and all(re.search(rf"\b{re.escape(w)}\b", said) for w in words)
 
 
 def _passage(ctx: ToolContext, hit: SearchHit) -> Passage | None:

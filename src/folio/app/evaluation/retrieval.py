@@ -20,7 +20,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from folio.agent.tools.book import search_in_conversation
 from folio.app.evaluation.conversations import EvalConversation, EvidenceMapper
 from folio.domain.books import Book, SearchHit
 from folio.domain.ports import BookSearcher
@@ -183,16 +182,13 @@ class RetrievalEvaluation:
         evidence: list[tuple[int, int]],
         scored: bool,
     ) -> None:
-        """The agent's searches, each ranked as ``search_book`` ranked it (the conversation's
-        questions as its prior), at the evaluation's largest k."""
+        """The agent's searches, each ranked as ``search_book`` ranked it (the query as written),
+        at the evaluation's largest k."""
         turn = session.ask(questions[-1])
         hits: list[SearchHit] = []
         seen: set[str] = set()
         for query in turn.searches:
-            ranked = search_in_conversation(
-                self.searcher, self.book, query, questions, k=max(self.ks)
-            )
-            for hit in ranked:
+            for hit in self._search(query):
                 if hit.chunk.id not in seen:
                     seen.add(hit.chunk.id)
                     hits.append(hit)

@@ -1,8 +1,8 @@
 """``folio eval reformulation``: score query rewriting against human rewrites (CANARD, TREC CAsT).
 
-Thin: loads the file, runs ``folio.app.evaluation.reformulation.evaluate_reformulation`` with the
-heuristic rewriter (and, with ``--llm``, the LLM rewriter on the configured provider), prints the
-table or JSON. To be added to the ``eval`` group of ``folio.entrypoints.cli.main``.
+Thin: loads the file, runs ``folio.app.evaluation.reformulation.evaluate_reformulation`` (the
+copy-the-question baseline, and with ``--llm`` the LLM rewriter on the configured provider),
+prints the table or JSON. To be added to the ``eval`` group of ``folio.entrypoints.cli.main``.
 """
 
 from __future__ import annotations
@@ -43,11 +43,11 @@ def reformulation_cmd(
     """Token F1 and exact match of query rewriters against human rewrites, per source, beside
     the copy-the-question baseline."""
     # Imported here: the rewriters load numpy, which the CLI's start-up should not pay for.
-    from folio.agent.reformulation import HeuristicQueryRewriter, LLMQueryRewriter
+    from folio.agent.reformulation import LLMQueryRewriter
     from folio.app.evaluation.reformulation import evaluate_reformulation, load_reformulation_items
 
     items = load_reformulation_items(data_path)[:limit]
-    rewriters: dict[str, QueryRewriter] = {"heuristic": HeuristicQueryRewriter()}
+    rewriters: dict[str, QueryRewriter] = {}
     if with_llm:
         provider = lazy.get().chat_provider()
         rewriters[f"llm:{provider.provider_name}"] = LLMQueryRewriter(provider)

@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from folio.agent.followup import (
+from folio.agent.offline.followup import (
     NOT_NAMES,
     STOPWORDS,
     Person,

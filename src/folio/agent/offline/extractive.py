@@ -9,7 +9,7 @@
   nothing mentions a name the question asks about, and one with the name alone when "Who is X?"
   found no sentence that says who X is;
 - "Who is X?" opens with the sentence of the book that says who X is, cited
-  (``folio.agent.definitions``);
+  (``folio.agent.offline.definitions``);
 - the answer is the 2-4 sentences of the returned passages that best match the rewritten question,
   quoted, each with its place ``(Chapter X, p. N)``, and it says plainly that it is extracting
   passages, not writing an answer.
@@ -31,9 +31,9 @@ import uuid
 from collections import Counter
 from collections.abc import Callable, Sequence
 
-from folio.agent.definitions import asked_name, definition
-from folio.agent.evidence import coverage, honest_note, read_through
-from folio.agent.followup import is_small_talk as default_small_talk
+from folio.agent.offline.definitions import asked_name, definition
+from folio.agent.offline.evidence import coverage, honest_note, read_through
+from folio.agent.offline.followup import is_small_talk as default_small_talk
 from folio.agent.strategies import exchanges
 from folio.agent.tools.book import MAX_K
 from folio.domain import sentences
@@ -200,6 +200,7 @@ class ExtractiveStrategy:
             reasoning_steps=steps,
             strategy=self.name,
             stop_reason=stop,
+            quotes_only=True,
         )
 
 

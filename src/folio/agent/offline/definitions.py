@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from folio.agent.followup import NOT_NAMES, proper_nouns
+from folio.agent.offline.followup import NOT_NAMES, proper_nouns
 from folio.domain.passages import Passage
 from folio.domain.sentences import split_sentences
 

@@ -198,3 +198,16 @@ def test_removing_a_book_removes_its_conversation_files(tmp_path: Path) -> None:
 
     files = sorted(p.stem for p in settings.conversations_dir.glob("*.json"))
     assert files == [kept.id]
+
+
+def test_a_full_conversation_file_refuses_the_next_turn_and_says_the_store_is_for_small_libraries(
+    directory: Path, convs: Conversations
+) -> None:
+    c = convs.create("book-1")
+    store = JsonConversationStore(directory, max_messages=6)
+    write_turn(store, c.id, "one")
+    write_turn(store, c.id, "two")
+    with pytest.raises(ConversationError) as e:
+        write_turn(store, c.id, "three")
+    assert "small libraries" in e.value.message and "at most 6 messages" in e.value.message
+    assert [t.turn_number for t in convs.get(c.id).turns] == [1, 2]  # nothing of turn 3 stored

@@ -1,6 +1,8 @@
 """Conversations as plain JSON files: one ``<conversation id>.json`` per conversation (seed 003).
 
-Each file holds the conversation, its messages and its turns. Invariants:
+Each file holds the conversation, its messages and its turns, and every turn rewrites it: the store
+is for small libraries (SQLite is the default), and a conversation holds at most
+``MAX_MESSAGES_PER_FILE`` messages here. Invariants:
 
 - Every read goes to disk; nothing is cached between units of work, so another process's writes
   are seen at once. Files are replaced atomically (temporary file + ``os.replace``), so a reader
@@ -83,9 +85,22 @@ def _op_title(cid: str, title: str) -> Op:
     return apply
 
 
-def _op_messages(cid: str, batch: tuple[ChatMessage, ...]) -> Op:
+# Every turn rewrites its conversation's whole file: the store is for small libraries. Past this
+# many messages a turn would cost seconds (100,000 messages: 20 s), so it is refused instead.
+MAX_MESSAGES_PER_FILE = 5_000
+
+
+def _op_messages(cid: str, batch: tuple[ChatMessage, ...], limit: int) -> Op:
     def apply(doc: ConversationDoc | None) -> ConversationDoc:
         d = _existing(doc, cid)
+        if len(d.messages) + len(batch) > limit:
+            raise ConversationError(
+                f"Conversation {cid} is full: the JSON conversation store (for small libraries:"
+                f" each turn rewrites the conversation's file) keeps at most"
+                f" {limit} messages in one conversation. Start a new one, or use"
+                " the default SQLite store (unset FOLIO_CONVERSATION_STORE)",
+                code=ConversationErrorCode.INVALID_STATE,
+            )
         taken = {(m.turn_number, m.seq) for m in d.messages}
         for m in batch:
             if (m.turn_number, m.seq) in taken:
@@ -131,12 +146,19 @@ def _op_delete(cid: str) -> Op:
 class JsonConversationStore:
     """A directory of conversation files; ``unit_of_work()`` is the ``UnitOfWorkFactory``."""
 
-    def __init__(self, directory: Path, *, lock_timeout: float = LOCK_TIMEOUT_S) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        *,
+        lock_timeout: float = LOCK_TIMEOUT_S,
+        max_messages: int = MAX_MESSAGES_PER_FILE,
+    ) -> None:
         self.directory = Path(directory)
         self._files = ConversationFiles(self.directory, lock_timeout=lock_timeout)
+        self._max_messages = max_messages
 
     def unit_of_work(self) -> JsonUnitOfWork:
-        return JsonUnitOfWork(self._files)
+        return JsonUnitOfWork(self._files, max_messages=self._max_messages)
 
 
 # --- the unit of work and its repositories --------------------------------------------------------
@@ -150,8 +172,11 @@ class _Staging:
 class JsonUnitOfWork:
     """Stages operations; ``commit()`` replays them on the files under the locks (see above)."""
 
-    def __init__(self, files: ConversationFiles) -> None:
+    def __init__(
+        self, files: ConversationFiles, *, max_messages: int = MAX_MESSAGES_PER_FILE
+    ) -> None:
         self._files = files
+        self.max_messages = max_messages
         self._staging = _Staging()
         self.conversations = _Conversations(self)
         self.messages = _Messages(self)
@@ -263,7 +288,7 @@ class _Messages:
         for m in messages:
             by_conversation.setdefault(m.conversation_id, []).append(m)
         for cid, batch in by_conversation.items():
-            self._u.stage(cid, _op_messages(cid, tuple(batch)))
+            self._u.stage(cid, _op_messages(cid, tuple(batch), self._u.max_messages))
 
     def get_by_conversation(self, conversation_id: str) -> list[ChatMessage]:
         doc = self._u.current(conversation_id)

@@ -220,3 +220,39 @@ def test_a_malformed_body_gets_the_reference_servers_status(client: httpx.Client
         "/syncs/progress", json={"document": "abc", "progress": "1", "device": "K"}, headers=auth()
     )
     assert (no_percentage.status_code, no_percentage.json()["code"]) == (403, 2003)
+
+
+def test_with_users_a_device_signs_in_with_its_sync_login_not_a_token(
+    tmp_path: Path, books_dir: Path
+) -> None:
+    """Once folio has users every API request needs a bearer token, and the request guard checks
+    the credentials of a state-changing request before its body: KOReader has no token, only its
+    x-auth headers, and still pushes; its push moves only its own user's book."""
+    home = tmp_path / "home"
+    book = books_dir / "formats" / "frankenstein.md"
+    local = ok_json(run_folio_in(home, "add", str(book), "--json"))["book"]["id"]
+    token = ok_json(run_folio_in(home, "users", "add", "alice", "--json"))["token"]
+    ok(run_folio_in(home, "users", "sync-password", "alice", input=PASSWORD + "\n"))
+    document = koreader_partial_md5(book)
+
+    bearer = {"authorization": f"Bearer {token}"}
+    with FolioServer(home) as server, httpx.Client(base_url=server.url, timeout=60) as client:
+        job = client.post(
+            "/api/v1/books", files={"file": (book.name, book.read_bytes())}, headers=bearer
+        ).json()["job"]
+        while job["status"] in ("queued", "running"):
+            job = client.get(f"/api/v1/jobs/{job['job_id']}", headers=bearer).json()
+        assert job["status"] == "done", job
+        assert client.get("/users/auth", headers=auth(user="alice")).status_code == 200
+        pushed = client.put(
+            "/syncs/progress", json=progress_body(document, "0", 0.4), headers=auth(user="alice")
+        )
+        assert pushed.status_code == 200
+        no_token = client.put("/api/v1/books/x/position", json={"percent": 1})
+        assert no_token.status_code == 401  # the API itself still wants a token
+        (alices,) = client.get("/api/v1/books", headers=bearer).json()
+
+    assert alices["reading_position"]["percent"] == 40
+    assert alices["reading_position"]["source"] == "KOReader on Kobo"
+    # The same file added by the local user (before alice existed) is not alice's to move.
+    assert "KOReader" not in ok(run_folio_in(home, "show", local))

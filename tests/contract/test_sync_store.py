@@ -1,0 +1,114 @@
+"""One contract for the progress sync store and the book identifiers, in memory, on SQLite and on
+PostgreSQL: logins, document ids with their EPUB fragments, the last push per document (kept for
+a book folio does not hold yet), identifiers, and everything of a book gone with it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from folio.domain.books import Book, BookFormat
+from folio.domain.ports import SyncAccount
+from folio.domain.sync import DocumentIds, Fragment, PushedProgress
+from folio.domain.users import UserError
+
+T0 = datetime(2026, 11, 24, 8, 0, tzinfo=UTC)
+BOOK = Book("b1", "A Book", None, BookFormat.EPUB, "a.epub", "hash-b1", 0, 10)
+
+
+@dataclass
+class Stores:
+    sync: Any
+    identifiers: Any  # None for the in-memory store
+    library: Any
+
+
+@pytest.fixture(scope="module")
+def pg_sync_url(pg_server: Any) -> str:
+    return str(pg_server.database("sync_contract"))
+
+
+@pytest.fixture(params=["memory", "sqlite", "postgresql"])
+def stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Stores]:
+    if request.param == "memory":
+        from folio.adapters.storage.memory_books import InMemoryLibrary
+        from folio.adapters.storage.memory_sync import InMemorySyncStore
+
+        yield Stores(InMemorySyncStore(), None, InMemoryLibrary())
+        return
+    from folio.adapters.storage.sql_sync import SqlIdentifierStore
+
+    if request.param == "sqlite":
+        from folio.adapters.storage.sql_sync import sqlite_runner, sqlite_sync_store
+        from folio.adapters.storage.sqlite_db import Database
+        from folio.adapters.storage.sqlite_library import SqliteLibrary
+
+        db = Database(tmp_path / "folio.db")
+        db.migrate()
+        yield Stores(
+            sqlite_sync_store(db), SqlIdentifierStore(sqlite_runner(db)), SqliteLibrary(db)
+        )
+        return
+    from folio.adapters.storage.postgres_db import PgDatabase
+    from folio.adapters.storage.postgres_library import PostgresLibrary
+    from folio.adapters.storage.sql_sync import postgres_runner, postgres_sync_store
+
+    url = request.getfixturevalue("pg_sync_url")
+    request.getfixturevalue("pg_server").truncate(url)
+    pg = PgDatabase(url, max_size=2)
+    yield Stores(
+        postgres_sync_store(pg), SqlIdentifierStore(postgres_runner(pg)), PostgresLibrary(pg)
+    )
+    pg.close()
+
+
+def test_a_login_is_one_users_and_its_name_is_unique(stores: Stores) -> None:
+    stores.sync.save_account(SyncAccount("u1", "reader", "hash-1"))
+    stores.sync.save_account(SyncAccount("u1", "reader", "hash-2"))  # a new password
+    assert stores.sync.account("reader") == SyncAccount("u1", "reader", "hash-2")
+    assert stores.sync.account("nobody") is None
+    with pytest.raises(UserError):
+        stores.sync.save_account(SyncAccount("u2", "reader", "hash-3"))
+
+
+def test_a_books_document_ids_find_it_in_either_mode(stores: Stores) -> None:
+    stores.library.add(BOOK, "0123456789", [])
+    fragments = [Fragment(3, 0, 10, {"/body": 0, "/body/p/text()": 2}, 0.8)]
+    stores.sync.save_documents("b1", DocumentIds("pmd5", "fmd5"), fragments)
+
+    assert stores.sync.books_for_document("pmd5") == ["b1"]
+    assert stores.sync.books_for_document("fmd5") == ["b1"]
+    assert stores.sync.books_for_document("other") == []
+    assert stores.sync.documents_of("b1") == DocumentIds("pmd5", "fmd5")
+    assert stores.sync.fragments_of("b1") == fragments
+
+
+def test_the_last_push_per_document_is_kept_even_without_its_book(stores: Stores) -> None:
+    first = PushedProgress("doc", "/body/DocFragment[3]/body/p.4", 0.25, "Kobo", "D1", T0)
+    later = PushedProgress("doc", "12", 0.5, "Phone", "D2", T0.replace(hour=9))
+    stores.sync.save_progress("u1", first)
+    stores.sync.save_progress("u1", later)
+
+    assert stores.sync.progress("u1", "doc") == later
+    assert stores.sync.progress("u2", "doc") is None
+
+
+def test_identifiers_are_kept_with_their_book_and_go_with_it(stores: Stores) -> None:
+    if stores.identifiers is None:
+        pytest.skip("the in-memory library has no identifier store")
+    stores.library.add(BOOK, "0123456789", [])
+    stores.sync.save_documents("b1", DocumentIds("pmd5", "fmd5"), [])
+    stores.identifiers.set_identifiers("b1", {"isbn": "978", "calibre": "uuid-1"})
+    stores.identifiers.set_identifiers("b1", {"isbn": "979"})
+
+    assert stores.identifiers.identifiers_of("b1") == {"calibre": "uuid-1", "isbn": "979"}
+    assert stores.identifiers.books_with("calibre", "uuid-1") == ["b1"]
+
+    stores.library.delete("b1")
+    assert stores.identifiers.identifiers_of("b1") == {}
+    assert stores.sync.books_for_document("pmd5") == []

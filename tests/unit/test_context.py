@@ -7,8 +7,10 @@ import json
 from datetime import UTC, datetime
 
 from folio.agent.context import RecentTurnsStrategy, estimate_tokens, shorten_tool_result
+from folio.domain.books import Book, BookFormat, PositionKind, ReadingPosition
 from folio.domain.conversations import ChatMessage
 from folio.domain.llm import PromptRole, ToolInvocation
+from folio.domain.window import ReadingWindow
 
 NOW = datetime(2024, 1, 1, tzinfo=UTC)
 PASSAGE = "Victor worked day and night collecting bones from charnel houses. " * 20
@@ -193,15 +195,20 @@ def test_a_page_cite_keeps_the_first_passage_on_that_page_not_every_chunk_sharin
     assert used_passages("No citation here.", passages) == []
 
 
+def _read_to(offset: int) -> ReadingWindow:
+    book = Book("b", "T", None, BookFormat.TXT, "t.txt", "h", 1, 100)
+    return ReadingWindow(book.with_position(ReadingPosition(offset, PositionKind.PERCENT, 1.0)))
+
+
 def test_a_turn_that_saw_text_past_a_position_moved_back_keeps_only_its_question():
     from folio.agent.context import WITHHELD_ANSWER
 
     history = _history(3)  # every passage of the fixture ends at char 10
     assert RecentTurnsStrategy().build_context(
-        history, limit=10
+        history, window=_read_to(10)
     ) == RecentTurnsStrategy().build_context(history), "nothing past a limit at the passages' end"
 
-    window = RecentTurnsStrategy().build_context(history, limit=5)
+    window = RecentTurnsStrategy().build_context(history, window=_read_to(5))
 
     assert [(m.role, m.content) for m in window] == [
         pair

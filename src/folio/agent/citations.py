@@ -137,7 +137,7 @@ def _quotes(answer: str) -> list[str]:
 
 
 def _unique(passages: Iterable[Passage]) -> list[Passage]:
-    seen: set[tuple[str | None, int, int]] = set()
+    seen: set[tuple[str | None, str | None, int, int]] = set()
     out = []
     for p in passages:
         if p.key not in seen:
@@ -189,6 +189,8 @@ def _source(passage: Passage, quote: str | None) -> Source:
         char_end=passage.char_end,
         quote=_original_case(text, excerpt) if quote is not None else excerpt,
         score=passage.score,
+        book_id=passage.book_id,
+        volume=passage.volume,
     )
 
 

@@ -10,9 +10,9 @@ Invariants:
   in blocks of ``block_turns``, never one turn at a time: the prompt's prefix (system, tools, the
   conversation so far) stays byte-identical from call to call and from turn to turn, so providers
   can serve it from their prompt cache;
-- nothing past the reader's position reaches the model from history: a turn whose tool results
-  held text past ``limit`` (the reader has since moved the position back) keeps only its question
-  and a note in place of its answer.
+- nothing outside the reading window reaches the model from history: a turn whose tool results
+  held text past it (the reader has since moved the position back) keeps only its question and a
+  note in place of its answer.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from folio.domain.passages import (
     ToolOutcome,
     decode_tool_result,
 )
+from folio.domain.window import ReadingWindow
 
 MESSAGE_OVERHEAD_TOKENS = 4
 
@@ -107,16 +108,16 @@ class RecentTurnsStrategy:
         self.message_chars = message_chars
 
     def build_context(
-        self, history: Sequence[ChatMessage], *, limit: int | None = None
+        self, history: Sequence[ChatMessage], *, window: ReadingWindow | None = None
     ) -> list[PromptMessage]:
         turns = [list(group) for _, group in groupby(history, key=lambda m: m.turn_number)]
-        turns = [_withheld(turn) if _reaches_past(turn, limit) else turn for turn in turns]
+        turns = [_withheld(turn) if _reaches_past(turn, window) else turn for turn in turns]
         rendered = [self._render(turn) for turn in turns]
         start = self._first_kept(turns, rendered)
-        window = rendered[start:]
-        if window and estimate_tokens(_flat(window)) > self.token_budget:
-            window = [self._render(turns[-1], passage_chars=self.passage_chars // 4)]
-        return _flat(window)
+        kept = rendered[start:]
+        if kept and estimate_tokens(_flat(kept)) > self.token_budget:
+            kept = [self._render(turns[-1], passage_chars=self.passage_chars // 4)]
+        return _flat(kept)
 
     def _first_kept(
         self, turns: list[list[ChatMessage]], rendered: list[list[PromptMessage]]
@@ -170,15 +171,17 @@ WITHHELD_ANSWER = (
 )
 
 
-def _reaches_past(turn: list[ChatMessage], limit: int | None) -> bool:
-    """Did any tool result of ``turn`` hold text at or past ``limit``?"""
-    if limit is None:
+def _reaches_past(turn: list[ChatMessage], window: ReadingWindow | None) -> bool:
+    """Did any tool result of ``turn`` hold text outside ``window`` (past the position, in
+    matter that counts as unread again, in a volume no longer in it)?"""
+    if window is None:
         return False
     for message in turn:
         if message.role is not PromptRole.TOOL_RESULT:
             continue
-        if any(p.char_end > limit for p in decode_tool_result(message.content).passages):
-            return True
+        for p in decode_tool_result(message.content).passages:
+            if not window.allows(p.book_id or window.book.id, p.char_start, p.char_end):
+                return True
     return False
 
 

@@ -26,6 +26,8 @@ from folio.agent.guardrail import Guardrail, GuardrailVerdict
 from folio.agent.prompt_builder import conversation_system_prompt
 from folio.agent.strategies import exchanges
 from folio.agent.tools import ToolContext, ToolRegistry, ToolServices
+from folio.app.library import reading_window
+from folio.app.search import WindowSearcher
 from folio.app.turn_log import GUARDRAIL, TurnObserver
 from folio.domain.books import Book, SearchHit
 from folio.domain.conversations import ChatMessage, Conversation, Source, Turn
@@ -51,6 +53,7 @@ from folio.domain.ports import (
     UnitOfWorkFactory,
 )
 from folio.domain.telemetry import NoTelemetry, Telemetry, TurnScope
+from folio.domain.window import ReadingWindow
 
 _UNRECORDED = datetime.fromtimestamp(0, UTC)  # a turn's time is set when it is recorded
 
@@ -219,15 +222,24 @@ class TurnSearches:
     def __init__(self, inner: BookSearcher, *, min_k: int = 5) -> None:
         self._inner = inner
         self._min_k = min_k
-        self._done: dict[tuple[str, int | None, str], tuple[list[SearchHit], int]] = {}
+        self._done: dict[
+            tuple[str, int | None, tuple[str, ...], str], tuple[list[SearchHit], int]
+        ] = {}
         self.searches = 0  # searches that reached the index
 
-    def search(self, book: Book, query: str, *, k: int = 5) -> list[SearchHit]:
-        key = (book.id, book.position.char_offset, " ".join(query.split()))
+    def search(
+        self, book: Book, query: str, *, k: int = 5, window: ReadingWindow | None = None
+    ) -> list[SearchHit]:
+        volumes = tuple(b.id for b in window.earlier) if window is not None else ()
+        key = (book.id, book.position.char_offset, volumes, " ".join(query.split()))
         hits, fetched = self._done.get(key, ([], 0))
         if fetched < k:
             fetched = max(k, self._min_k)
-            hits = self._inner.search(book, query, k=fetched)
+            hits = (
+                self._inner.search(book, query, k=fetched, window=window)
+                if volumes
+                else self._inner.search(book, query, k=fetched)
+            )
             self._done[key] = (hits, fetched)
             self.searches += 1
         return hits[:k]
@@ -316,16 +328,19 @@ class ChatWithBook:
     ) -> TurnResult:
         conversation, history = self._load(conversation_id)
         book = self._books.get(conversation.book_id)
-        window = self._context.build_context(history, limit=book.position.char_offset)
+        reading = reading_window(self._books, book)
+        window = self._context.build_context(history, window=reading)
         messages = [
             PromptMessage.system(conversation_system_prompt(book)),
             *window,
             PromptMessage.user(text),
         ]
-        turn_searcher = TurnSearches(self._services.searcher, min_k=self._services.search_k)
+        turn_searcher = TurnSearches(
+            WindowSearcher(self._services.searcher, reading), min_k=self._services.search_k
+        )
         services = replace(self._services, searcher=turn_searcher)
         verdict = self._check(book, text, window, services.searcher)
-        runner = self._runner(book, conversation, services, on_event)
+        runner = self._runner(reading, conversation, services, on_event)
         if verdict is not None and not verdict.allowed:
             outcome = self._redirect(book, verdict, on_event)
         else:
@@ -350,12 +365,12 @@ class ChatWithBook:
 
     def _runner(
         self,
-        book: Book,
+        reading: ReadingWindow,
         conversation: Conversation,
         services: ToolServices,
         on_event: EventSink | None,
     ) -> _ToolRunner:
-        context = ToolContext(book=book, conversation=conversation, user=self._user)
+        context = ToolContext.of(reading, conversation=conversation, user=self._user)
         return _ToolRunner(self._tools, context, services, on_event)
 
     def _redirect(

@@ -17,6 +17,14 @@ from folio.domain.errors import BookError, BookErrorCode
 from folio.domain.passages import Passage
 from folio.domain.ports import BookRepository
 from folio.domain.series import series_fields
+from folio.domain.window import ReadingWindow
+
+
+def reading_window(books: BookRepository, book: Book) -> ReadingWindow:
+    """``book``'s reading window; the earlier volumes of its series come from ``books`` (the
+    reader's own library: another user's volumes are never in it)."""
+    return ReadingWindow.of(book, books.list() if book.series else ())
+
 
 SHORT_ID = 8
 MAX_POSITION_TEXT_CHARS = 200
@@ -59,6 +67,11 @@ class Library:
             if len(found) > 1:
                 raise _ambiguous(wanted, found)
         raise _not_found(wanted, books)
+
+    def window(self, book: Book) -> ReadingWindow:
+        """What the reader has read of ``book``: up to its position, with the earlier volumes of
+        its series among the reader's own books."""
+        return reading_window(self._books, book)
 
     def remove(self, book_id: str) -> Book:
         """Delete a book with its chunks, vectors and conversations; returns what was deleted."""
@@ -169,45 +182,64 @@ class Library:
             return self.set_position(book_id, percent=float(m.group("percent")))
         return self.set_position(book_id, chapter=wanted)
 
-    def read(self, book_id: str, start: int, end: int) -> Passage:
-        """The book's text from ``start`` to ``end`` (character offsets), cut at the reading
-        position: nothing at or past it is ever returned.
+    def read(self, book_id: str, start: int, end: int, *, volume_id: str | None = None) -> Passage:
+        """The text from ``start`` to ``end`` (character offsets) of ``book_id``, or of
+        ``volume_id``, an earlier volume of its series (a cited passage), cut by the book's
+        reading window: nothing past the position, in unread matter or in a later volume is
+        ever returned.
 
         Raises:
             BookError: ``INVALID_INPUT`` for an empty or reversed range, one over
                 ``MAX_READ_CHARS`` or past the end of the book; ``INVALID_POSITION`` when the
-                range starts at or past the reader's position.
+                range starts at or past the reader's position, lies in unread matter, or the
+                volume is not an earlier one of the book's series.
         """
-        book = self._books.get(book_id)
+        window = self.window(self._books.get(book_id))
+        volume = window.volume(volume_id or book_id)
+        if volume is None:
+            raise BookError(
+                f"That book is not an earlier volume of {window.book.title!r}'s series",
+                code=BookErrorCode.INVALID_POSITION,
+            )
         if start < 0 or end <= start or end - start > MAX_READ_CHARS:
             raise BookError(
                 f"A read is 1 to {MAX_READ_CHARS} characters from start to end (got {start}-{end})",
                 code=BookErrorCode.INVALID_INPUT,
             )
-        if start >= book.char_count:
+        if start >= volume.char_count:
             raise BookError(
-                f"The book has {book.char_count} characters; {start} is past its end",
+                f"The book has {volume.char_count} characters; {start} is past its end",
                 code=BookErrorCode.INVALID_INPUT,
             )
-        limit = book.position.char_offset
-        if limit is not None and start >= limit:
+        span = window.clip(volume.id, start, min(end, volume.char_count))
+        if span is None:
             raise BookError(
-                f"This part of the book is past your reading position ({book.describe_position()})",
-                code=BookErrorCode.INVALID_POSITION,
+                _unread_reason(window, volume.id, start), code=BookErrorCode.INVALID_POSITION
             )
-        if end <= book.visible_start:
-            raise BookError(
-                "This part of the book is front matter (an introduction, a preface, contents), "
-                "which counts as unread until you have finished the book",
-                code=BookErrorCode.INVALID_POSITION,
-            )
-        start = max(start, book.visible_start)
-        end = min(end, book.char_count, limit if limit is not None else end)
-        text = self._books.get_text(book.id, start, end)
-        chapter = book.chapter_at(start)
-        first = book.page_at(start).label if book.pages else "?"
-        last = book.page_at(max(start, end - 1)).label if book.pages else "?"
-        return Passage(None, chapter.title if chapter else None, first, last, start, end, text)
+        text = self._books.get_text(volume.id, *span)
+        return _passage(window, volume, *span, text)
+
+
+def _unread_reason(window: ReadingWindow, book_id: str, start: int) -> str:
+    limit = window.limit
+    if book_id == window.book.id and limit is not None and start >= limit:
+        where = window.book.describe_position()
+        return f"This part of the book is past your reading position ({where})"
+    return (
+        "This part of the book is front matter or back matter (an introduction, a preface, "
+        "notes), which counts as unread until you have finished the book"
+    )
+
+
+def _passage(window: ReadingWindow, volume: Book, start: int, end: int, text: str) -> Passage:
+    chapter = volume.chapter_at(start)
+    first = volume.page_at(start).label if volume.pages else "?"
+    last = volume.page_at(max(start, end - 1)).label if volume.pages else "?"
+    other = volume.id != window.book.id
+    return Passage(
+        None, chapter.title if chapter else None, first, last, start, end, text,
+        book_id=volume.id if other else None, volume=volume.title if other else None,
+    )  # fmt: skip
 
 
 def _position(

@@ -1,9 +1,10 @@
-"""Search within one book, bounded by the reader's position: the ``BookSearcher`` use case.
+"""Search what the reader has read: the ``BookSearcher`` use case.
 
-Invariant: a hit never shows text at or past ``book.position.char_offset``, nor front matter the
-reader has not read (before ``book.visible_start``). The index already
-filters and cuts there; this use case cuts again (cheaply) so a faulty index cannot leak, and takes
-its page labels and snippet from the cut text only.
+Invariant: a hit is text inside the reading window (``folio.domain.window``): the book up to its
+position without its unread front and back matter, and the earlier volumes of its series. The
+index filters by the window's bounds for each volume; this use case cuts each hit by the window
+again (cheaply, so a faulty index cannot leak), and takes its page labels and snippet from the cut
+text only.
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ import bisect
 import re
 
 from folio.domain.books import Book, Chunk, SearchHit
-from folio.domain.ports import ChunkIndex, Embedder
+from folio.domain.ports import BookSearcher, ChunkIndex, Embedder
 from folio.domain.search import RankedChunk, query_terms
+from folio.domain.window import ReadingWindow
 
 SNIPPET_WORDS = 40
 
@@ -29,31 +31,42 @@ class SearchBook:
         self._embedder = embedder
         self._snippet_words = snippet_words
 
-    def search(self, book: Book, query: str, *, k: int = 5) -> list[SearchHit]:
-        """The ``k`` passages of ``book`` most relevant to ``query`` that the reader has reached."""
+    def search(
+        self, book: Book, query: str, *, k: int = 5, window: ReadingWindow | None = None
+    ) -> list[SearchHit]:
+        """The ``k`` passages most relevant to ``query`` that the reader has read: in ``book``,
+        and in the earlier volumes of its series when ``window`` (``book``'s) names them."""
         if not query.strip() or k <= 0:
             return []
+        if window is None or window.book.id != book.id:
+            window = ReadingWindow(book)
         vector = self._embedder.embed([query])[0]
-        limit = book.position.char_offset
-        start = book.visible_start
-        ranked = self._index.search(
-            book.id, query, vector, k=k, max_char_offset=limit, min_char_offset=start
-        )
         hits = []
-        for result in ranked:
-            chunk = result.chunk.cut_at(limit)
-            if chunk is not None and chunk.text and chunk.char_start >= start:
-                hits.append(self._hit(book, chunk, result, query))
-        return hits
+        for volume in window.volumes:
+            bounds = window.bounds(volume.id)
+            if bounds is None:
+                continue
+            ranked = self._index.search(
+                volume.id, query, vector, k=k, min_char_offset=bounds[0], max_char_offset=bounds[1]
+            )
+            for result in ranked:
+                chunk = window.cut(result.chunk)
+                if chunk is not None:
+                    hits.append(self._hit(window, volume, chunk, result, query))
+        # one ranking: each volume's fused scores are reciprocal ranks, comparable across volumes
+        return sorted(hits, key=lambda h: -h.score)[:k]
 
     def vector_coverage(self, book: Book) -> tuple[int, int]:
         """(passages with a vector, all passages): below 100% while an import is still embedding;
         the rest are found by keywords only."""
         return self._index.vector_coverage(book.id)
 
-    def _hit(self, book: Book, chunk: Chunk, result: RankedChunk, query: str) -> SearchHit:
+    def _hit(
+        self, window: ReadingWindow, book: Book, chunk: Chunk, result: RankedChunk, query: str
+    ) -> SearchHit:
         first, last = page_labels(book, chunk)
         return SearchHit(
+            volume=window.volume_name(book.id),
             chunk=chunk,
             score=result.score,
             snippet=best_window(chunk.text, query, words=self._snippet_words),
@@ -63,6 +76,26 @@ class SearchBook:
             vector_rank=result.vector_rank,
             similarity=result.similarity,
         )
+
+
+class WindowSearcher:
+    """A ``BookSearcher`` bound to one reading window: a search of the window's book (at the
+    window's position) covers the whole window, the earlier volumes of its series included; any
+    other search is bounded by its own book's window."""
+
+    def __init__(self, inner: BookSearcher, window: ReadingWindow) -> None:
+        self._inner = inner
+        self.window = window
+
+    def search(
+        self, book: Book, query: str, *, k: int = 5, window: ReadingWindow | None = None
+    ) -> list[SearchHit]:
+        mine = self.window
+        if window is None and book.id == mine.book.id and book.position == mine.book.position:
+            window = mine
+        if window is None or not window.earlier:
+            return self._inner.search(book, query, k=k)
+        return self._inner.search(book, query, k=k, window=window)
 
 
 def page_labels(book: Book, chunk: Chunk) -> tuple[str, str]:

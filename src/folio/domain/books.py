@@ -446,6 +446,7 @@ class SearchHit:
     lexical_rank: int | None = None
     vector_rank: int | None = None
     similarity: float | None = None  # cosine similarity of query and chunk, when computed
+    volume: str | None = None  # the title of the earlier volume of the series it comes from
 
     @property
     def pages(self) -> str:
@@ -454,7 +455,9 @@ class SearchHit:
 
     @property
     def location(self) -> str:
-        return cite_location(self.chunk.chapter, self.page_label_start, self.page_label_end)
+        return cite_location(
+            self.chunk.chapter, self.page_label_start, self.page_label_end, volume=self.volume
+        )
 
 
 def places_line(located: Iterable[Any]) -> str:
@@ -499,7 +502,11 @@ def _chapter_span(chapters: tuple[Chapter, ...]) -> str:
     return f"{chapters[0].title}, {chapters[1].title}, ... {chapters[-1].title} ({len(chapters)})"
 
 
-def cite_location(chapter: str | None, page_start: str, page_end: str) -> str:
-    """How folio names a place in a book for a reader: "Chapter 7, p. 55", "pp. 176-177"."""
+def cite_location(
+    chapter: str | None, page_start: str, page_end: str, *, volume: str | None = None
+) -> str:
+    """How folio names a place in a book for a reader: "Chapter 7, p. 55", "pp. 176-177", and
+    in an earlier volume of the series "The Two Towers, Chapter 7, p. 55"."""
     pages = f"p. {page_start}" if page_start == page_end else f"pp. {page_start}-{page_end}"
-    return f"{chapter}, {pages}" if chapter else pages
+    place = f"{chapter}, {pages}" if chapter else pages
+    return f"{volume}, {place}" if volume else place

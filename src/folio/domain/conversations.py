@@ -153,10 +153,12 @@ class Source:
     char_end: int
     quote: str = ""
     score: float = 0.0
+    book_id: str | None = None  # an earlier volume of the series (None: the conversation's book)
+    volume: str | None = None  # that volume's title
 
     @property
     def location(self) -> str:
-        return cite_location(self.chapter, self.page_start, self.page_end)
+        return cite_location(self.chapter, self.page_start, self.page_end, volume=self.volume)
 
 
 @dataclass(frozen=True, slots=True)

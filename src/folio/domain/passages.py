@@ -29,7 +29,9 @@ PEOPLE = "people_so_far"
 
 @dataclass(frozen=True, slots=True)
 class Passage:
-    """A piece of the book: ``chunk_id`` is None for text read by page range."""
+    """A piece of the book: ``chunk_id`` is None for text read by page range. ``book_id`` and
+    ``volume`` (its title) name the earlier volume of the series it comes from (None: the
+    conversation's own book)."""
 
     chunk_id: str | None
     chapter: str | None
@@ -39,6 +41,8 @@ class Passage:
     char_end: int
     text: str
     score: float = 0.0
+    book_id: str | None = None
+    volume: str | None = None
 
     @property
     def pages(self) -> str:
@@ -47,13 +51,13 @@ class Passage:
 
     @property
     def location(self) -> str:
-        """ "Chapter 5, p. 41" / "pp. 41-42"."""
-        return cite_location(self.chapter, self.page_start, self.page_end)
+        """ "Chapter 5, p. 41" / "pp. 41-42" / "The Two Towers, Chapter 5, p. 41"."""
+        return cite_location(self.chapter, self.page_start, self.page_end, volume=self.volume)
 
     @property
-    def key(self) -> tuple[str | None, int, int]:
+    def key(self) -> tuple[str | None, str | None, int, int]:
         """Identity of the text: the same chunk cut the same way is the same passage."""
-        return (self.chunk_id, self.char_start, self.char_end)
+        return (self.book_id, self.chunk_id, self.char_start, self.char_end)
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,9 +143,11 @@ def passages_in(payload: object) -> tuple[Passage, ...]:
 
 # --- the codec -----------------------------------------------------------------------------------
 def _passage_json(p: Passage, *, brief: bool = False) -> dict[str, Any]:
+    volume = {"volume": p.volume, "book_id": p.book_id} if p.book_id else {}
     if brief:
-        return {"chapter": p.chapter, "pages": p.pages, "text": p.text}
+        return {**volume, "chapter": p.chapter, "pages": p.pages, "text": p.text}
     out: dict[str, Any] = {
+        **volume,
         "chunk_id": p.chunk_id,
         "chapter": p.chapter,
         "pages": p.pages,
@@ -250,7 +256,10 @@ def decode_passage(item: Mapping[str, Any]) -> Passage | None:
     last = _str(item.get("page_end"), pages.split("-")[-1] if pages else first)
     chunk_id = item.get("chunk_id")
     chapter = item.get("chapter")
+    book_id, volume = item.get("book_id"), item.get("volume")
     return Passage(
+        book_id=str(book_id) if book_id else None,
+        volume=str(volume) if volume else None,
         chunk_id=str(chunk_id) if chunk_id else None,
         chapter=str(chapter) if chapter else None,
         page_start=first,

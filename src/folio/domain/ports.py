@@ -30,6 +30,7 @@ from folio.domain.llm import (
 from folio.domain.search import RankedChunk
 from folio.domain.sync import DocumentIds, Fragment, PushedProgress
 from folio.domain.users import ResourceKind, User
+from folio.domain.window import ReadingWindow
 
 Vectors = npt.NDArray[np.float32]  # shape (n, dimensions), rows L2-normalised
 
@@ -135,10 +136,14 @@ class ChunkIndex(Protocol):
 
 
 class BookSearcher(Protocol):
-    """Search within one book for the agent and the CLI: embeds the query, runs the hybrid index
-    bounded by ``book.position``, and returns hits with page labels and snippets."""
+    """Search what the reader has read, for the agent and the CLI: embeds the query, runs the
+    hybrid index bounded by the reading window (``book``'s own, or ``window`` when it is
+    ``book``'s: the earlier volumes of its series included), and returns hits with page labels
+    and snippets."""
 
-    def search(self, book: Book, query: str, *, k: int = 5) -> list[SearchHit]: ...
+    def search(
+        self, book: Book, query: str, *, k: int = 5, window: ReadingWindow | None = None
+    ) -> list[SearchHit]: ...
 
 
 # --- conversations --------------------------------------------------------------------------------
@@ -305,11 +310,11 @@ class ConversationContextStrategy(Protocol):
     """Chooses which stored messages of a conversation (oldest first) go into the prompt."""
 
     def build_context(
-        self, history: Sequence[ChatMessage], *, limit: int | None = None
+        self, history: Sequence[ChatMessage], *, window: ReadingWindow | None = None
     ) -> list[PromptMessage]:
-        """``limit``: the reader's position (a character offset; None = the whole book). A turn
-        whose tool results held text past it (the reader moved the position back) goes in
-        without its passages or answer."""
+        """``window``: what the reader has read (None: everything). A turn whose tool results
+        held text outside it (the reader moved the position back, a volume left the series)
+        goes in without its passages or answer."""
         ...
 
 

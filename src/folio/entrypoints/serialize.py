@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from folio.domain.books import Book, SearchHit
 from folio.domain.conversations import ChatMessage, Conversation, Source, Turn
 from folio.domain.jobs import ImportJob
+from folio.domain.window import ReadingWindow
 
 if TYPE_CHECKING:
     from folio.app.chat import TurnResult
@@ -37,9 +38,10 @@ def book_detail(book: Book, *, reveal_unread: bool = False) -> dict[str, Any]:
     data["content_hash"] = book.content_hash
     data["page_count"] = book.page_count
     data["char_count"] = book.char_count
-    limit = book.position.char_offset
+    window = ReadingWindow(book)
+    limit = window.limit
     current = book.position_chapter
-    hidden = {c.index for c in book.hidden_sections()}
+    read = {c.index for c in window.chapters()}
     data["chapters"] = []
     for c in book.chapters:
         unread = limit is not None and c.char_start >= limit
@@ -48,7 +50,7 @@ def book_detail(book: Book, *, reveal_unread: bool = False) -> dict[str, Any]:
                 "index": c.index,
                 "kind": c.kind.value,
                 # front/back matter counts as unread until the reader finishes the book
-                "unread": unread or c.index in hidden,
+                "unread": c.index not in read,
                 "title": None if unread and not reveal_unread else c.title,
                 "char_start": c.char_start,
                 "page": book.page_at(c.char_start).label if book.pages else None,
@@ -86,6 +88,9 @@ def hit_dict(hit: SearchHit) -> dict[str, Any]:
     c = hit.chunk
     return {
         "chunk_id": c.id,
+        "book_id": c.book_id,
+        "volume": hit.volume,  # the earlier volume of the series it comes from (else null)
+        "location": hit.location,
         "chapter": c.chapter,
         "page_start": hit.page_label_start,
         "page_end": hit.page_label_end,
@@ -108,6 +113,8 @@ def source_dict(source: Source) -> dict[str, Any]:
         "location": source.location,
         "char_start": source.char_start,
         "char_end": source.char_end,
+        "book_id": source.book_id,  # an earlier volume of the series (null: the book itself)
+        "volume": source.volume,
     }
 
 

@@ -47,6 +47,7 @@ def source_to_dict(s: Source) -> dict[str, Any]:
         "char_end": s.char_end,
         "quote": s.quote,
         "score": s.score,
+        **({"book_id": s.book_id, "volume": s.volume} if s.book_id else {}),
     }
 
 
@@ -54,6 +55,7 @@ def source_from_dict(d: Mapping[str, Any]) -> Source:
     return Source(
         d["chunk_id"], d.get("chapter"), str(d["page_start"]), str(d["page_end"]),
         int(d["char_start"]), int(d["char_end"]), d.get("quote", ""), float(d.get("score", 0.0)),
+        d.get("book_id"), d.get("volume"),
     )  # fmt: skip
 
 

@@ -19,6 +19,7 @@ from folio.domain.conversations import Conversation
 from folio.domain.llm import ToolDefinition
 from folio.domain.passages import ToolOutcome, ToolPayload
 from folio.domain.ports import BookRepository, BookSearcher, ChunkIndex
+from folio.domain.window import ReadingWindow
 
 
 class ToolCategory(StrEnum):
@@ -27,11 +28,17 @@ class ToolCategory(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class ToolContext:
-    """What a tool may know about the conversation it serves. ``position`` is the hard limit."""
+    """What a tool may know about the conversation it serves. ``window`` (the book's own when
+    not given) is the hard limit: no text outside it leaves a tool."""
 
     book: Book
     conversation: Conversation | None = None
     user: str | None = None
+    series: tuple[Book, ...] = ()  # the earlier volumes of the book's series (the window's)
+
+    @property
+    def window(self) -> ReadingWindow:
+        return ReadingWindow(self.book, self.series)
 
     @property
     def position(self) -> ReadingPosition:
@@ -39,14 +46,17 @@ class ToolContext:
 
     @property
     def limit(self) -> int | None:
-        """No text at or past this character offset may leave a tool (None: the whole book)."""
-        return self.book.position.char_offset
+        """The window's reading position in the book (None: the whole book)."""
+        return self.window.limit
 
     @property
     def start(self) -> int:
-        """No text before this offset may leave a tool either: front matter before the story
-        (an editor's preface) counts as unread until the reader has finished the book."""
-        return self.book.visible_start
+        """The window's first visible offset in the book (unread front matter before it)."""
+        return self.window.start
+
+    @staticmethod
+    def of(window: ReadingWindow, **kwargs: Any) -> ToolContext:
+        return ToolContext(book=window.book, series=window.earlier, **kwargs)
 
 
 @dataclass(frozen=True, slots=True)

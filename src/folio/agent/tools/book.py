@@ -1,8 +1,9 @@
 """The book tools: search the book, read a passage or a page range, list the chapters.
 
-Invariant: no text at or past the reader's position (``ctx.limit``) ever leaves these tools. The
-search index already filters there; every tool cuts again, refuses pages past the position with a
-clear error, and lists only the chapters that start before it.
+Invariant: no text outside the reading window (``ctx.window``: the book up to the position without
+its unread matter, and the earlier volumes of its series) ever leaves these tools. The search
+index already filters there; every tool cuts again by the window, refuses pages past the position
+with a clear error, and lists only the chapters the window holds.
 """
 
 from __future__ import annotations
@@ -89,14 +90,19 @@ class SearchBookTool(BaseTool):
 
 
 def _passage(ctx: ToolContext, hit: SearchHit) -> Passage | None:
-    chunk = hit.chunk.cut_at(ctx.limit)
-    if chunk is None or not chunk.text.strip():
+    window = ctx.window
+    chunk = window.cut(hit.chunk)
+    volume = window.volume(hit.chunk.book_id)
+    if chunk is None or volume is None or not chunk.text.strip():
         return None
-    if chunk is hit.chunk:
+    if chunk == hit.chunk:
         first, last = hit.page_label_start, hit.page_label_end
     else:  # cut here: the pages are those of the text that is left
-        first, last = _label(ctx.book, chunk.char_start), _label(ctx.book, chunk.char_end - 1)
+        first, last = _label(volume, chunk.char_start), _label(volume, chunk.char_end - 1)
+    other = volume.id != ctx.book.id
     return Passage(
+        book_id=volume.id if other else None,
+        volume=volume.title if other else None,
         chunk_id=chunk.id,
         chapter=chunk.chapter,
         page_start=first,
@@ -144,18 +150,26 @@ class ReadPassageTool(BaseTool):
         )
 
     def _around_chunk(self, ctx: ToolContext, services: ToolServices, chunk_id: str) -> ToolResult:
-        book = ctx.book
-        visible_end = book.char_count if ctx.limit is None else min(ctx.limit, book.char_count)
-        between = services.chunks.chunks_between(book.id, ctx.start, visible_end)
-        chunk = _find_chunk([c for c in between if c.char_start >= ctx.start], chunk_id)
-        if chunk is None:
-            return ToolResult.fail(
-                f"No passage {chunk_id!r} in the part of the book the reader has reached.",
-                "NOT_FOUND",
+        window = ctx.window
+        for volume in window.volumes:
+            bounds = window.bounds(volume.id)
+            if bounds is None:
+                continue
+            between = services.chunks.chunks_between(volume.id, *bounds)
+            chunk = _find_chunk([c for c in between if window.cut(c) is not None], chunk_id)
+            if chunk is None:
+                continue
+            span = window.clip(
+                volume.id, max(0, chunk.char_start - CONTEXT_CHARS), chunk.char_end + CONTEXT_CHARS
             )
-        start = max(ctx.start, chunk.char_start - CONTEXT_CHARS)
-        end = min(chunk.char_end + CONTEXT_CHARS, visible_end)
-        return _text_result(ctx, services, start, end, truncated=end < chunk.char_end)
+            if span is None:
+                break
+            return _text_result(ctx, services, *span, truncated=span[1] < chunk.char_end,
+                                volume=volume)  # fmt: skip
+        return ToolResult.fail(
+            f"No passage {chunk_id!r} in the part of the book the reader has reached.",
+            "NOT_FOUND",
+        )
 
     def _pages(
         self, ctx: ToolContext, services: ToolServices, first_label: str, last_label: str
@@ -183,8 +197,15 @@ class ReadPassageTool(BaseTool):
                 ToolErrorCode.NOT_ALLOWED,
             )
         last, capped = _cap_pages(book, first, last)
-        end = last.char_end if ctx.limit is None else min(last.char_end, ctx.limit)
-        return _text_result(ctx, services, first.char_start, end, truncated=capped)
+        span = ctx.window.clip(book.id, first.char_start, last.char_end)
+        if span is None:
+            return ToolResult.fail(
+                f"Pages {first.label}-{last.label} are front or back matter (introductions, "
+                "notes), which counts as unread until the reader has finished the book: they "
+                "cannot be shown.",
+                ToolErrorCode.NOT_ALLOWED,
+            )
+        return _text_result(ctx, services, *span, truncated=capped or span[1] < last.char_end)
 
 
 def _find_chunk(chunks: list[Chunk], chunk_id: str) -> Chunk | None:
@@ -198,16 +219,30 @@ def _cap_pages(book: Book, first: Page, last: Page) -> tuple[Page, bool]:
 
 
 def _text_result(
-    ctx: ToolContext, services: ToolServices, start: int, end: int, *, truncated: bool
+    ctx: ToolContext,
+    services: ToolServices,
+    start: int,
+    end: int,
+    *,
+    truncated: bool,
+    volume: Book | None = None,
 ) -> ToolResult:
-    book = ctx.book
-    if ctx.limit is not None:
-        end = min(end, ctx.limit)
-    start = max(start, ctx.start)
+    """The text of ``[start, end)`` of ``volume`` (default: the book), which the caller took
+    from the window (``clip``): checked against it once more before any text is read."""
+    book = volume or ctx.book
+    if not ctx.window.allows(book.id, start, end):
+        return ToolResult.fail(
+            "That part of the book lies outside what the reader has read.",
+            ToolErrorCode.NOT_ALLOWED,
+        )
     text = services.books.get_text(book.id, start, end)
     first, last = _label(book, start), _label(book, max(start, end - 1))
-    cut_by_position = ctx.limit is not None and end >= ctx.limit
-    passage = Passage(None, _chapter(book, start), first, last, start, end, text)
+    cut_by_position = book.id == ctx.book.id and ctx.limit is not None and end >= ctx.limit
+    other = book.id != ctx.book.id
+    passage = Passage(
+        None, _chapter(book, start), first, last, start, end, text,
+        book_id=book.id if other else None, volume=book.title if other else None,
+    )  # fmt: skip
     data = PassageText(passage, ctx.book.describe_position(), truncated or cut_by_position)
     return ToolResult.ok(data, summary=f"p. {passage.pages} ({len(text)} chars)")
 
@@ -224,12 +259,7 @@ class ListChaptersTool(BaseTool):
 
     def execute(self, ctx: ToolContext, services: ToolServices, **kwargs: Any) -> ToolResult:
         book = ctx.book
-        hidden = {c.index for c in book.hidden_sections()}
-        reached = [
-            c
-            for c in book.chapters
-            if (ctx.limit is None or c.char_start < ctx.limit) and c.index not in hidden
-        ]
+        reached = ctx.window.chapters()
         chapters = tuple(
             ChapterEntry(c.index, c.title, _label(book, c.char_start)) for c in reached
         )

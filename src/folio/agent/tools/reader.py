@@ -8,8 +8,12 @@ chapter's own frequent words and names; the people are the capitalised words the
 names (rarely written in lower case, met mid-sentence), with how often they come up and the
 sentence they first appear in.
 
-Invariant: only text in ``[ctx.start, ctx.limit)`` is read, so nothing past the position and no
-unread front matter is ever summarised, counted or quoted.
+In a series, the story so far and the people met run across the earlier volumes (read in full)
+and this one up to the position.
+
+Invariant: only text inside the reading window (``ctx.window``) is read, so nothing past the
+position, no unread front or back matter and no later volume is ever summarised, counted or
+quoted.
 """
 
 from __future__ import annotations
@@ -47,25 +51,29 @@ def _label(book: Book, offset: int) -> str:
     return book.page_at(offset).label if book.pages else "?"
 
 
-def _passage(book: Book, chapter: str | None, start: int, end: int, text: str) -> Passage:
+def _passage(
+    book: Book, chapter: str | None, start: int, end: int, text: str, *, volume: Book | None = None
+) -> Passage:
+    """A passage of ``book``; ``volume``: the book of the conversation, when ``book`` is an
+    earlier volume of its series (the passage then names it)."""
+    other = volume is not None and volume.id != book.id
     return Passage(None, chapter, _label(book, start), _label(book, max(start, end - 1)), start,
-                   end, " ".join(text.split()))  # fmt: skip
+                   end, " ".join(text.split()), book_id=book.id if other else None,
+                   volume=book.title if other else None)  # fmt: skip
 
 
 def _sentences(text: str, base: int) -> list[tuple[int, int, str]]:
     return [(base + s, base + e, text[s:e]) for s, e in sentence_spans(text)]
 
 
-def _read_chapters(ctx: ToolContext) -> list[tuple[Chapter, int, int]]:
-    """The story chapters the reader has reached, each with its visible ``[start, end)``."""
-    book = ctx.book
-    limit = book.char_count if ctx.limit is None else min(ctx.limit, book.char_count)
-    out = []
-    for chapter in book.chapters:
-        if not chapter.is_story or chapter.char_start < ctx.start or chapter.char_start >= limit:
-            continue
-        out.append((chapter, chapter.char_start, min(book.chapter_end(chapter), limit)))
-    return out
+Read = tuple[Book, Chapter, int, int]
+
+
+def _read_chapters(ctx: ToolContext) -> list[Read]:
+    """The story chapters the reader has reached, each with its volume and its read
+    ``[start, end)``: the earlier volumes of the series first, in order."""
+    window = ctx.window
+    return [(v, c, a, b) for v in window.volumes for c, a, b in window.story_read(v.id)]
 
 
 def key_sentences(text: str, base: int, n: int) -> list[tuple[int, int, str]]:
@@ -115,7 +123,7 @@ class RecapTool(BaseTool):
             wanted = {c.index for c in book.find_chapters(chapter)}
             if not wanted:
                 return ToolResult.fail(f"The book has no chapter {chapter!r}.", "NOT_FOUND")
-            chosen = [r for r in read if r[0].index in wanted]
+            chosen = [r for r in read if r[0].id == book.id and r[1].index in wanted]
             if not chosen:
                 return ToolResult.fail(
                     f"{chapter} lies past the reader's position ({where}): it cannot be "
@@ -137,10 +145,10 @@ class RecapTool(BaseTool):
             summary = f"{len(recaps)} chapter recap(s) by a model"
             return ToolResult.ok(Recap(recaps, where, note, generated=True), summary=summary)
         passages = []
-        for c, start, end in chosen:
-            text = services.books.get_text(book.id, start, end)
+        for v, c, start, end in chosen:
+            text = services.books.get_text(v.id, start, end)
             for s_start, s_end, sentence in key_sentences(text, start, per):
-                passages.append(_passage(book, c.title, s_start, s_end, sentence))
+                passages.append(_passage(v, c.title, s_start, s_end, sentence, volume=book))
         if not read:
             note = "The reader has not reached the first chapter yet."
         data = Recap(tuple(passages), where, note)
@@ -148,7 +156,7 @@ class RecapTool(BaseTool):
 
 
 def _generated(
-    book: Book, chosen: Sequence[tuple[Chapter, int, int]], services: ToolServices, per: int
+    book: Book, chosen: Sequence[Read], services: ToolServices, per: int
 ) -> tuple[tuple[Passage, ...], str | None] | None:
     """A model's recap of each chosen chapter read to its end (kept once written), and the
     title of a chapter read only in part, whose key sentences are quoted instead: a chapter
@@ -158,16 +166,19 @@ def _generated(
         return None
     out: list[Passage] = []
     partial = None
-    for c, start, end in chosen:
-        if end < book.chapter_end(c):
-            text = services.books.get_text(book.id, start, end)
-            out += [_passage(book, c.title, a, b, s) for a, b, s in key_sentences(text, start, per)]
+    for v, c, start, end in chosen:
+        if end < v.chapter_end(c) or start > c.char_start:
+            text = services.books.get_text(v.id, start, end)
+            out += [
+                _passage(v, c.title, a, b, s, volume=book)
+                for a, b, s in key_sentences(text, start, per)
+            ]
             partial = c.title
             continue
-        recap = services.recaps.recap(book, c)
+        recap = services.recaps.recap(v, c)
         if recap is None:
             return None
-        out.append(_passage(book, c.title, start, end, recap))
+        out.append(_passage(v, c.title, start, end, recap, volume=book))
     return tuple(out), partial
 
 
@@ -235,18 +246,27 @@ class PeopleTool(BaseTool):
 
     def execute(self, ctx: ToolContext, services: ToolServices, **kwargs: Any) -> ToolResult:
         book = ctx.book
-        start = ctx.start
-        end = book.char_count if ctx.limit is None else min(ctx.limit, book.char_count)
-        if end <= start:
+        window = ctx.window
+        pieces = [(v, a, b) for v in window.volumes for a, b in window.spans(v.id)]
+        if not pieces:
             data = PeopleList((), book.describe_position(), "Nothing has been read yet.")
             return ToolResult.ok(data, summary="0 people")
-        text = services.books.get_text(book.id, start, end)
+        # one text of everything read, each piece placed at a base offset in it
+        texts = [services.books.get_text(v.id, a, b) for v, a, b in pieces]
+        bases, at = [], 0
+        for t in texts:
+            bases.append(at)
+            at += len(t) + 2
+        text = "\n\n".join(texts)
         people = []
-        for name, mentions, offset in find_people(text, start):
-            sentence = _sentence_at(text, start, offset)
-            chapter = book.chapter_at(offset)
+        for name, mentions, offset in find_people(text, 0):
+            i = max(j for j, base in enumerate(bases) if base <= offset)
+            volume, start, _ = pieces[i]
+            sentence = _sentence_at(texts[i], start, start + offset - bases[i])
+            chapter = volume.chapter_at(sentence[0])
             title = chapter.title if chapter else None
-            people.append(Person(name, mentions, _passage(book, title, *sentence)))
+            first = _passage(volume, title, *sentence, volume=book)
+            people.append(Person(name, mentions, first))
         data = PeopleList(tuple(people), book.describe_position())
         return ToolResult.ok(data, summary=f"{len(people)} people")
 

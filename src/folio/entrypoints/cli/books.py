@@ -510,7 +510,7 @@ def search_cmd(lazy: Any, book: str, query: str, k: int, as_json: bool) -> None:
     found = container.library.resolve(book)
     if not as_json:
         prepare_embedder(container)
-    hits = container.searcher.search(found, query, k=k)
+    hits = container.searcher.search(found, query, k=k, window=container.library.window(found))
     embedding_note(container, found)
     if as_json:
         click.echo(json.dumps([hit_dict(h) for h in hits], indent=2))

@@ -21,6 +21,7 @@ class _Span:
     end: int
     mark: tuple[int, int] | None = None
     label: str = ""
+    volume: Any = None  # an earlier volume of the series the cited source is in
 
 
 @click.command("read")
@@ -109,13 +110,16 @@ def _cited(container: Any, book: Any, number: int, ref: str | None) -> _Span:
         have = f"sources 1 to {len(sources)}" if sources else "no sources"
         raise click.UsageError(f"The last answer has {have}; there is no source {number}")
     source = sources[number - 1]
-    first = book.page_at(source.char_start)
-    last = book.page_at(max(source.char_start, source.char_end - 1))
+    volume = container.books.get(source.book_id) if source.book_id else None
+    pages = volume or book
+    first = pages.page_at(source.char_start)
+    last = pages.page_at(max(source.char_start, source.char_end - 1))
     return _Span(
         first.char_start,
         last.char_end,
         mark=(source.char_start, source.char_end),
         label=f" · source [{number}]",
+        volume=volume,
     )
 
 
@@ -125,7 +129,8 @@ def _render(library: Any, book: Any, span: _Span) -> Text:
     from folio.app.library import MAX_READ_CHARS  # here: the CLI starts without numpy
 
     end = min(span.end, span.start + MAX_READ_CHARS)
-    passage = library.read(book.id, span.start, end)
+    volume_id = span.volume.id if span.volume is not None else None
+    passage = library.read(book.id, span.start, end, volume_id=volume_id)
     body = clean(passage.text)
     lead = len(body) - len(body.lstrip())
     text = Text(f"{clean(book.title)} — {clean(passage.location)}{clean(span.label)}\n\n")
@@ -134,7 +139,9 @@ def _render(library: Any, book: Any, span: _Span) -> Text:
         a, b = (x - passage.char_start - lead for x in span.mark)
         body_text.stylize("bold underline", max(a, 0), max(b, 0))
     text.append_text(body_text)
-    if passage.char_end < end:  # cut at the reading position
+    if span.volume is not None:
+        pass  # an earlier volume is read in full: nothing cuts it
+    elif passage.char_end < end:  # cut at the reading position
         text.append(f"\n\n[Your reading position ({book.describe_position()}) ends here.]")
     elif end < span.end:
         nxt = book.page_at(end).label

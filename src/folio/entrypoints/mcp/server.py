@@ -25,6 +25,7 @@ from mcp import types
 from mcp.server.lowlevel import Server
 
 from folio.agent.tools import ToolContext, ToolServices
+from folio.app.search import WindowSearcher
 from folio.domain.errors import FolioError
 
 if TYPE_CHECKING:
@@ -121,10 +122,13 @@ def call(
         if len(reference) > MAX_BOOK_REFERENCE:
             return _error(f"A book reference has at most {MAX_BOOK_REFERENCE} characters")
         book = scope.library.resolve(reference)
+        window = scope.library.window(book)
+        searcher = WindowSearcher(container.searcher, window)
         services = ToolServices(
-            container.searcher, scope.books, container.chunk_index, container.settings.search_k
+            searcher, scope.books, container.chunk_index, container.settings.search_k
         )
-        context = ToolContext(book=book, user=scope.user_id)  # the user names its log line
+        # the user names its log line
+        context = ToolContext.of(window, user=scope.user_id)
         result = container.tools.execute(name, context, services, arguments)
     except FolioError as e:
         return _error(e.message)

@@ -160,7 +160,7 @@ async def search_book(
 
     def run() -> dict[str, Any]:
         book = scope.books.get(book_id)
-        hits = scope.searcher.search(book, q, k=k)
+        hits = scope.searcher.search(book, q, k=k, window=scope.library.window(book))
         return {"book_id": book.id, "query": q, "results": [hit_dict(h) for h in hits]}
 
     return await run_in_threadpool(run)

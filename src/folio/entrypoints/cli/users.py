@@ -85,9 +85,11 @@ def sync_password_cmd(lazy: Any, login: str) -> None:
     Progress sync > Custom sync server: this server's URL; then Login with LOGIN and this
     password). While no user exists, LOGIN becomes the local user's sync login. The password is
     asked for (read from stdin when piped) and stored only as a scrypt hash."""
-    interactive = sys.stdin.isatty()
-    password = click.prompt(
-        "Sync password", hide_input=True, confirmation_prompt=interactive, err=True
-    )
+    if sys.stdin.isatty():
+        password = click.prompt(
+            "Sync password", hide_input=True, confirmation_prompt=True, err=True
+        )
+    else:  # piped: the first line is the password (no echo to hide, nothing to confirm)
+        password = sys.stdin.readline().rstrip("\r\n")
     whose = lazy.get().progress_sync.set_login(login, password)
     click.echo(f"Sync login {login.strip()} set for {whose}.", err=True)

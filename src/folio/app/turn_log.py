@@ -60,7 +60,7 @@ class TurnObserver:
         }
         if self.log_text:
             fields.update(question=text, answer=result.answer)
-        _log(logging.INFO, scope, outcome, duration_s, fields)
+        _log(scope, outcome, duration_s, fields)
 
     def failed(self, scope: TurnScope, error: BaseException, duration_s: float) -> None:
         cancelled = isinstance(error, TurnCancelled)
@@ -72,17 +72,14 @@ class TurnObserver:
             "model": self.model,
             "error_code": str(code) if code is not None else type(error).__name__,
         }
-        # INFO: the error goes on to the caller, who tells the person (an operator filters on
-        # ``outcome``); a warning here would say it twice in a terminal.
-        _log(logging.INFO, scope, outcome, duration_s, fields)
+        _log(scope, outcome, duration_s, fields)
 
 
-def _log(
-    level: int, scope: TurnScope, outcome: TurnOutcome, duration_s: float, fields: dict[str, Any]
-) -> None:
+def _log(scope: TurnScope, outcome: TurnOutcome, duration_s: float, fields: dict[str, Any]) -> None:
+    """At INFO whatever the outcome: a failure goes on to the caller, who tells the person (an
+    operator filters on ``outcome``); a warning here would say it twice in a terminal."""
     duration_ms = round(duration_s * 1000, 2)
-    log.log(
-        level,
+    log.info(
         "turn conversation=%s outcome=%s duration_ms=%.1f",
         scope.conversation_id,
         outcome.value,

@@ -142,6 +142,20 @@ def test_set_position_is_stored(library: Any) -> None:
     assert library.get(stored.book.id).position == with_matter
 
 
+def test_a_synced_position_keeps_where_and_when_it_came_from(library: Any) -> None:
+    stored = _whale()
+    _add(library, stored)
+    at = datetime(2026, 11, 24, 7, 30, 15, 123456, tzinfo=UTC)
+    synced = replace(stored.book.position_at_percent(40), source="KOReader on Kobo", set_at=at)
+
+    library.set_position(stored.book.id, synced)
+
+    assert library.get(stored.book.id).position == synced
+    by_hand = stored.book.position_at_percent(50)  # set in folio: no source any more
+    assert library.set_position(stored.book.id, by_hand).position.source is None
+    assert library.get(stored.book.id).position.set_at is None
+
+
 def test_a_chapter_recap_is_kept_replaced_and_deleted_with_its_book(library: Any) -> None:
     stored = _whale()
     _add(library, stored)

@@ -15,14 +15,30 @@ As a library::
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING, Any
 
-from folio.bootstrap import Container
-from folio.config import Settings, load_settings
-
-try:
-    __version__ = version("folio-reader")
-except PackageNotFoundError:  # running from a source tree that is not installed
-    __version__ = "0+unknown"
+if TYPE_CHECKING:
+    from folio.bootstrap import Container
+    from folio.config import Settings, load_settings
 
 __all__ = ["Container", "Settings", "__version__", "load_settings"]
+
+
+def __getattr__(name: str) -> Any:
+    """The public names, imported on first use: ``folio --help`` needs none of them."""
+    if name == "Container":
+        from folio.bootstrap import Container
+
+        return Container
+    if name in ("Settings", "load_settings"):
+        from folio import config
+
+        return getattr(config, name)
+    if name == "__version__":
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            return version("folio-reader")
+        except PackageNotFoundError:  # running from a source tree that is not installed
+            return "0+unknown"
+    raise AttributeError(f"module 'folio' has no attribute {name!r}")

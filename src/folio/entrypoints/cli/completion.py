@@ -74,14 +74,14 @@ def complete_conversation(ctx: click.Context, param: click.Parameter, incomplete
     return items[:_MAX_ITEMS]
 
 
-def add_completion(group: click.Group) -> None:
-    """Give every BOOK and CONVERSATION parameter of ``group``'s commands (and subgroups') its
-    completion, so a command added later gets it without repeating it."""
-    for command in group.commands.values():
-        if isinstance(command, click.Group):
-            add_completion(command)
-        for param in command.params:
-            if param.name in BOOK_PARAMS:
-                param._custom_shell_complete = complete_book
-            elif param.name in CONVERSATION_PARAMS:
-                param._custom_shell_complete = complete_conversation
+def add_completion(command: click.Command) -> None:
+    """Give every BOOK and CONVERSATION parameter of ``command`` (and of its subcommands, for a
+    group) its completion, so a command added later gets it without repeating it."""
+    if isinstance(command, click.Group):
+        for subcommand in command.commands.values():
+            add_completion(subcommand)
+    for param in command.params:
+        if param.name in BOOK_PARAMS:
+            param._custom_shell_complete = complete_book
+        elif param.name in CONVERSATION_PARAMS:
+            param._custom_shell_complete = complete_conversation

@@ -23,7 +23,6 @@ from folio.domain.errors import (
     FolioError,
     LLMError,
 )
-from folio.entrypoints.cli.output import clean
 
 EXIT_ERROR = 1
 EXIT_NOT_FOUND = 3
@@ -56,6 +55,8 @@ def debug_enabled() -> bool:
 
 
 def fail(message: str, code: int = EXIT_ERROR) -> NoReturn:
+    from folio.entrypoints.cli.output import clean  # rich: imported when there is an error
+
     click.echo(f"Error: {' '.join(clean(message).split())}", err=True)
     sys.exit(code)
 

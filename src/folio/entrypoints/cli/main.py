@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING
 
 import click
 
-from folio import __version__
+from folio.entrypoints.cli.completion import add_completion
 from folio.entrypoints.cli.errors import EXIT_ERROR, debug_enabled, handle_errors, set_debug
+from folio.entrypoints.cli.lazy import LazyCommands, LazyGroup
 
 if TYPE_CHECKING:
     from folio.bootstrap import Container
@@ -19,7 +20,9 @@ if TYPE_CHECKING:
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
-@click.group(context_settings=CONTEXT_SETTINGS)
+@click.group(
+    cls=LazyGroup, context_settings=CONTEXT_SETTINGS, lazy_commands={}, on_load=add_completion
+)
 @click.option(
     "--home",
     type=click.Path(file_okay=False, path_type=Path),
@@ -32,7 +35,14 @@ CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 
     envvar="FOLIO_DEBUG",
     help="Show tracebacks and debug logs (also FOLIO_DEBUG=1).",
 )
-@click.version_option(version=__version__, prog_name="folio")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=lambda ctx, _, value: _print_version(ctx) if value else None,
+    help="Show the version and exit.",
+)
 @click.pass_context
 def cli(ctx: click.Context, home: Path | None, debug: bool) -> None:
     """folio: a reading companion you talk to.
@@ -52,6 +62,13 @@ def cli(ctx: click.Context, home: Path | None, debug: bool) -> None:
 
     from_flag = ctx.get_parameter_source("home") is ParameterSource.COMMANDLINE
     ctx.obj = _LazyContainer(home, from_flag=from_flag)
+
+
+def _print_version(ctx: click.Context) -> None:
+    from folio import __version__  # the package's metadata: read only when asked
+
+    click.echo(f"folio, version {__version__}")
+    ctx.exit()
 
 
 class _LazyContainer:
@@ -108,31 +125,64 @@ def config_cmd(lazy: _LazyContainer, as_json: bool) -> None:
         )
 
 
-def _register() -> None:
-    from folio.entrypoints.cli import books
-    from folio.entrypoints.cli.chat import chat_cmd
-    from folio.entrypoints.cli.demo import demo_cmd
-    from folio.entrypoints.cli.mcp import mcp_cmd
-    from folio.entrypoints.cli.read import read_cmd
-    from folio.entrypoints.cli.serve import serve_cmd
-
-    for command in [*books.COMMANDS, read_cmd, chat_cmd, demo_cmd, serve_cmd, mcp_cmd]:
-        cli.add_command(command)
-    from folio.entrypoints.cli.conversations import conversations_group
-    from folio.entrypoints.cli.db import db_group
-    from folio.entrypoints.cli.eval import eval_group
-    from folio.entrypoints.cli.users import users_group
-
-    cli.add_command(conversations_group)
-    cli.add_command(users_group)
-    cli.add_command(eval_group)
-    cli.add_command(db_group)
-    from folio.entrypoints.cli.completion import add_completion
-
-    add_completion(cli)
-
-
-_register()
+_BOOKS = "folio.entrypoints.cli.books"
+# Every command but `config`, imported when it runs (see lazy.py); the summaries are checked
+# against the commands' docstrings by tests/unit/test_cli_lazy.py.
+COMMANDS: LazyCommands = {
+    "add": (
+        f"{_BOOKS}:add_cmd",
+        "Add books (EPUB, PDF, TXT, MD, HTML) to the library: files, or directories (every file"
+        " of a supported type inside, in subdirectories too; hidden ones skipped).",
+    ),
+    "books": (f"{_BOOKS}:books_cmd", "List the books in the library."),
+    "show": (f"{_BOOKS}:show_cmd", "Show a book: metadata, chapters, pages and reading position."),
+    "rm": (f"{_BOOKS}:rm_cmd", "Remove a book with its passages and conversations."),
+    "position": (
+        f"{_BOOKS}:position_cmd",
+        "Set how far you have read; nothing past it is ever searched or shown.",
+    ),
+    "edit": (
+        f"{_BOOKS}:edit_cmd",
+        "Change the title, author or series of BOOK (what the file said may be wrong or missing).",
+    ),
+    "search": (f"{_BOOKS}:search_cmd", "Search a book (up to your reading position) for QUERY."),
+    "read": (
+        "folio.entrypoints.cli.read:read_cmd",
+        "Read BOOK's own text: a page (a citation's \"p.",
+    ),
+    "chat": (
+        "folio.entrypoints.cli.chat:chat_cmd",
+        "Chat with BOOK (id, id prefix or part of the title).",
+    ),
+    "demo": (
+        "folio.entrypoints.cli.demo:demo_cmd",
+        "Import the bundled demo book and chat with it (no model or network needed).",
+    ),
+    "serve": (
+        "folio.entrypoints.cli.serve:serve_cmd",
+        "Serve the HTTP API (OpenAPI docs at /docs, routes under /api/v1, Prometheus metrics at"
+        " /metrics).",
+    ),
+    "mcp": (
+        "folio.entrypoints.cli.mcp:mcp_cmd",
+        "Serve your books to an MCP client over stdin/stdout (read-only, never past your"
+        " position).",
+    ),
+    "conversations": (
+        "folio.entrypoints.cli.conversations:conversations_group",
+        "List and manage conversations.",
+    ),
+    "users": ("folio.entrypoints.cli.users:users_group", "Users of the HTTP API."),
+    "eval": (
+        "folio.entrypoints.cli.eval:eval_group",
+        "Evaluate folio on the shared evaluation sets (retrieval, reformulation).",
+    ),
+    "db": (
+        "folio.entrypoints.cli.db:db_group",
+        "The library's database: SQLite under FOLIO_HOME, or PostgreSQL (FOLIO_DATABASE_URL).",
+    ),
+}
+cli.lazy_commands.update(COMMANDS)
 
 
 def main() -> None:

@@ -214,3 +214,10 @@ def test_the_series_is_read_from_the_epubs(served: Served) -> None:
     hits = json.loads(_cli(served, "search", served.books[1]["id"], QUERY, "-k", "10", "--json"))
     assert {h["volume"] for h in hits} == {None, "Harbour Saga One"}
     assert any(h["location"].startswith("Harbour Saga One, Chapter") for h in hits)
+    # a citation's volume is read there, in full; a later volume never
+    url = f"{served.server.url}{V1}/books/{served.books[1]['id']}/text"
+    span = {"start": 0, "end": 2000}
+    earlier = httpx.get(url, params={**span, "volume": served.books[0]["id"]}, timeout=30)
+    assert earlier.status_code == 200 and earlier.json()["volume"] == "Harbour Saga One"
+    later = httpx.get(url, params={**span, "volume": served.books[2]["id"]}, timeout=30)
+    assert later.status_code == 400 and "not an earlier volume" in later.json()["error"]["message"]

@@ -19,6 +19,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -31,6 +32,7 @@ from folio.config import load_settings
 from folio.domain.books import Book
 from folio.domain.errors import BookError
 from folio.domain.llm import PromptMessage, ToolDefinition
+from folio.domain.users import ResourceKind
 from folio.entrypoints.mcp.server import call as mcp_call
 from tests.window_series import (
     CHAPTERS,
@@ -38,6 +40,7 @@ from tests.window_series import (
     all_markers,
     allowed_markers,
     leaks,
+    marker,
     without_queries,
     write_series,
 )
@@ -205,3 +208,46 @@ def test_nothing_outside_the_reading_window_reaches_the_reader_or_the_model(
             assert not leaked, (
                 f"{surface} showed {sorted(leaked)} at {book.describe_position()}: ...{where}..."
             )
+
+
+def test_chatting_with_volume_three_searches_the_earlier_volumes_and_cites_them(saga: Saga) -> None:
+    for v in range(VOLUMES):
+        _set(saga, v, {"chapter": "1"})  # the earlier volumes' own positions do not matter
+    book = _set(saga, 2, {"chapter": "2"})
+    earlier = marker(0, CHAPTERS, 0)  # volume 1's last chapter
+    provider = ScriptedChatProvider([tool_call("search_book", {"query": earlier}), "Found."])
+    chat = saga.container.overridden(provider=provider).chat()
+    conversation = saga.container.conversations.create(book.id, "series")
+    result = chat.execute(conversation.id, f"Who is {earlier}?")
+    system = provider.calls[0].messages[0].content
+    assert 'earlier volumes ("Harbour Saga One"; "Harbour Saga Two") in full' in system
+    assert result.citations and result.citations[0].volume == "Harbour Saga One"
+    assert result.citations[0].location.startswith(f"Harbour Saga One, Chapter {CHAPTERS}, p.")
+    assert earlier in result.citations[0].quote
+    people = mcp_call(saga.container.for_user(None), saga.container, "people_so_far",
+                      {"book": book.id})  # fmt: skip
+    assert marker(0, 1, 0) in people.model_dump_json()  # met in volume 1
+    recap = mcp_call(
+        saga.container.for_user(None), saga.container, "recap_story", {"book": book.id}
+    )
+    assert "Harbour Saga One" in recap.model_dump_json()
+
+
+def test_another_readers_volume_of_the_series_is_never_in_the_window(
+    tmp_path: Path,
+) -> None:
+    env = {"FOLIO_HOME": str(tmp_path / "home"), "FOLIO_EMBEDDING_MODEL": "hashing"}
+    container = Container(load_settings(env=env, conversation_store="sqlite"))
+    one, two = (container.ingest.execute(v.path).book for v in write_series(tmp_path)[:2])
+    ann, _ = container.users.add("ann")
+    bob, _ = container.users.add("bob")
+    container.ownership.set_owner(ResourceKind.BOOK, one.id, bob.id)  # volume 1 is Bob's
+    container.ownership.set_owner(ResourceKind.BOOK, two.id, ann.id)  # volume 2 is Ann's
+    ann_scope = container.for_user(ann.id)
+    window = ann_scope.library.window(ann_scope.books.get(two.id))
+    assert window.earlier == ()
+    hits = ann_scope.searcher.search(window.book, marker(0, 1, 0), k=10, window=window)
+    assert all(h.chunk.book_id == two.id for h in hits)
+    bob_scope = container.for_user(bob.id)
+    container.ownership.set_owner(ResourceKind.BOOK, two.id, bob.id)  # both Bob's: now a series
+    assert [b.id for b in bob_scope.library.window(bob_scope.books.get(two.id)).earlier] == [one.id]

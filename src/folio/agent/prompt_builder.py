@@ -62,18 +62,31 @@ class PromptBuilder:
         return PromptBuilder(self.base, (*self.parts, part)) if part else self
 
 
-def conversation_system_prompt(book: Book) -> str:
+def conversation_system_prompt(book: Book, earlier: Sequence[Book] = ()) -> str:
     """The system prompt of a conversation about ``book`` at its reading position: the last
     chapter read is named by its own title, and everything after it is declared unread (never a
-    bare index the model could read as a different chapter)."""
+    bare index the model could read as a different chapter). ``earlier``: the volumes of its
+    series before it (the reading window's), read in full and searched too."""
     author = f" by {book.author}" if book.author else ""
     return PromptBuilder.from_template(
         SYSTEM_PROMPT,
         title=book.title,
         author_line=author,
-        reading_position=reading_position_rule(book),
+        reading_position=reading_position_rule(book) + series_rule(book, earlier),
         limit=position_limit(book),
     ).build()
+
+
+def series_rule(book: Book, earlier: Sequence[Book]) -> str:
+    """The prompt's sentence about the earlier volumes of the series ("" outside a series)."""
+    if not earlier:
+        return ""
+    titles = "; ".join(f'"{b.title}"' for b in earlier)
+    return (
+        f" It is a volume of {book.series}: the reader has read the earlier volumes ({titles}) in"
+        " full, and search_book searches them too (their passages name the volume). No later"
+        " volume exists for you."
+    )
 
 
 def reading_position_rule(book: Book) -> str:

@@ -331,7 +331,7 @@ class ChatWithBook:
         reading = reading_window(self._books, book)
         window = self._context.build_context(history, window=reading)
         messages = [
-            PromptMessage.system(conversation_system_prompt(book)),
+            PromptMessage.system(conversation_system_prompt(book, reading.earlier)),
             *window,
             PromptMessage.user(text),
         ]

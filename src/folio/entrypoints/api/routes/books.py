@@ -133,12 +133,16 @@ def read_text(
     scope: ScopeDep,
     start: Annotated[int, Query(ge=0)],
     end: Annotated[int, Query(ge=1)],
+    volume: Annotated[str | None, Query(max_length=200)] = None,
 ) -> dict[str, Any]:
     """The book's text between two character offsets (a citation's ``char_start``/``char_end``,
-    widened for context), cut at the reading position; 400 for a range past it."""
-    p = scope.library.read(book_id, start, end)
+    widened for context), cut by its reading window; 400 for a range past the position.
+    ``volume``: a citation's ``book_id``, an earlier volume of the book's series (400 for any
+    other book)."""
+    p = scope.library.read(book_id, start, end, volume_id=volume)
     return {
-        "book_id": book_id,
+        "book_id": volume or book_id,
+        "volume": p.volume,
         "chapter": p.chapter,
         "page_start": p.page_start,
         "page_end": p.page_end,

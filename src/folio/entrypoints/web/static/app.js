@@ -220,6 +220,7 @@ function bookCard(book, cards) {
   return h("article", { class: "card book-card", "data-book-id": book.id },
     h("h2", {}, h("a", { href, class: "title" }, book.title)),
     h("p", { class: "author", text: book.author || "Unknown author" }),
+    book.series ? h("p", { class: "series", text: seriesText(book) }) : null,
     h("p", { class: "meta", text: meta }),
     h("div", { class: "progress-line" },
       percent === null ? null : h("progress", { max: 100, value: percent, "aria-label": "How far you have read" }),
@@ -230,16 +231,27 @@ function bookCard(book, cards) {
       h("button", { type: "button", class: "danger-text", onclick: () => deleteBook(book, cards) }, "Delete")));
 }
 
+// "Harbour Saga, book 2": chatting with a volume also searches the earlier ones, never a later one
+function seriesText(book) {
+  return book.series_index === null ? book.series : `${book.series}, book ${book.series_index}`;
+}
+
 async function editBook(book, cards) {
   const done = await dialog({
     title: "Edit book",
     ok: "Save",
     fields: [field("Title", "title", book.title, { required: true, maxlength: 500 }),
-      field("Author", "author", book.author || "", { maxlength: 500 })],
+      field("Author", "author", book.author || "", { maxlength: 500 }),
+      field("Series", "series", book.series || "", { maxlength: 300 }),
+      field("Number in the series", "series_index", book.series_index ?? "",
+        { type: "number", min: 0, max: 10000, step: "any" })],
     submit: async (form) => {
       const data = new FormData(form);
-      return api.patch(`/books/${encodeURIComponent(book.id)}`,
-        { title: data.get("title"), author: data.get("author") });
+      const index = data.get("series_index");
+      return api.patch(`/books/${encodeURIComponent(book.id)}`, {
+        title: data.get("title"), author: data.get("author"), series: data.get("series"),
+        series_index: index === "" ? null : Number(index),
+      });
     },
   });
   if (done) { toast("Saved"); await renderCards(cards); }
@@ -838,13 +850,15 @@ async function openPassage(c) {
   const shown = dialog({ title: c.location, fields: [text], ok: "Close", cancel: false });
   try {
     const start = Math.max(0, c.char_start - CONTEXT_CHARS);
-    const passage = await api.get(`/books/${encodeURIComponent(view.bookId)}/text?start=${start}&end=${c.char_end + CONTEXT_CHARS}`);
+    // a citation from an earlier volume of the series is read there (c.book_id), never in this book
+    const volume = c.book_id ? `&volume=${encodeURIComponent(c.book_id)}` : "";
+    const passage = await api.get(`/books/${encodeURIComponent(view.bookId)}/text?start=${start}&end=${c.char_end + CONTEXT_CHARS}${volume}`);
     const from = Math.max(0, c.char_start - passage.char_start);
     const to = Math.max(from, Math.min(passage.text.length, c.char_end - passage.char_start));
     text.replaceChildren(
       h("p", { class: "meta", text: passage.location }),
       h("div", { class: "passage-text", "data-char-start": passage.char_start, "data-char-end": passage.char_end }, passage.text.slice(0, from), h("mark", {}, passage.text.slice(from, to)), passage.text.slice(to)),
-      passage.char_end < c.char_end + CONTEXT_CHARS && view.book.reading_position.char_offset !== null &&
+      !c.book_id && passage.char_end < c.char_end + CONTEXT_CHARS && view.book.reading_position.char_offset !== null &&
         passage.char_end >= view.book.reading_position.char_offset
         ? h("p", { class: "hint", text: "Your reading position: the text stops here." }) : null);
     text.querySelector("mark")?.scrollIntoView({ block: "center" });

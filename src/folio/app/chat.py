@@ -98,6 +98,7 @@ class TurnResult:
     turn: Turn
     answer: str
     tool_calls: tuple[ToolCallRecord, ...] = ()
+    position_set: bool = True  # False: the reader never said how far they have read
 
     @property
     def conversation_id(self) -> str:
@@ -424,7 +425,12 @@ class ChatWithBook:
                     uow.turns.save(recorded.turn)
                     uow.conversations.save(recorded.conversation)
                     uow.commit()
-                return TurnResult(recorded.turn, outcome.answer, tuple(runner.records))
+                return TurnResult(
+                    recorded.turn,
+                    outcome.answer,
+                    tuple(runner.records),
+                    position_set=book.position.is_set,
+                )
             except (ConversationError, StorageError) as e:
                 # Another writer took the turn number, or committed since this one read (SQLite
                 # says BUSY at once then): read again and store after it. A BUSY that came after

@@ -99,10 +99,18 @@ class ImportBooks:
         self._clock = clock
 
     def start(
-        self, upload: Path, filename: str, *, title: str | None = None, author: str | None = None
+        self,
+        upload: Path,
+        filename: str,
+        *,
+        title: str | None = None,
+        author: str | None = None,
+        position: str | None = None,
     ) -> ImportJob:
         """Check the file's type (``IngestError(UNSUPPORTED|EMPTY)`` at once), then import it in
-        the background. ``upload`` is moved away: the job owns it and deletes it at the end."""
+        the background. ``upload`` is moved away: the job owns it and deletes it at the end.
+        ``position``: how far the reader has read, in their words (see ``IngestBook.execute``);
+        a position that names no place in the book fails the job (``INVALID_POSITION``)."""
         fmt = self._sniff(upload, filename)
         stem = _UNSAFE.sub("_", Path(filename or "book").stem).strip(" ._")[:100] or "book"
         named = upload.parent / f"{stem}.{fmt.value}"
@@ -119,7 +127,7 @@ class ImportBooks:
         )
         self._jobs.save(job)
         self._telemetry.import_stage(JobStatus.QUEUED.value)
-        self._spawn(lambda: self._run(job, named, title, author))
+        self._spawn(lambda: self._run(job, named, title, author, position))
         return job
 
     def get(self, job_id: str) -> ImportJob:
@@ -128,13 +136,22 @@ class ImportBooks:
             raise JobError(f"No import job {job_id!r}")
         return job
 
-    def _run(self, job: ImportJob, path: Path, title: str | None, author: str | None) -> None:
+    def _run(
+        self,
+        job: ImportJob,
+        path: Path,
+        title: str | None,
+        author: str | None,
+        position: str | None = None,
+    ) -> None:
         running = job.moved(self._clock(), status=JobStatus.RUNNING)
         progress = _JobProgress(self._jobs, running, self._clock, self._telemetry)
         self._jobs.save(progress.job)
         try:
             ingest = self._make_ingest(job.book_id)
-            result = ingest.execute(path, title=title, author=author, progress=progress)
+            result = ingest.execute(
+                path, title=title, author=author, progress=progress, position=position
+            )
             done = progress.job.moved(self._clock(), status=JobStatus.DONE, book_id=result.book.id)
             self._jobs.save(done)
             self._telemetry.import_stage(JobStatus.DONE.value)

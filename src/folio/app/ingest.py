@@ -27,12 +27,15 @@ from typing import Protocol
 import numpy as np
 
 from folio.app.chunking import TokenCounter, chunk_book
-from folio.domain.books import Book, BookFormat, Chunk, ParsedBook
+from folio.domain.books import Book, BookFormat, Chunk, ParsedBook, ReadingPosition
 from folio.domain.errors import BookError, IngestError, IngestErrorCode
 from folio.domain.ports import BookRepository, Embedder, Vectors
 from folio.domain.series import series_fields
 
 ParseFunction = Callable[[Path], tuple[ParsedBook, BookFormat]]
+# Asked again for a position that named no place in the book: the reader's new answer, or None
+# to give up (the file is then refused).
+PositionRetry = Callable[[Book, BookError], str | None]
 STAGES = ("parse", "chunk", "store", "embed")
 EMBED_BATCH = 64
 MAX_BOOK_BYTES = 100 * 1024 * 1024
@@ -175,12 +178,21 @@ class IngestBook:
         series: str | None = None,
         series_index: float | None = None,
         progress: IngestProgress | None = None,
+        position: str | None = None,
+        retry_position: PositionRetry | None = None,
     ) -> IngestResult:
         """Parse, chunk, store and embed ``path``. Raises ``IngestError`` (NOT_FOUND, UNSUPPORTED,
         CORRUPT, EMPTY, DUPLICATE with ``details["book_id"]``); stores nothing when parsing or
         chunking fails. ``series``/``series_index`` (a Calibre library's, say) replace what the
         file says (checked by ``series_fields``). A failure while embedding leaves the stored
-        book searchable by keywords; importing the same file again completes its vectors."""
+        book searchable by keywords; importing the same file again completes its vectors.
+
+        ``position``: how far the reader has read, as they typed it before the import ("Chapter
+        5", "p. 45", "23%", "not started", "whole"; see ``Book.position_from_text``), resolved in
+        the book's own words as soon as it is parsed, so the book is stored with it. When it
+        names no place in the book, ``retry_position`` is asked again (a terminal asks the
+        reader); without one, or when it gives up, the file is refused with
+        ``IngestError(INVALID_POSITION)`` and nothing is stored."""
         report = progress or _NoProgress()
         timings: dict[str, float] = {}
         check_book_file(path, max_bytes=self._max_bytes)
@@ -196,6 +208,8 @@ class IngestBook:
         book = self._book(path, parsed, fmt, content_hash, title=title, author=author)
         series_name, index = place or _file_series(parsed)
         book = replace(book, series=series_name, series_index=index)
+        if position is not None:
+            book = book.with_position(_resolve_position(book, position, retry_position))
         with _timed(timings, "chunk"):
             report.stage("chunk", None)
             chunks = chunk_book(
@@ -273,6 +287,21 @@ def _file_series(parsed: ParsedBook) -> tuple[str | None, float | None]:
         return series_fields(parsed.series, parsed.series_index if parsed.series else None)
     except BookError:
         return None, None
+
+
+def _resolve_position(book: Book, text: str, retry: PositionRetry | None) -> ReadingPosition:
+    while True:
+        try:
+            return book.position_from_text(text)
+        except BookError as e:
+            again = retry(book, e) if retry is not None else None
+            if again is None:
+                raise IngestError(
+                    f"{book.source_name}: {e.message}",
+                    code=IngestErrorCode.INVALID_POSITION,
+                    path=book.source_name,
+                ) from e
+            text = again
 
 
 def _check_title(title: str | None) -> None:

@@ -9,10 +9,9 @@ guesses.
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Callable
 
-from folio.domain.books import Book, ReadingPosition
+from folio.domain.books import Book, ReadingPosition, reader_names
 from folio.domain.errors import BookError, BookErrorCode
 from folio.domain.passages import Passage
 from folio.domain.ports import BookRepository
@@ -27,10 +26,6 @@ def reading_window(books: BookRepository, book: Book) -> ReadingWindow:
 
 
 SHORT_ID = 8
-MAX_POSITION_TEXT_CHARS = 200
-_WHOLE_BOOK = frozenset({"", "whole", "whole book", "the whole book", "all", "end", "finished"})
-_PAGE_TEXT = re.compile(r"^(?:pp?\.|page)\s*(?P<page>\S+)$", re.IGNORECASE)
-_PERCENT_TEXT = re.compile(r"^(?P<percent>\d+(?:\.\d+)?)\s*%$")
 MAX_TITLE_CHARS = 500
 MAX_READ_CHARS = 20_000  # one read of the book's text (a citation's passage with its context)
 
@@ -46,12 +41,25 @@ class Library:
         self._on_remove = on_remove
 
     def list_books(self) -> list[Book]:
-        """Every book, by title."""
-        return self._books.list()
+        """Every book, by title, each with the name that tells it apart from a book of the same
+        title ("Frankenstein (EPUB)", see ``reader_names``)."""
+        books = self._books.list()
+        names = reader_names(books)
+        return [b.named(names[b.id]) for b in books]
+
+    def get(self, book_id: str) -> Book:
+        """The book ``book_id`` with its reader's name. Raises ``BookError(NOT_FOUND)``."""
+        return self._named(self._books.get(book_id))
+
+    def _named(self, book: Book) -> Book:
+        names = reader_names(
+            b for b in self._books.list() if b.title.casefold() == book.title.casefold()
+        )
+        return book.named(names.get(book.id, book.title))
 
     def resolve(self, ref: str) -> Book:
-        """The one book that ``ref`` names: its id, its title (case-insensitive), a unique id
-        prefix or a unique part of its title, tried in that order.
+        """The one book that ``ref`` names: its id, its name ("Frankenstein (EPUB)") or title
+        (case-insensitive), a unique id prefix or a unique part of its name, tried in that order.
 
         Raises:
             BookError: ``NOT_FOUND`` (with close titles suggested) or ``AMBIGUOUS`` (listing ids).
@@ -59,8 +67,8 @@ class Library:
         wanted = ref.strip()
         if not wanted:
             raise BookError("Name a book by its title or id", code=BookErrorCode.NOT_FOUND)
-        books = self._books.list()
-        for match in (_by_id, _by_title, _by_prefix_or_part):
+        books = self.list_books()
+        for match in (_by_id, _by_name, _by_title, _by_prefix_or_part):
             found = match(books, wanted)
             if len(found) == 1:
                 return found[0]
@@ -113,8 +121,8 @@ class Library:
             name, index = series_fields(name, index)
             book = self._books.set_series(book.id, series=name, series_index=index)
         if title is None and author is None:
-            return book
-        return self._books.update_details(book.id, title=new_title, author=new_author)
+            return self._named(book)
+        return self._named(self._books.update_details(book.id, title=new_title, author=new_author))
 
     def set_position(
         self,
@@ -149,7 +157,7 @@ class Library:
                 "Give exactly one of a page, a chapter, a percentage, the next chapter, or reset",
                 code=BookErrorCode.INVALID_POSITION,
             )
-        book = self._books.get(book_id)
+        book = self.get(book_id)
         if next_chapter:
             position = book.position_after_next_chapter()
         elif chapter_index is not None:
@@ -159,28 +167,18 @@ class Library:
         else:
             position = book.position
         matter = book.position.include_matter if include_matter is None else include_matter
-        return self._books.set_position(book.id, position.with_matter(matter))
+        return self._named(self._books.set_position(book.id, position.with_matter(matter)))
 
     def set_position_from_text(self, book_id: str, text: str) -> Book:
-        """Set the position from one line a reader typed: "Chapter 5", "5", "Letter 2", "p. 45",
-        "page iv", "23%", or "" / "whole" / "end" for the whole book.
+        """Set the position from one line a reader typed (see ``Book.position_from_text``):
+        "Chapter 5", "Letter 2", "p. 45", "23%", "not started", or "" / "whole" for the whole book.
 
         Raises:
-            BookError: as ``set_position`` (``INVALID_POSITION``, ``AMBIGUOUS``).
+            BookError: ``INVALID_POSITION``, ``AMBIGUOUS``.
         """
-        wanted = " ".join(text.split())
-        if len(wanted) > MAX_POSITION_TEXT_CHARS:
-            raise BookError(
-                f"A position is at most {MAX_POSITION_TEXT_CHARS} characters",
-                code=BookErrorCode.INVALID_POSITION,
-            )
-        if wanted.casefold() in _WHOLE_BOOK:
-            return self.set_position(book_id, reset=True)
-        if m := _PAGE_TEXT.match(wanted):
-            return self.set_position(book_id, page=m.group("page"))
-        if m := _PERCENT_TEXT.match(wanted):
-            return self.set_position(book_id, percent=float(m.group("percent")))
-        return self.set_position(book_id, chapter=wanted)
+        book = self.get(book_id)
+        position = book.position_from_text(text).with_matter(book.position.include_matter)
+        return self._named(self._books.set_position(book.id, position))
 
     def read(self, book_id: str, start: int, end: int, *, volume_id: str | None = None) -> Passage:
         """The text from ``start`` to ``end`` (character offsets) of ``book_id``, or of
@@ -258,6 +256,11 @@ def _by_id(books: list[Book], ref: str) -> list[Book]:
     return [b for b in books if b.id == ref]
 
 
+def _by_name(books: list[Book], ref: str) -> list[Book]:
+    folded = ref.casefold()
+    return [b for b in books if b.name.casefold() == folded]
+
+
 def _by_title(books: list[Book], ref: str) -> list[Book]:
     folded = ref.casefold()
     return [b for b in books if b.title.casefold() == folded]
@@ -265,17 +268,19 @@ def _by_title(books: list[Book], ref: str) -> list[Book]:
 
 def _by_prefix_or_part(books: list[Book], ref: str) -> list[Book]:
     folded = ref.casefold()
-    return [b for b in books if b.id.startswith(ref) or folded in b.title.casefold()]
+    return [b for b in books if b.id.startswith(ref) or folded in b.name.casefold()]
 
 
 def describe(book: Book) -> str:
-    return f"{book.title} (id {book.id[:SHORT_ID]})"
+    return f"{book.name} (id {book.id[:SHORT_ID]})"
 
 
 def _ambiguous(ref: str, books: list[Book]) -> BookError:
     names = "; ".join(describe(b) for b in books)
+    told_apart = len({b.name.casefold() for b in books}) == len(books)
+    how = "its name as shown" if told_apart else "more of the title"
     return BookError(
-        f"{ref!r} matches {len(books)} books: {names}. Use more of the title or the id.",
+        f"{ref!r} matches {len(books)} books: {names}. Use {how} or the id.",
         code=BookErrorCode.AMBIGUOUS,
         candidates=[b.id for b in books],
     )

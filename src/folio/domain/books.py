@@ -9,6 +9,7 @@ most one chapter.
 from __future__ import annotations
 
 import bisect
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -28,6 +29,13 @@ from folio.domain.errors import BookError, BookErrorCode
 from folio.domain.sync import time_ago
 
 MAX_CHAPTER_REF_CHARS = 200
+MAX_POSITION_TEXT_CHARS = 200
+WHOLE_BOOK_WORDS = frozenset(
+    {"", "whole", "whole book", "the whole book", "all", "end", "finished"}
+)
+NOT_STARTED_WORDS = frozenset({"not started", "none", "nothing", "start", "beginning", "0", "0%"})
+_PAGE_TEXT = re.compile(r"^(?:pp?\.|page)\s*(?P<page>\S+)$", re.IGNORECASE)
+_PERCENT_TEXT = re.compile(r"^(?P<percent>\d+(?:\.\d+)?)\s*%$")
 
 
 class BookFormat(StrEnum):
@@ -118,6 +126,11 @@ class ReadingPosition:
     def is_unlimited(self) -> bool:
         return self.char_offset is None
 
+    @property
+    def is_set(self) -> bool:
+        """Has the reader said how far they have read (the whole book included)?"""
+        return self.kind is not PositionKind.NONE
+
 
 @dataclass(frozen=True, slots=True)
 class Book:
@@ -135,6 +148,17 @@ class Book:
     created_at: datetime | None = None
     series: str | None = None  # the series the book belongs to, as its publisher names it
     series_index: float | None = None  # its place in the series (1, 2, 2.5...)
+    # The name a reader tells it apart by, when another book of the library has the same title
+    # (see ``reader_names``); set by the library, never stored.
+    display_name: str | None = field(default=None, compare=False)
+
+    @property
+    def name(self) -> str:
+        """The title, or "Frankenstein (EPUB)" when another book has the same title."""
+        return self.display_name or self.title
+
+    def named(self, name: str) -> Book:
+        return replace(self, display_name=None if name == self.title else name)
 
     def with_position(self, position: ReadingPosition) -> Book:
         return replace(self, position=position)
@@ -217,6 +241,8 @@ class Book:
         percent = _percent_text(self.percent_read() or 0.0)
         if limit <= 0:
             return f"the very beginning (nothing read yet, {percent})"
+        if pos.kind is PositionKind.PERCENT and limit >= self.char_count:
+            return "the whole book"  # what a reader who read it all chose
         page = f"p. {self._page_label(limit - 1)} of {self.page_count}" if self.pages else ""
         chapter = self.position_chapter
         title = chapter.title if chapter else ""
@@ -234,7 +260,7 @@ class Book:
     def page_at(self, offset: int) -> Page:
         """The page that contains ``offset`` (the last page for offsets at the end)."""
         if not self.pages:
-            raise BookError(f"Book {self.title!r} has no pages", code=BookErrorCode.NOT_FOUND)
+            raise BookError(f"Book {self.name!r} has no pages", code=BookErrorCode.NOT_FOUND)
         starts = [p.char_start for p in self.pages]
         i = max(0, bisect.bisect_right(starts, offset) - 1)
         return self.pages[i]
@@ -263,7 +289,7 @@ class Book:
         page = self.page_by_label(label)
         if page is None:
             raise BookError(
-                f"{self.title!r} has no page {label} (pages 1-{self.page_count})",
+                f"{self.name!r} has no page {label} (pages 1-{self.page_count})",
                 code=BookErrorCode.INVALID_POSITION,
             )
         value = float(page.number)
@@ -316,7 +342,7 @@ class Book:
         that offer the book's list of chapters to pick from, never for what a reader types."""
         if not 1 <= index <= len(self.chapters):
             raise BookError(
-                f"{self.title!r} has no chapter entry {index} (entries 1-{len(self.chapters)})",
+                f"{self.name!r} has no chapter entry {index} (entries 1-{len(self.chapters)})",
                 code=BookErrorCode.INVALID_POSITION,
             )
         chapter = self.chapters[index - 1]
@@ -344,12 +370,12 @@ class Book:
         offset = self.position.char_offset
         if not self.chapters:
             raise BookError(
-                f"{self.title!r} has no chapters; give a page or a percentage instead",
+                f"{self.name!r} has no chapters; give a page or a percentage instead",
                 code=BookErrorCode.INVALID_POSITION,
             )
         if offset is None:
             raise BookError(
-                f"You can see all of {self.title!r} already; set how far you have read first "
+                f"You can see all of {self.name!r} already; set how far you have read first "
                 "(a chapter, a page or a percentage)",
                 code=BookErrorCode.INVALID_POSITION,
             )
@@ -357,7 +383,7 @@ class Book:
         chapter = next((c for c in story if self.chapter_end(c) > offset), None)
         if chapter is None:
             raise BookError(
-                f"You have read all of {self.title!r} already; there is no next chapter",
+                f"You have read all of {self.name!r} already; there is no next chapter",
                 code=BookErrorCode.INVALID_POSITION,
             )
         return ReadingPosition(
@@ -383,7 +409,7 @@ class Book:
         if found:
             names = "; ".join(f"{c.title} (p. {self._page_label(c.char_start)})" for c in found)
             raise BookError(
-                f"{wanted!r} matches {len(found)} chapters of {self.title!r}: {names}. "
+                f"{wanted!r} matches {len(found)} chapters of {self.name!r}: {names}. "
                 "Name one of them by more of its title, or with its part ('part 2 chapter 5').",
                 code=BookErrorCode.AMBIGUOUS,
                 candidates=[c.title for c in found],
@@ -393,9 +419,35 @@ class Book:
         else:
             hint = f"its chapters run {_chapter_span(self.chapters)}"
         raise BookError(
-            f"{self.title!r} has no chapter {wanted!r}: {hint}",
+            f"{self.name!r} has no chapter {wanted!r}: {hint}",
             code=BookErrorCode.INVALID_POSITION,
         )
+
+    def position_from_text(self, text: str) -> ReadingPosition:
+        """The position one line a reader typed names: "Chapter 5", "5", "Letter 2", "p. 45",
+        "page iv", "23%", "not started" (nothing read yet), or "" / "whole" / "end" (the whole
+        book: no limit).
+
+        Raises:
+            BookError: ``INVALID_POSITION`` (over ``MAX_POSITION_TEXT_CHARS``, no such place),
+                ``AMBIGUOUS`` (a chapter reference naming several chapters).
+        """
+        wanted = " ".join(text.split())
+        if len(wanted) > MAX_POSITION_TEXT_CHARS:
+            raise BookError(
+                f"A position is at most {MAX_POSITION_TEXT_CHARS} characters",
+                code=BookErrorCode.INVALID_POSITION,
+            )
+        folded = wanted.casefold()
+        if folded in WHOLE_BOOK_WORDS:  # read to the end: set, unlike no position at all
+            return self.position_at_percent(100)
+        if folded in NOT_STARTED_WORDS:
+            return self.position_at_percent(0)
+        if m := _PAGE_TEXT.match(wanted):
+            return self.position_at_page(m.group("page"))
+        if m := _PERCENT_TEXT.match(wanted):
+            return self.position_at_percent(float(m.group("percent")))
+        return self.position_at_chapter(wanted)
 
     def position_at_percent(self, percent: float) -> ReadingPosition:
         if not 0 <= percent <= 100:
@@ -458,6 +510,34 @@ class SearchHit:
         return cite_location(
             self.chunk.chapter, self.page_label_start, self.page_label_end, volume=self.volume
         )
+
+
+def reader_names(books: Iterable[Book]) -> dict[str, str]:
+    """A name per book id that tells same-titled books apart: the title alone when no other book
+    has it (case aside), else the title with the format ("Frankenstein (EPUB)"), with the file
+    too when the formats are the same ("Emma (EPUB, emma-1816.epub)"), and the short id when even
+    the file names are."""
+    groups: dict[str, list[Book]] = {}
+    for book in books:
+        groups.setdefault(book.title.casefold(), []).append(book)
+    names: dict[str, str] = {}
+    for group in groups.values():
+        for book in group:
+            names[book.id] = _told_apart(book, group)
+    return names
+
+
+def _told_apart(book: Book, group: list[Book]) -> str:
+    if len(group) == 1:
+        return book.title
+    fmt = book.format.value.upper()
+    same_format = [b for b in group if b.format is book.format]
+    if len(same_format) == 1:
+        return f"{book.title} ({fmt})"
+    same_file = [b for b in same_format if b.source_name == book.source_name]
+    if len(same_file) == 1:
+        return f"{book.title} ({fmt}, {book.source_name})"
+    return f"{book.title} ({fmt}, {book.source_name}, {book.id[:8]})"
 
 
 def places_line(located: Iterable[Any]) -> str:

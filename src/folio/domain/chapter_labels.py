@@ -107,6 +107,17 @@ def label_parts(title: str) -> tuple[LabelPart, ...]:
     return ()
 
 
+def is_bare_label(title: str) -> bool:
+    """Does the title only number its division ("Chapter XIII", "LETTER 4", "Part 2, Chapter
+    3", "XIII.")? Such a title gives nothing of the story away, unlike "XIII. The Fight"."""
+    if not label_parts(title):
+        return False
+    rest = _PAIR.sub(" ", title)
+    if rest == title:
+        rest = _LEADING_NUMBER.sub(" ", title, count=1)
+    return not _NOT_WORD.sub("", rest)
+
+
 @dataclass(frozen=True, slots=True)
 class ChapterReference:
     """What a reader typed to name a chapter: its numbered parts (when it is a label such as

@@ -96,6 +96,7 @@ class IngestErrorCode(StrEnum):
     DUPLICATE = "DUPLICATE"
     NOT_FOUND = "NOT_FOUND"
     TOO_LARGE = "TOO_LARGE"
+    INVALID_POSITION = "INVALID_POSITION"  # the reading position given names no place in it
 
 
 class IngestError(FolioError):

@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from folio.domain.books import Book, SearchHit
+from folio.domain.chapter_labels import is_bare_label
 from folio.domain.conversations import ChatMessage, Conversation, Source, Turn
 from folio.domain.jobs import ImportJob
 from folio.domain.window import ReadingWindow
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
 def book_summary(book: Book) -> dict[str, Any]:
     return {
         "id": book.id,
+        "name": book.name,  # the title, or "Frankenstein (EPUB)" beside a same-titled book
         "title": book.title,
         "author": book.author,
         "series": book.series,
@@ -45,15 +47,20 @@ def book_detail(book: Book, *, reveal_unread: bool = False) -> dict[str, Any]:
     data["chapters"] = []
     for c in book.chapters:
         unread = limit is not None and c.char_start >= limit
+        withheld = unread and not reveal_unread and not is_bare_label(c.title)
+        end = max(c.char_start, book.chapter_end(c) - 1)
         data["chapters"].append(
             {
                 "index": c.index,
                 "kind": c.kind.value,
                 # front/back matter counts as unread until the reader finishes the book
                 "unread": c.index not in read,
-                "title": None if unread and not reveal_unread else c.title,
+                # a descriptive title can be a spoiler; "Chapter XIII" is not
+                "title": None if withheld else c.title,
                 "char_start": c.char_start,
                 "page": book.page_at(c.char_start).label if book.pages else None,
+                # the last page: what "read to the end of this chapter" reaches
+                "page_end": book.page_at(end).label if book.pages else None,
                 "current": current is not None and c.index == current.index,
             }
         )
@@ -148,7 +155,15 @@ def turn_result_dict(result: TurnResult) -> dict[str, Any]:
         "cache_read_tokens": result.cache_read_tokens,
         "cache_write_tokens": result.cache_write_tokens,
         "latency_ms": result.latency_ms,
+        "position_set": result.position_set,
+        "notice": None if result.position_set else NO_POSITION_NOTICE,
     }
+
+
+NO_POSITION_NOTICE = (
+    "No reading position is set for this book, so answers may come from all of it: say how far "
+    'you have read with PUT /api/v1/books/{book_id}/position ({"chapter": "Chapter 5"}).'
+)
 
 
 def conversation_dict(conversation: Conversation, **extra: Any) -> dict[str, Any]:

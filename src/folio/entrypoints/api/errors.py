@@ -62,6 +62,7 @@ _INGEST_STATUS = {
     IngestErrorCode.DUPLICATE: 409,
     IngestErrorCode.NOT_FOUND: 404,
     IngestErrorCode.TOO_LARGE: 413,
+    IngestErrorCode.INVALID_POSITION: 422,
 }
 
 

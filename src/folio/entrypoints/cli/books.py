@@ -39,7 +39,8 @@ from folio.entrypoints.serialize import book_detail, book_summary, hit_dict
 @click.option(
     "--position",
     help="How far you have read, so nothing later is ever shown: 'Chapter 5', 'Letter 2', "
-    "'p. 45', '23%' or 'whole' (default: asked on a terminal, else the whole book).",
+    "'p. 45', '23%', 'not started' or 'whole' (for a folder: each book). Default: asked once "
+    "on a terminal, before the import; otherwise none is set.",
 )
 @click.option(
     "--calibre",
@@ -71,8 +72,13 @@ def add_cmd(
     a supported type inside, in subdirectories too; hidden ones skipped).
 
     Re-adding a file that is already in the library is detected by its content and reported; a
-    book whose title is already in the library (another format or edition) is added with a note.
-    On a terminal, folio asks how far you have read each new book (Enter: the whole book).
+    book whose title is already in the library (another format or edition) is added with a note
+    and a name that tells the two apart ("Frankenstein (EPUB)").
+
+    On a terminal, folio asks how far you have read before the import starts (once for a
+    folder); the answer is checked against the book's own chapters and pages as soon as it is
+    read, and asked again only if it names no place in it. Never asked when stdin is not a
+    terminal: give --position there.
 
     A Calibre library (--calibre PATH, or a folder holding metadata.db) brings in every book, or
     those --search matches, from its EPUB (else PDF, else another format folio reads) with
@@ -108,6 +114,9 @@ def add_cmd(
     ingest = container.ingest
     results: list[dict[str, Any]] = []
     failed = False
+    interactive = not as_json and sys.stdin.isatty() and console.is_terminal
+    if position is None and interactive:
+        position = _ask_position(paths)
     if not as_json:
         prepare_embedder(container)
     with ingest_progress(enabled=not as_json) as progress:
@@ -118,6 +127,8 @@ def add_cmd(
                     title=title,
                     author=author,
                     progress=RichIngestProgress(progress, path.name),
+                    position=position,
+                    retry_position=_ask_again(progress) if interactive else None,
                 )
             except IngestError as e:
                 if debug_enabled() and e.code != IngestErrorCode.DUPLICATE:
@@ -133,26 +144,14 @@ def add_cmd(
                     }
                 )
                 continue
-            try:
-                book = _initial_position(container, result.book, position, ask=not as_json)
-            except FolioError as e:  # the book is in the library; only its position is not set
-                failed = True
-                book = result.book
-                err_console.print(
-                    f"[red]The position of {escape(book.title)} was not set: {escape(e.message)}"
-                    f"[/] (set it with: folio position {book.id[:8]} --chapter ...)"
-                )
+            book = container.library.get(result.book.id)  # named apart from a same-titled book
             results.append(
                 {
                     "file": str(path),
                     "status": "completed" if result.resumed else "added",
                     "book": book_summary(book),
                     "chunks": result.chunk_count,
-                    "same_title": [
-                        {"id": b.id, "format": b.format.value, "source_name": b.source_name}
-                        for b in container.library.list_books()
-                        if b.id != book.id and b.title.casefold() == book.title.casefold()
-                    ],
+                    "same_title": _same_title(container.library.list_books(), book),
                 }
             )
     _print_add_results(results, as_json)
@@ -163,27 +162,44 @@ def add_cmd(
 
 
 POSITION_QUESTION = (
-    "How far have you read {title}? A chapter as the book names it ('Chapter 5', 'Letter 2'), "
-    "a page ('p. 45') or a percentage ('23%'); Enter: the whole book"
+    "How far have you read {what}? A chapter as the book names it ('Chapter 5', 'Letter 2'), "
+    "a page ('p. 45'), a percentage ('23%') or 'not started'; Enter: the whole book"
 )
 
 
-def _initial_position(container: Any, book: Any, position: str | None, *, ask: bool) -> Any:
-    """Set a new book's position from ``--position``, or ask for it on a terminal (again after an
-    answer that names no place in the book); left as the whole book otherwise."""
-    library = container.library
-    if position is not None:
-        return library.set_position_from_text(book.id, position)
-    if not (ask and sys.stdin.isatty() and console.is_terminal):
-        return book
-    while True:
-        answer = click.prompt(
-            POSITION_QUESTION.format(title=book.title), default="", show_default=False
-        )
+def _ask_position(paths: list[Path]) -> str:
+    """Asked once, before any import: a folder's books get the same answer."""
+    what = paths[0].name if len(paths) == 1 else f"these {len(paths)} books (each of them)"
+    answer: str = click.prompt(POSITION_QUESTION.format(what=what), default="", show_default=False)
+    return answer
+
+
+def _ask_again(progress: Any) -> Any:
+    """Asks again when the answer names no place in a book (the error lists its chapters), with
+    the progress bars paused; an empty answer sets the whole book."""
+
+    def retry(book: Any, error: FolioError) -> str | None:
+        progress.stop()
         try:
-            return library.set_position_from_text(book.id, answer)
-        except FolioError as e:
-            err_console.print(f"[red]{escape(e.message)}[/]")
+            err_console.print(f"[red]{escape(error.message)}[/]")
+            answer: str = click.prompt(
+                POSITION_QUESTION.format(what=book.title), default="", show_default=False
+            )
+            return answer
+        finally:
+            progress.start()
+
+    return retry
+
+
+def _same_title(books: list[Any], book: Any) -> list[dict[str, Any]]:
+    """The other books titled like ``book``, with the names that tell them apart."""
+    book = next((b for b in books if b.id == book.id), book)
+    return [
+        {"id": b.id, "name": b.name, "format": b.format.value, "source_name": b.source_name}
+        for b in books
+        if b.id != book.id and b.title.casefold() == book.title.casefold()
+    ]
 
 
 def book_files(given: tuple[Path, ...]) -> tuple[list[Path], list[Path]]:
@@ -225,22 +241,22 @@ def _print_add_results(results: list[dict[str, Any]], as_json: bool) -> None:
         if r["status"] == "added":
             b = r["book"]
             console.print(
-                f"[green]Added[/] {escape(b['title'])} [dim]({b['id'][:8]})[/]: "
+                f"[green]Added[/] {escape(b['name'])} [dim]({b['id'][:8]})[/]: "
                 f"{b['pages']} pages, {b['chapters']} chapters, {r['chunks']} passages; "
                 f"you have read {escape(b['reading_position']['description'])}",
                 highlight=False,
             )
             for other in r["same_title"]:
                 console.print(
-                    f"  [yellow]Note:[/] “{escape(b['title'])}” is already in the library as "
-                    f"{escape(other['source_name'])} ({other['id'][:8]}, {other['format']}); both"
-                    f" are kept (remove one with: folio rm {other['id'][:8]})",
+                    f"  [yellow]Note:[/] the library also has {escape(other['name'])}"
+                    f" ({escape(other['source_name'])}, {other['id'][:8]}); both are kept and"
+                    f" told apart by these names (remove one with: folio rm {other['id'][:8]})",
                     highlight=False,
                 )
         elif r["status"] == "completed":
             b = r["book"]
             console.print(
-                f"[green]Completed[/] {escape(b['title'])} [dim]({b['id'][:8]})[/]: an interrupted"
+                f"[green]Completed[/] {escape(b['name'])} [dim]({b['id'][:8]})[/]: an interrupted"
                 f" import finished indexing {r['chunks']} passages"
             )
         elif r["status"] == "duplicate":
@@ -275,7 +291,7 @@ def books_cmd(lazy: Any, as_json: bool) -> None:
     for b in books:
         table.add_row(
             b.id[:8],
-            escape(b.title),
+            escape(b.name),
             escape(b.author or ""),
             b.format.value,
             str(b.page_count),
@@ -288,7 +304,7 @@ def books_cmd(lazy: Any, as_json: bool) -> None:
 def _short_position(book: Any) -> str:
     """``17% (Chapter 3)``: how far, then where (a narrow column cuts the less useful end)."""
     position = book_summary(book)["reading_position"]
-    if position.get("char_offset") is None:
+    if position.get("char_offset") is None or position["description"] == "the whole book":
         return "whole book"
     where = position.get("chapter") or (f"p. {position['page']}" if position.get("page") else "")
     percent = position.get("percent")
@@ -326,7 +342,7 @@ def show_cmd(lazy: Any, book: str, reveal: bool, as_json: bool) -> None:
 
 def _print_book(found: Any, data: dict[str, Any]) -> None:
     by = f" by {escape(found.author)}" if found.author else ""
-    console.print(f"[bold]{escape(found.title)}[/]{by}{escape(_series_text(found))}")
+    console.print(f"[bold]{escape(found.name)}[/]{by}{escape(_series_text(found))}")
     console.print(
         f"id {found.id}  format {found.format.value}  file {escape(found.source_name)}",
         highlight=False,
@@ -366,12 +382,12 @@ def rm_cmd(lazy: Any, book: str, yes: bool) -> None:
     library = lazy.get().library
     found = library.resolve(book)
     if not yes and not click.confirm(
-        f"Remove {found.title!r} and all its conversations?", default=False
+        f"Remove {found.name!r} and all its conversations?", default=False
     ):
         click.echo("Nothing removed.")
         return
     library.remove(found.id)
-    console.print(f"Removed {escape(found.title)}.")
+    console.print(f"Removed {escape(found.name)}.")
 
 
 @click.command("position")
@@ -432,7 +448,7 @@ def position_cmd(
         click.echo(json.dumps(book_summary(found)["reading_position"], indent=2))
     else:
         where = found.describe_position(now=datetime.now(UTC))
-        console.print(f"{escape(found.title)}: read {escape(where)}")
+        console.print(f"{escape(found.name)}: read {escape(where)}")
 
 
 @click.command("edit")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ HELP = """Commands:
   /read N            read source [N] of the last answer, on its page, the quote marked
   /read p. 45        read a page (also: /read chapter 5, /read --chapter 'Letter 2')
   /history           show this conversation so far
+  /clear, clear      clear the screen (the conversation is kept)
   /help              this help
   quit, exit, Ctrl-D leave (the conversation is saved); Ctrl-C cancels a turn in flight"""
 
@@ -59,7 +61,7 @@ class ChatSession:
     def ask(self, message: str, *, live: bool, hint: bool = False) -> Any:
         """One turn, rendered as it comes; with ``hint``, the first answer with sources says how
         to open one."""
-        view = TurnView(console, verbose=self.verbose, live=live)
+        view = TurnView(console, verbose=self.verbose, live=live, book=self.book, in_repl=hint)
         view.start()
         try:
             result = self.chat.execute(self.conversation_id, message, on_event=view)
@@ -179,7 +181,7 @@ def _latest(container: Any, book: Any) -> str | None:
     """The id of the book's most recently active conversation (``llm -c``); None if it has none."""
     summaries = container.conversations.summaries(book.id)
     if not summaries:
-        click.echo(f"No conversation about {book.title} yet; starting one.", err=True)
+        click.echo(f"No conversation about {book.name} yet; starting one.", err=True)
         return None
     return str(summaries[0].conversation.id)
 
@@ -232,7 +234,7 @@ def _show_rows(book: Any, existing: list[Any], start: int) -> int:
         squeezed("title", min_width=12),
         Column("turns", justify="right", no_wrap=True),
         Column("last activity", no_wrap=True),
-        title=f"Conversations about {escape(book.title)} ({len(existing)})" if not start else None,
+        title=f"Conversations about {escape(book.name)} ({len(existing)})" if not start else None,
     )
     for i in range(start, end):
         summary = existing[i]
@@ -286,7 +288,7 @@ def _one_turn(session: ChatSession, message: str, as_json: bool) -> None:
 def _repl(session: ChatSession, *, interactive: bool) -> None:
     read = _line_reader(session, interactive)
     console.print(
-        f"[bold]{escape(session.book.title)}[/] — you have read "
+        f"[bold]{escape(session.book.name)}[/] — you have read "
         f"{escape(session.book.describe_position())}. Type /help for commands, quit to leave."
     )
     while True:
@@ -301,6 +303,9 @@ def _repl(session: ChatSession, *, interactive: bool) -> None:
             continue
         if text.lower() in {"quit", "exit", "/quit", "/exit"}:
             break
+        if text.lower() in {"clear", "/clear"}:
+            console.clear()
+            continue
         if text.startswith("/"):
             _slash(session, text)
             continue
@@ -350,10 +355,28 @@ def _line_reader(session: ChatSession, interactive: bool) -> Callable[[], str]:
     return lambda: prompt.prompt(prompt_text(session.book))
 
 
+PROMPT_TITLE_CHARS = 20
+PROMPT_PLACE_CHARS = 14
+
+
 def prompt_text(book: Any) -> str:
-    """The REPL prompt: which book, and where the reader is in it."""
-    title = book.title if len(book.title) <= 28 else book.title[:27] + "…"
-    return f"{title} · {book.describe_position()} · you> "
+    """The REPL prompt, short enough to leave most of a line for the question: the book (its
+    title before a subtitle) and where the reader is ("Frankenstein · Chapter 5 · you> ")."""
+    short = re.split(r"[;:]", book.title, maxsplit=1)[0].strip() or book.title
+    apart = f" ({book.format.value.upper()})" if book.display_name else ""  # beside a namesake
+    title = _cut(short, PROMPT_TITLE_CHARS) + apart
+    chapter = book.position_chapter
+    if book.position.is_unlimited:
+        place = "whole book"
+    elif chapter is not None:
+        place = chapter.title
+    else:
+        place = f"{round(book.percent_read() or 0)}%"
+    return f"{title} · {_cut(place, PROMPT_PLACE_CHARS)} · you> "
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def _slash(session: ChatSession, text: str) -> None:

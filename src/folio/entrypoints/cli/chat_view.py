@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from rich.console import Console
@@ -28,6 +29,53 @@ def citation_line(citations: Any) -> str:
     return numbered_places(citations)
 
 
+_CLOSERS = "\"”’'"
+_PAGE_PARENTHESIS = re.compile(r"\s*\([^()\n]{0,120}\bpp?\.\s*[0-9ivxlcdm]+[^()\n]{0,40}\)", re.I)
+
+
+def numbered_answer(answer: str, citations: Any) -> str:
+    """``answer`` with each source's number after the place it quotes: ``"..." (Chapter 1,
+    p. 16) [2]``, the numbers of ``Sources: [1] ...; [2] ...`` and of ``/read N``. A source whose
+    quote the answer does not hold verbatim is numbered at its first page reference
+    ("(Chapter 7, p. 55)") that no other source took."""
+    marks: dict[int, list[int]] = {}
+    for n, source in enumerate(citations, 1):
+        end = _quote_end(answer, source.quote) if source.quote else None
+        if end is None:
+            end = _page_reference_end(answer, source, taken=set(marks))
+        if end is not None:
+            marks.setdefault(end, []).append(n)
+    out = answer
+    for end in sorted(marks, reverse=True):
+        out = out[:end] + "".join(f" [{n}]" for n in marks[end]) + out[end:]
+    return out
+
+
+def _quote_end(answer: str, quote: str) -> int | None:
+    """Where the quote ends in ``answer``, after its closing mark and the page reference that
+    follows it; ``None`` when the answer does not quote it (whitespace may differ)."""
+    words = quote.split()
+    if not words:
+        return None
+    found = re.search(r"\s+".join(re.escape(w) for w in words), answer)
+    if found is None:
+        return None
+    end = found.end()
+    while end < len(answer) and answer[end] in _CLOSERS + ".,;!?":
+        end += 1
+    reference = _PAGE_PARENTHESIS.match(answer, end)
+    return reference.end() if reference else end
+
+
+def _page_reference_end(answer: str, source: Any, *, taken: set[int]) -> int | None:
+    pages = {source.page_start.lower(), source.page_end.lower()}
+    for reference in _PAGE_PARENTHESIS.finditer(answer):
+        labels = re.findall(r"\bpp?\.\s*([0-9ivxlcdm]+)", reference.group(0), re.I)
+        if reference.end() not in taken and pages & {label.lower() for label in labels}:
+            return reference.end()
+    return None
+
+
 # What the status line says while a tool runs (by tool name); other tools: "NAME...".
 _ACTIVITY = {
     SEARCH_BOOK: "searching the book...",
@@ -39,7 +87,17 @@ _ACTIVITY = {
 class TurnView:
     """Receives the chat's turn events and renders them as they come."""
 
-    def __init__(self, console: Console, *, verbose: bool, live: bool) -> None:
+    def __init__(
+        self,
+        console: Console,
+        *,
+        verbose: bool,
+        live: bool,
+        book: Any = None,
+        in_repl: bool = False,
+    ) -> None:
+        self._book = book
+        self._in_repl = in_repl
         self._console = console
         self._verbose = verbose
         self._live_enabled = live
@@ -102,15 +160,29 @@ class TurnView:
         """Print the final answer (unless it was streamed) and its citations."""
         self._stop_status()
         streamed = self._live is not None
+        answer = numbered_answer(result.answer, result.citations)
         if streamed and self._live is not None:
-            self._live.update(Markdown(clean(result.answer)))
+            self._live.update(Markdown(clean(answer)))
             self._live.stop()
             self._live = None
         if not streamed:
-            self._print_answer(result.answer)
+            self._print_answer(answer)
         line = citation_line(result.citations)
         if line:
             self._console.print(Text(clean(f"Sources: {line}"), style="dim"))
+        if not getattr(result, "position_set", True) and self._book is not None:
+            self._console.print(Text(clean(self._no_position_line()), style="yellow"))
+
+    def _no_position_line(self) -> str:
+        how = (
+            "/position --chapter 5 (or /next as you read)"
+            if self._in_repl
+            else f"folio position {self._book.id[:8]} --chapter 5"
+        )
+        return (
+            f"No reading position is set for {self._book.name}, so answers may come from all of"
+            f" it: say how far you have read with {how}."
+        )
 
     def _print_answer(self, answer: str) -> None:
         # Markdown is rendered for a terminal; piped output keeps the answer's own text, unwrapped.

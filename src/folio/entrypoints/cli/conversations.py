@@ -23,6 +23,7 @@ from folio.domain.books import numbered_places
 from folio.domain.conversations import ChatMessage, Conversation
 from folio.domain.errors import ConversationError, ConversationErrorCode
 from folio.domain.llm import PromptRole
+from folio.entrypoints.cli.chat_view import numbered_answer
 from folio.entrypoints.cli.errors import handle_errors
 from folio.entrypoints.cli.output import (
     clean,
@@ -250,18 +251,18 @@ def print_detail(detail: ConversationDetail, *, verbose: bool = False) -> None:
     for number in sorted(by_turn):
         console.print()
         for m in by_turn[number]:
-            _print_message(m, verbose=verbose)
+            _print_message(m, verbose=verbose, sources=sources.get(number, ()))
         cited = numbered_places(sources.get(number, ()))
         if cited:
             console.print(f"  [dim]Sources: {escape(cited)}[/]", highlight=False)
 
 
-def _print_message(m: ChatMessage, *, verbose: bool) -> None:
+def _print_message(m: ChatMessage, *, verbose: bool, sources: Any = ()) -> None:
     if m.role is PromptRole.USER:
         console.print(f"[bold cyan]You:[/] {escape(m.content)}")
     elif m.role is PromptRole.ASSISTANT:
         if m.content.strip():
-            _print_answer(m.content)
+            _print_answer(numbered_answer(m.content, sources))
         if verbose:
             for call in m.tool_invocations:
                 args = json.dumps(dict(call.arguments), ensure_ascii=False)

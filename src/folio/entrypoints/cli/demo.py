@@ -77,7 +77,7 @@ def _tour(container: Any, session: ChatSession) -> None:
     """The tour reads as someone early in the novel; the library's position is restored after."""
     book = session.book
     before = book.position
-    console.print(Rule(f"folio demo: {escape(book.title)}"))
+    console.print(Rule(f"folio demo: {escape(book.name)}"))
     console.print("A scripted tour (offline: answers are passages quoted from the book).\n")
     limited = container.library.set_position(book.id, chapter=LIMIT_CHAPTER)
     session.book = limited

@@ -108,7 +108,7 @@ def embedding_note(container: Any, book: Any) -> None:
     embedded, total = container.searcher.vector_coverage(book)
     if embedded < total:
         err_console.print(
-            f"[dim]Note: {embedded * 100 // total}% of {escape(book.title)} is indexed for meaning"
+            f"[dim]Note: {embedded * 100 // total}% of {escape(book.name)} is indexed for meaning"
             " so far; the rest is searched by keywords only until its import finishes (run"
             " `folio add` on the file again if that import was interrupted).[/]"
         )

@@ -86,7 +86,7 @@ def read_cmd(
 def _pages(book: Any, label: str, count: int) -> _Span:
     first = book.page_by_label(label.strip())
     if first is None:
-        raise click.UsageError(f"{book.title} has no page {label!r} (pages 1 to {len(book.pages)})")
+        raise click.UsageError(f"{book.name} has no page {label!r} (pages 1 to {len(book.pages)})")
     last = book.pages[min(first.number - 1 + count, len(book.pages)) - 1]
     return _Span(first.char_start, last.char_end)
 
@@ -102,7 +102,7 @@ def _cited(container: Any, book: Any, number: int, ref: str | None) -> _Span:
     else:
         summaries = conversations.summaries(book.id)
         if not summaries:
-            raise click.UsageError(f"No conversation about {book.title} yet: nothing was cited")
+            raise click.UsageError(f"No conversation about {book.name} yet: nothing was cited")
         conversation_id = summaries[0].conversation.id
     turns = conversations.get(conversation_id).turns
     sources = turns[-1].sources if turns else ()
@@ -133,7 +133,7 @@ def _render(library: Any, book: Any, span: _Span) -> Text:
     passage = library.read(book.id, span.start, end, volume_id=volume_id)
     body = clean(passage.text)
     lead = len(body) - len(body.lstrip())
-    text = Text(f"{clean(book.title)} — {clean(passage.location)}{clean(span.label)}\n\n")
+    text = Text(f"{clean(book.name)} — {clean(passage.location)}{clean(span.label)}\n\n")
     body_text = Text(body.strip())
     if span.mark is not None:
         a, b = (x - passage.char_start - lead for x in span.mark)

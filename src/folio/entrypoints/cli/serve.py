@@ -76,6 +76,7 @@ def serve_cmd(
 
     container = lazy.get()
     container.database  # noqa: B018 - migrate once here, before the workers start
+    banner = serving_banner(container, f"http://{_url_host(host)}:{port}/")
     # Imports run in the server's threads: those of a previous server stopped with it.
     container.import_jobs.fail_unfinished("The server stopped during the import; upload it again")
     no_users = not container.users.any()
@@ -86,7 +87,7 @@ def serve_cmd(
             "book and conversation. Bind 127.0.0.1, or create a user first (`folio users add NAME`)"
         )
     say = _announcer(log_format, log_level)
-    say(f"folio API on http://{_url_host(host)}:{port} (docs: /docs); Ctrl-C stops it")
+    say(banner)
     # The app is built by the server (one per worker process) from the environment: hand it the
     # data directory this command resolved (``--home`` included), the address it binds as a name
     # it answers to, and the auth mode fixed now (with users at start, tokens for good).
@@ -133,6 +134,26 @@ def _announcer(log_format: str, log_level: str) -> Callable[[str], None]:
 
     logging.config.dictConfig(logging_config("json", log_level))
     return logging.getLogger("folio.serve").info
+
+
+def serving_banner(container: Any, url: str) -> str:
+    """What ``folio serve`` says it is running: the page's address, the provider and model that
+    answer, and the database that holds the library."""
+    from folio.domain.errors import FolioError
+
+    settings = container.settings
+    provider = settings.effective_provider()
+    try:
+        model = container.chat_provider().model_name
+    except FolioError as e:  # the turns will say so too; the server still starts
+        model = f"not available: {e.message}"
+    database = "PostgreSQL" if settings.uses_postgres else "SQLite"
+    return (
+        f"folio is serving the page on {url}  (API: {url}api/v1, docs: {url}docs)\n"
+        f"  provider: {provider} (model: {model})\n"
+        f"  database: {database} {settings.database_description}\n"
+        "Ctrl-C stops it"
+    )
 
 
 def _url_host(host: str) -> str:

@@ -142,6 +142,7 @@ def call(
 def _book_dict(book: Any) -> dict[str, Any]:
     return {
         "id": book.id,
+        "name": book.name,
         "title": book.title,
         "author": book.author,
         "format": str(book.format),

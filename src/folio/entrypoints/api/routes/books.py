@@ -10,6 +10,7 @@ from fastapi import APIRouter, File, Form, Query, Response, UploadFile
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, ConfigDict, Field
 
+from folio.domain.books import MAX_POSITION_TEXT_CHARS
 from folio.domain.series import MAX_SERIES_CHARS, MAX_SERIES_INDEX
 from folio.entrypoints.api.deps import ScopeDep
 from folio.entrypoints.api.errors import ApiError
@@ -42,10 +43,21 @@ async def upload_book(
     file: Annotated[UploadFile, File(description="The book: EPUB, PDF, HTML, Markdown or text")],
     title: Annotated[str | None, Form(max_length=500)] = None,
     author: Annotated[str | None, Form(max_length=500)] = None,
+    position: Annotated[
+        str | None,
+        Form(
+            max_length=MAX_POSITION_TEXT_CHARS,
+            description="How far you have read, in the book's words: 'Chapter 5', 'Letter 2', "
+            "'p. 45', '23%', 'not started' or 'whole'. Omitted: no position is set (answers may "
+            "come from the whole book, and say so).",
+        ),
+    ] = None,
 ) -> dict[str, Any]:
-    """Upload a book (multipart field ``file``). Its type is sniffed from the content; the
-    import runs in the background: poll ``GET /api/v1/jobs/{job_id}``. 413 over ``max_book_mb``,
-    415 for a file that is not a book."""
+    """Upload a book (multipart field ``file``) and, in ``position``, how far you have read it.
+    Its type is sniffed from the content; the import runs in the background: poll ``GET
+    /api/v1/jobs/{job_id}``. 413 over ``max_book_mb``, 415 for a file that is not a book; a
+    ``position`` that names no place in the book fails the job with ``INVALID_POSITION`` (the
+    error names the book's chapters) and stores nothing."""
     settings = scope.container.settings
     folder = settings.home / "uploads" / uuid.uuid4().hex
     folder.mkdir(parents=True)
@@ -63,7 +75,12 @@ async def upload_book(
                     )
                 out.write(chunk)
         job = await run_in_threadpool(
-            scope.imports.start, path, file.filename or "book", title=title, author=author
+            scope.imports.start,
+            path,
+            file.filename or "book",
+            title=title,
+            author=author,
+            position=position,
         )
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
@@ -80,7 +97,7 @@ def list_books(scope: ScopeDep) -> list[dict[str, Any]]:
 @router.get("/{book_id}")
 def get_book(book_id: str, scope: ScopeDep, all_chapters: bool = False) -> dict[str, Any]:
     """The book with its chapters; unread chapters' titles are withheld unless ``all_chapters``."""
-    return book_detail(scope.books.get(book_id), reveal_unread=all_chapters)
+    return book_detail(scope.library.get(book_id), reveal_unread=all_chapters)
 
 
 class BookPatch(BaseModel):

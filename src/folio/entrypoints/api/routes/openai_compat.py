@@ -108,6 +108,7 @@ def _model(book: Book) -> dict[str, Any]:
         "object": "model",
         "created": int(book.created_at.timestamp()) if book.created_at else 0,
         "owned_by": "folio",
+        "name": book.name,  # what a client's model picker shows (Open WebUI reads "name")
         "title": book.title,
         "author": book.author,
         "position": book.describe_position(now=datetime.now(UTC)),
@@ -116,7 +117,7 @@ def _model(book: Book) -> dict[str, Any]:
 
 def _book(scope: UserScope, model: str) -> Book:
     try:
-        return scope.books.get(model)
+        return scope.library.get(model)
     except FolioError:
         return scope.library.resolve(model)  # a prefix or a title; NOT_FOUND names the choices
 

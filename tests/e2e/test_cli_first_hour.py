@@ -1,0 +1,113 @@
+"""A reader's first hour in the terminal (issue 28), through the real entry point: the answer's
+quotes carry the numbers of its sources, ``clear`` clears the screen, the REPL prompt leaves the
+line to the question, and ``folio serve`` says what it serves. Hashing embeddings, offline
+provider (the scripted one for the server)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pexpect
+import pytest
+
+from tests.e2e.api_server import FolioServer
+from tests.e2e.conftest import (
+    RunFolio,
+    copy_home,
+    folio_command,
+    folio_env,
+    ok,
+    run_folio_in,
+    runner,
+)
+
+TIMEOUT_S = 90
+QUESTION = "Who was Caroline Beaufort?"  # Chapter 1 answers it with quotes
+
+
+@pytest.fixture(scope="module")
+def read_to_chapter_5(bundled_book: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    home = tmp_path_factory.mktemp("first-hour")
+    ok(run_folio_in(home, "add", str(bundled_book), "--position", "Chapter 5"))
+    return home
+
+
+@pytest.fixture
+def folio(read_to_chapter_5: Path, tmp_path: Path) -> RunFolio:
+    return runner(copy_home(read_to_chapter_5, tmp_path / "home"))
+
+
+@pytest.fixture
+def spawn(folio: RunFolio) -> Iterator[Any]:
+    children: list[pexpect.spawn] = []
+
+    def start(*args: str, dimensions: tuple[int, int] = (50, 80)) -> pexpect.spawn:
+        command = folio_command(*args)
+        env = folio_env(folio.home, extra={"PROMPT_TOOLKIT_NO_CPR": "1", "NO_COLOR": "1",
+                                            "TERM": "xterm", "PAGER": "cat"})  # fmt: skip
+        child = pexpect.spawn(command[0], command[1:], env=env, encoding="utf-8",
+                              timeout=TIMEOUT_S, dimensions=dimensions)  # fmt: skip
+        children.append(child)
+        return child
+
+    yield start
+    for child in children:
+        child.close(force=True)
+
+
+def test_each_quote_of_an_answer_carries_the_number_of_its_source(folio: RunFolio) -> None:
+    out = ok(folio("chat", "Frankenstein", "--new", "-m", QUESTION))
+    sources = re.search(r"^Sources: (.+)$", out, re.M)
+    assert sources, out
+    numbers = re.findall(r"\[(\d+)\]", sources.group(1))
+    assert len(numbers) >= 2, out
+    quoted = [line for line in out.splitlines() if line.startswith("- ")]
+    marked = [re.search(r" \[(\d+)\]$", line) for line in quoted]
+    assert all(marked), quoted  # every quoted bullet ends with its source's number
+    assert sorted({m.group(1) for m in marked if m}) == sorted(set(numbers))
+
+
+def test_the_numbers_match_what_read_opens(folio: RunFolio) -> None:
+    out = ok(folio("chat", "Frankenstein", "--new", "-m", QUESTION))
+    second = next(line for line in out.splitlines() if line.endswith(" [2]"))
+    words = re.search(r'"([^"]+)"', second)
+    assert words, second
+    opened = ok(folio("read", "Frankenstein", "--cited", "2"))
+    assert " ".join(words.group(1).split()[:6]) in " ".join(opened.split())
+
+
+def test_clear_clears_the_screen_and_is_no_question(spawn: Any, folio: RunFolio) -> None:
+    child = spawn("chat", "Frankenstein", "--new")
+    child.expect("you>")
+    for command in ("clear", "/clear"):
+        child.sendline(command)
+        index = child.expect([r"\x1b\[2J", "Unknown command", "Happy to help", "Sources:"])
+        assert index == 0, command
+        child.expect("you>")
+    child.sendline("/help")
+    child.expect(r"/clear, clear +clear the screen")
+    child.sendline("quit")
+    child.expect("Nothing was asked")
+
+
+def test_the_prompt_leaves_most_of_an_80_column_line_to_the_question(spawn: Any) -> None:
+    child = spawn("chat", "Frankenstein", "--new")
+    child.expect(r"Type /help for commands, quit to leave\.")
+    child.expect("you>")
+    shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", child.before + "you>")
+    prompt = re.split(r"[\r\n]", shown)[-1]
+    assert prompt == "Frankenstein · Chapter 5 · you>", repr(prompt)
+    assert len(prompt) + 1 <= 40
+    child.sendline("quit")
+
+
+def test_serve_says_its_page_provider_model_and_database(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    with FolioServer(home) as server:
+        banner = server.log.read_text(encoding="utf-8")
+    assert f"serving the page on {server.url}/ " in banner, banner
+    assert "provider: scripted (model: " in banner, banner
+    assert f"database: SQLite {home / 'folio.db'}" in banner, banner

@@ -225,6 +225,23 @@ class Container:
             return self._provider
         return make_provider(self.settings, name=name, model=model)
 
+    def serving(self) -> dict[str, str]:
+        """What answers here, as ``folio serve`` and the page say it: ``provider``, ``model``
+        (or why there is none), ``database`` ("SQLite" | "PostgreSQL") and ``location`` (the
+        file, or the URL with its password hidden)."""
+        from folio.domain.errors import FolioError
+
+        try:
+            model = self.chat_provider().model_name
+        except FolioError as e:  # the turns will say so too; the server still starts
+            model = f"not available: {e.message}"
+        return {
+            "provider": self.settings.effective_provider(),
+            "model": model,
+            "database": "PostgreSQL" if self.settings.uses_postgres else "SQLite",
+            "location": self.settings.database_description,
+        }
+
     @cached_property
     def guardrail(self) -> Guardrail:
         from folio.agent.guardrail import Guardrail

@@ -122,7 +122,7 @@ def test_show_prints_questions_and_answers_and_tool_calls_only_when_verbose(
 ) -> None:
     plain = ok(folio(home, "conversations", "show", conversation[:8]))
     assert "Whales" in plain
-    assert "You: Who hunted the whale?" in plain and "folio: Captain Ahab did (p. 1)." in plain
+    assert "You: Who hunted the whale?" in plain and "folio: Captain Ahab did (p. 1) [1]." in plain
     assert "Sources: [1] Chapter 2. The Whale, p. 1" in plain  # numbered, as in the chat
     assert "search_book" not in plain
 

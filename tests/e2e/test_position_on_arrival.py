@@ -18,7 +18,7 @@ import pexpect
 import pytest
 
 from tests.e2e.api_server import FolioServer
-from tests.e2e.conftest import RunFolio, folio_command, folio_env, ok, ok_json
+from tests.e2e.conftest import RunFolio, folio_command, folio_env, ok, ok_json, run_folio_in
 
 TIMEOUT_S = 120
 V1 = "/api/v1"
@@ -179,3 +179,23 @@ def test_an_api_answer_without_a_position_carries_the_notice(tmp_path: Path) -> 
         c.put(f"{V1}/books/{book_id}/position", json={"chapter": "1"}).raise_for_status()
         after = c.post(f"{V1}/conversations/{cid}/messages", json={"message": "And then?"})
         assert json.loads(after.text)["notice"] is None
+
+
+def test_an_openai_client_answer_without_a_position_ends_with_the_notice(
+    tmp_path: Path, bundled_book: Path
+) -> None:
+    import openai
+
+    home = tmp_path / "home"
+    ok(run_folio_in(home, "add", str(bundled_book)))
+    with FolioServer(home, env={"FOLIO_PROVIDER": "offline"}) as server:
+        client = openai.OpenAI(base_url=f"{server.url}/v1", api_key="unused", max_retries=0)
+        book = client.models.list().data[0].id
+        question = [{"role": "user", "content": "Who was Caroline Beaufort?"}]
+        unset = client.chat.completions.create(model=book, messages=question)  # type: ignore[arg-type]
+        text = unset.choices[0].message.content or ""
+        assert text.rstrip().endswith("`folio position BOOK --chapter 5`.)"), text
+        assert text.count("No reading position is set") == 1
+        httpx.put(f"{server.url}{V1}/books/{book}/position", json={"chapter": "5"}, timeout=30)
+        set_ = client.chat.completions.create(model=book, messages=question)  # type: ignore[arg-type]
+        assert "No reading position" not in (set_.choices[0].message.content or "")

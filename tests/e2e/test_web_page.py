@@ -174,6 +174,8 @@ def test_upload_several_books_by_drag_and_drop_then_edit_and_delete(
     drop_files(page, ".dropzone", {"lighthouse.md": LIGHTHOUSE, "visitor.txt": XSS_BOOK})
     uploads = page.locator(".upload")
     assert uploads.count() == 2
+    for row in range(2):  # each row asks how far the reader has read before it uploads
+        uploads.nth(row).get_by_role("button", name="Whole book").click()
     for name in ("lighthouse.md", "visitor.txt"):
         page.wait_for_function(
             "(n) => [...document.querySelectorAll('.book-card .title')]"
@@ -182,7 +184,7 @@ def test_upload_several_books_by_drag_and_drop_then_edit_and_delete(
         )
     card = page.locator(".book-card", has_text="The Lighthouse Keeper")
     assert "MD" in card.locator(".meta").inner_text() and "3 chapters" in card.inner_text()
-    assert "whole book is open" in card.inner_text()
+    assert "Read the whole book" in card.inner_text()
     seen = set(page.evaluate("() => [...window.__statuses]"))
     assert {"Uploading", "Imported"} <= seen and seen & {"Importing", "Waiting"}, seen
     if SHOTS:  # the library as a reader has it: positions set
@@ -218,6 +220,7 @@ def test_a_file_that_is_not_a_book_fails_in_place(web: Page) -> None:
     page.wait_for_selector(".book-card")
     empty = {"name": "empty.txt", "mimeType": "text/plain", "buffer": b"   "}
     page.set_input_files("#files", files=[empty])
+    page.locator(".upload").get_by_role("button", name="Not started").click()
     failed = page.locator(".upload.failed")
     failed.wait_for()
     assert failed.get_attribute("class") and "empty" in failed.inner_text().lower()
@@ -501,6 +504,7 @@ def test_html_from_a_book_and_from_the_model_stays_inert(
     page.set_input_files(
         "#files", files=[{"name": "visitor-2.txt", "mimeType": "text/plain", "buffer": content}]
     )
+    page.locator(".upload").get_by_role("button", name="Whole book").click()
     page.locator(".upload.done").wait_for()
     book = next(b for b in api.get("/books").json() if b["source_name"] == "visitor-2.txt")
     api.patch(f"/books/{book['id']}", json={"title": f"The Visitor {XSS}"}).raise_for_status()

@@ -368,8 +368,8 @@ def prompt_text(book: Any) -> str:
     chapter = book.position_chapter
     if book.position.is_unlimited:
         place = "whole book"
-    elif chapter is not None:
-        place = chapter.title
+    elif chapter is not None:  # its label: "Letter 4" of "Letter 4. To Mrs. Saville, England"
+        place = re.split(r"[.:]\s", chapter.title, maxsplit=1)[0]
     else:
         place = f"{round(book.percent_read() or 0)}%"
     return f"{title} · {_cut(place, PROMPT_PLACE_CHARS)} · you> "

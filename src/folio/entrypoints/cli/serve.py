@@ -139,19 +139,11 @@ def _announcer(log_format: str, log_level: str) -> Callable[[str], None]:
 def serving_banner(container: Any, url: str) -> str:
     """What ``folio serve`` says it is running: the page's address, the provider and model that
     answer, and the database that holds the library."""
-    from folio.domain.errors import FolioError
-
-    settings = container.settings
-    provider = settings.effective_provider()
-    try:
-        model = container.chat_provider().model_name
-    except FolioError as e:  # the turns will say so too; the server still starts
-        model = f"not available: {e.message}"
-    database = "PostgreSQL" if settings.uses_postgres else "SQLite"
+    s = container.serving()
     return (
         f"folio is serving the page on {url}  (API: {url}api/v1, docs: {url}docs)\n"
-        f"  provider: {provider} (model: {model})\n"
-        f"  database: {database} {settings.database_description}\n"
+        f"  provider: {s['provider']} (model: {s['model']})\n"
+        f"  database: {s['database']} {s['location']}\n"
         "Ctrl-C stops it"
     )
 

@@ -24,6 +24,14 @@ def health(container: ContainerDep) -> dict[str, Any]:
     }
 
 
+@router.get("/about")
+def about(container: ContainerDep, user: UserDep) -> dict[str, Any]:
+    """What answers here: the provider and its model, and the kind of database that holds the
+    library (its location stays with the operator)."""
+    serving = container.serving()
+    return {key: serving[key] for key in ("provider", "model", "database")}
+
+
 @router.get("/me")
 def me(user: UserDep) -> dict[str, Any]:
     return {"user_id": user.user_id, "name": user.name}

@@ -55,6 +55,10 @@ log = logging.getLogger("folio.api")
 
 MAX_MESSAGES = 1000
 _SOURCES_LINE = re.compile(r"\n*Sources: [^\n]*\s*$")
+NO_POSITION_LINE = (
+    "(No reading position is set for this book, so this answer may come from all of it: say how"
+    " far you have read on folio's page, or with `folio position BOOK --chapter 5`.)"
+)
 
 
 class ContentPart(BaseModel):
@@ -171,7 +175,7 @@ def _conversation(messages: list[ChatMessageIn]) -> tuple[str, list[tuple[str, s
         if message.role == "user":
             asked = message.text()
         elif message.role == "assistant" and asked is not None:
-            answer = _SOURCES_LINE.sub("", message.text()).strip()
+            answer = _SOURCES_LINE.sub("", message.text().replace(NO_POSITION_LINE, "")).strip()
             if asked.strip() and answer:
                 exchanges.append((asked.strip(), answer))
             asked = None
@@ -240,10 +244,12 @@ class Completion:
 
 
 def sources_suffix(result: TurnResult) -> str:
-    """The ``Sources:`` line the answer text ends with, unless the answer cites its pages."""
+    """The ``Sources:`` line the answer text ends with, unless the answer cites its pages; then,
+    for a book whose reader never said how far they have read, one line saying so."""
+    notice = "" if result.position_set else f"\n\n{NO_POSITION_LINE}"
     if not result.citations or all(_cites(result.answer, c.page_start) for c in result.citations):
-        return ""
-    return f"\n\nSources: {places_line(result.citations)}"
+        return notice
+    return f"\n\nSources: {places_line(result.citations)}{notice}"
 
 
 def answer_text(result: TurnResult) -> str:

@@ -72,7 +72,7 @@ export const put = (path, body) => call("PUT", path, body);
 export const del = (path) => call("DELETE", path);
 
 // Upload one book with progress (fetch cannot report upload progress; XMLHttpRequest can).
-export function upload(file, onProgress) {
+export function upload(file, onProgress, fields = {}) {
   return new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest();
     xhr.open("POST", V1 + "/books");
@@ -97,6 +97,7 @@ export function upload(file, onProgress) {
     xhr.onerror = () => reject(offline(new Error("network error")));
     const form = new FormData();
     form.append("file", file, file.name);
+    for (const [name, value] of Object.entries(fields)) if (value) form.append(name, value);
     xhr.send(form);
   });
 }

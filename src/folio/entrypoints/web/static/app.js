@@ -116,6 +116,9 @@ function percentOf(book) {
   return p && p.percent !== null && p.percent !== undefined ? p.percent : null;
 }
 
+// The title, or "Frankenstein (EPUB)" beside a book of the same title.
+const nameOf = (book) => book.name || book.title;
+
 function positionText(book) {
   const p = book.reading_position;
   if (!p || p.kind === "none") return "No position set: the whole book is open";
@@ -218,7 +221,7 @@ function bookCard(book, cards) {
   const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
   const meta = [book.format.toUpperCase(), plural(book.pages, "page"), plural(book.chapters, "chapter")].join(" · ");
   return h("article", { class: "card book-card", "data-book-id": book.id },
-    h("h2", {}, h("a", { href, class: "title" }, book.title)),
+    h("h2", {}, h("a", { href, class: "title" }, nameOf(book))),
     h("p", { class: "author", text: book.author || "Unknown author" }),
     book.series ? h("p", { class: "series", text: seriesText(book) }) : null,
     h("p", { class: "meta", text: meta }),
@@ -259,13 +262,13 @@ async function editBook(book, cards) {
 
 async function deleteBook(book, cards) {
   const done = await dialog({
-    title: `Delete “${book.title}”?`,
+    title: `Delete “${nameOf(book)}”?`,
     fields: [h("p", { text: "The book and all its conversations are deleted. This cannot be undone." })],
     ok: "Delete",
     danger: true,
     submit: () => api.del(`/books/${encodeURIComponent(book.id)}`).then(() => true),
   });
-  if (done) { toast(`Deleted “${book.title}”`); await renderCards(cards); }
+  if (done) { toast(`Deleted “${nameOf(book)}”`); await renderCards(cards); }
 }
 
 // Imports still running when the reader left the library (kept for this tab's session).
@@ -292,19 +295,58 @@ function resumeImports(uploads, cards) {
   }
 }
 
-async function addFiles(files, uploads, cards) {
+// Each new book's row asks how far the reader has read before its upload starts; the uploads then
+// run one after the other, in the order the answers come.
+let uploadQueue = Promise.resolve();
+
+function addFiles(files, uploads, cards) {
   const items = files.map((file) => ({ file, ...uploadItem(file.name, uploads) }));
-  for (const item of items) await uploadOne(item, cards);
+  items.forEach((item, i) => askPosition(item, "", i === 0).then((position) => {
+    uploadQueue = uploadQueue.then(() => uploadOne(item, cards, position));
+  }));
 }
 
-async function uploadOne(item, cards) {
+// "How far have you read? [chapter] [Not started] [Whole book]" in the upload row. The chapter (or
+// page, or percentage) is typed as the book names it and checked against the book once it is read;
+// resolves with the answer as the API takes it ("Chapter 5", "not started", "whole").
+function askPosition(item, message = "", focus = true) {
+  return new Promise((resolve) => {
+    const input = h("input", { name: "position", maxlength: 200, autocomplete: "off",
+      placeholder: "Chapter 5, p. 45 or 23%", "aria-label": `Chapter, page or percentage of ${item.file.name}` });
+    const error = h("p", { class: "error", role: "alert", text: message });
+    const form = h("form", { class: "ask", "aria-label": `How far have you read ${item.file.name}?` },
+      h("span", { class: "question", text: "How far have you read?" }), input,
+      h("button", { type: "submit", class: "primary" }, "Set"),
+      h("button", { type: "button", class: "not-started", onclick: () => done("not started") }, "Not started"),
+      h("button", { type: "button", class: "whole", onclick: () => done("whole") }, "Whole book"),
+      error);
+    function done(answer) {
+      form.remove();
+      item.status.textContent = "Waiting";
+      resolve(answer);
+    }
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      const answer = input.value.trim();
+      if (answer) done(answer);
+      else error.textContent = "Give a chapter as the book names it, a page or a percentage, or choose Not started or Whole book";
+    });
+    item.li.classList.remove("failed");
+    item.status.textContent = "Not uploaded yet: first, how far have you read it?";
+    item.status.removeAttribute("role");
+    item.li.append(form);
+    if (focus) input.focus();
+  });
+}
+
+async function uploadOne(item, cards, position) {
   const { file, bar, status } = item;
   try {
     status.textContent = "Uploading";
     const accepted = await api.upload(file, (fraction) => {
       bar.value = Math.round(fraction * 50);
       status.textContent = `Uploading ${Math.round(fraction * 100)}%`;
-    });
+    }, { position });
     keepJob(accepted.job);
     await watchImport(accepted.job, item, cards, false);
   } catch (e) {
@@ -333,7 +375,11 @@ async function watchImport(started, item, cards, resumed) {
       job = await api.get(`/jobs/${encodeURIComponent(job.job_id)}`);
     }
     keepJob(job, true);
-    if (job.status === "failed") throw new Error(job.error ? job.error.message : "The import failed");
+    if (job.status === "failed") {
+      const error = new Error(job.error ? job.error.message : "The import failed");
+      error.code = job.error && job.error.code;
+      throw error;
+    }
     bar.value = 100;
     status.textContent = "Imported";
     li.classList.add("done");
@@ -341,6 +387,12 @@ async function watchImport(started, item, cards, resumed) {
     await renderCards(cards);
   } catch (e) {
     if (e.status === 404) keepJob(job, true); // gone (another session, a restart): forget it
+    if (e.code === "INVALID_POSITION" && item.file) { // nothing was stored: ask again, upload again
+      bar.value = 0;
+      const again = await askPosition(item, e.message);
+      uploadQueue = uploadQueue.then(() => uploadOne(item, cards, again));
+      return;
+    }
     failed(item, e);
   }
 }
@@ -376,7 +428,7 @@ async function bookView(bookId, cid) {
   view.els = els;
   const side = h("aside", { class: "sidebar" },
     h("details", { class: "panel", open: wide.matches, id: "book-panel" },
-      h("summary", {}, h("span", { class: "book-title", text: book.title }), h("span", { class: "author", text: book.author || "" }),
+      h("summary", {}, h("span", { class: "book-title", text: nameOf(book) }), h("span", { class: "author", text: book.author || "" }),
         h("span", { class: "summary-position", id: "summary-position" })),
       els.position),
     h("details", { class: "panel", open: wide.matches, id: "conversations-panel" },
@@ -401,6 +453,16 @@ function bookHash(cid) {
   return cid ? `${base}/c/${encodeURIComponent(cid)}` : base;
 }
 
+// "Answers use the book through Chapter 5 (p. 46 of 205, 23%)": the position as it is now.
+function renderChatPosition() {
+  const line = document.getElementById("chat-position");
+  if (!line) return;
+  const p = view.book.reading_position;
+  line.replaceChildren(p.kind === "none"
+    ? h("span", { class: "unset", text: "No reading position set: answers may come from the whole book." })
+    : h("span", { text: `${positionText(view.book)}: answers use nothing past it.` }));
+}
+
 function renderPosition() {
   const { book, els } = view;
   const limit = book.reading_position.char_offset;
@@ -414,7 +476,7 @@ function renderPosition() {
     value: book.reading_position.kind === "chapter" ? "" : book.reading_position.value ?? "", inputmode: "decimal" });
   const chapter = h("select", { name: "chapter", "aria-label": "Chapter" },
     ...book.chapters.map((c, i) => h("option", { value: i + 1 },
-      `${c.title ?? "Unread chapter"}${c.page ? ` (p. ${c.page})` : ""}`)));
+      `${c.title ?? "Unread chapter"}${c.page ? ` (${pagesOf(c)})` : ""}`)));
   chapter.value = String(here >= 0 ? here + 1 : 1);
   const showKind = () => {
     chapter.hidden = kind.value !== "chapter";
@@ -427,7 +489,7 @@ function renderPosition() {
   const form = h("form", { class: "position-form" }, kind, chapter, value,
     h("div", { class: "buttons" },
       h("button", { type: "submit", class: "primary" }, "Set"),
-      h("button", { type: "button", onclick: () => setPosition({ reset: true }, error) }, "Whole book")));
+      h("button", { type: "button", onclick: () => setPosition({ percent: 100 }, error) }, "Whole book")));
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     // the chapter picked from the book's own list (its entry), never a number typed as an index
@@ -464,7 +526,7 @@ function renderPosition() {
   els.chapters.replaceChildren(...book.chapters.map((c, i) => h("li",
     { class: [c.unread ? "unread" : "", i === here ? "here" : ""].join(" "), "aria-current": i === here ? "location" : null },
     h("span", { class: "chapter-title", text: c.title ?? "Unread chapter" }),
-    c.page ? h("span", { class: "page", text: `p. ${c.page}` }) : null,
+    c.page ? h("span", { class: "page", text: pagesOf(c) }) : null,
     i === here ? h("span", { class: "badge", text: "you are here" }) : null,
     h("button", { type: "button", class: "link small", title: `Set my position to the end of chapter ${i + 1}`,
       onclick: () => setPosition({ chapter_index: i + 1 }, error) }, "read to here"))));
@@ -472,12 +534,27 @@ function renderPosition() {
   if (mark) els.chapters.scrollTop = Math.max(0, mark.offsetTop - els.chapters.clientHeight / 2);
 }
 
+// A chapter's pages, first to last: picking it reads through its last page, as "You are here" says.
+function pagesOf(c) {
+  const last = c.page_end || c.page;
+  return last === c.page ? `p. ${c.page}` : `pp. ${c.page}–${last}`;
+}
+
 async function setPosition(body, error) {
   error.textContent = "";
   try {
+    const before = view.book.reading_position.description;
     view.book = await api.put(`/books/${encodeURIComponent(view.bookId)}/position`, body);
     if (view.reveal) view.book = await loadBook(view.bookId);
     renderPosition();
+    renderChatPosition();
+    const messages = view.els.chat.querySelector(".messages");
+    if (messages && messages.querySelector(".message") && before !== view.book.reading_position.description) {
+      const moved = h("li", { class: "position-change", role: "status" },
+        `Position moved. ${positionText(view.book)}: the answers from here on use nothing past it.`);
+      messages.append(moved);
+      revealAboveComposer(moved);
+    }
     toast(positionText(view.book));
   } catch (e) {
     error.textContent = e.message;
@@ -582,7 +659,7 @@ async function exportConversation(c, format) {
 function setChatTitle(title) {
   const heading = view.els.chat.querySelector(".chat-title");
   if (heading) heading.textContent = title;
-  setCrumbs({ text: "Library", href: "#/" }, { text: view.book.title, href: bookHash() }, { text: title });
+  setCrumbs({ text: "Library", href: "#/" }, { text: nameOf(view.book), href: bookHash() }, { text: title });
 }
 
 async function openConversation(cid) {
@@ -591,12 +668,14 @@ async function openConversation(cid) {
   const { chat } = view.els;
   const messages = h("ol", { class: "messages", "aria-label": "Messages" });
   const textarea = h("textarea", { id: "message", name: "message", rows: 2, required: true,
-    placeholder: `Ask about ${view.book.title}…`, "aria-label": "Your message", maxlength: 100000 });
+    placeholder: `Ask about ${nameOf(view.book)}…`, "aria-label": "Your message", maxlength: 100000 });
   const send = h("button", { type: "submit", class: "primary send" }, "Send");
   const stop = h("button", { type: "button", class: "stop", hidden: true }, "Stop");
   const composer = h("form", { class: "composer" }, textarea, send, stop);
   const title = h("h1", { class: "chat-title", text: "New conversation" });
-  chat.replaceChildren(title, messages, composer);
+  const where = h("p", { class: "chat-position", id: "chat-position" });
+  chat.replaceChildren(title, where, messages, composer);
+  renderChatPosition();
   for (const li of view.els.conversations.querySelectorAll("li[data-conversation-id]")) {
     const current = li.dataset.conversationId === cid;
     li.classList.toggle("current", current);
@@ -623,10 +702,10 @@ async function openConversation(cid) {
   });
   stop.addEventListener("click", () => view.busy && view.busy.abort());
   if (!cid) {
-    setCrumbs({ text: "Library", href: "#/" }, { text: view.book.title });
+    setCrumbs({ text: "Library", href: "#/" }, { text: nameOf(view.book) });
     messages.append(h("li", { class: "intro" },
-      h("p", { text: `Ask anything about ${view.book.title}.` }),
-      h("p", { class: "hint", text: `Answers come from the book up to your position (${view.book.reading_position.description}), with page citations.` })));
+      h("p", { text: `Ask anything about ${nameOf(view.book)}.` }),
+      h("p", { class: "hint", text: "Answers come only from what you have read, with page citations." })));
     textarea.focus();
     return;
   }
@@ -656,7 +735,7 @@ function renderHistory(detail, messages) {
       messages.append(bubble.li);
     }
   }
-  messages.lastElementChild?.scrollIntoView({ block: "end" });
+  if (messages.lastElementChild) revealAboveComposer(messages.lastElementChild);
 }
 
 function searchedText(searches) {
@@ -671,6 +750,14 @@ function draftKey() {
 function forgetDraft() {
   sessionStorage.removeItem(draftKey());
   sessionStorage.removeItem(`folio.draft.${view.bookId}.new`);
+}
+
+// Scroll `el` into view above the sticky message box (which would otherwise cover its last lines:
+// the Sources row, the activity line).
+function revealAboveComposer(el) {
+  const composer = view.els && view.els.chat.querySelector(".composer");
+  el.style.scrollMarginBottom = composer ? `${composer.offsetHeight + 16}px` : "";
+  el.scrollIntoView({ block: "end" });
 }
 
 function userBubble(text) {
@@ -701,7 +788,7 @@ async function ask(text, messages, controls) {
   messages.append(user, answer.li);
   answer.li.classList.add("streaming");
   answer.activity.textContent = "Thinking…";
-  answer.li.scrollIntoView({ block: "end" });
+  revealAboveComposer(answer.li);
   const abort = new AbortController();
   view.busy = abort;
   controls.send.hidden = true;
@@ -714,7 +801,7 @@ async function ask(text, messages, controls) {
   const paint = () => {
     pending = false;
     renderMarkdown(answer.body, streamed);
-    answer.li.scrollIntoView({ block: "end" });
+    revealAboveComposer(answer.li);
   };
   try {
     if (!view.cid) {
@@ -740,6 +827,8 @@ async function ask(text, messages, controls) {
     announce(`Answer ready${turn.citations.length ? `, ${turn.citations.length} sources` : ""}`);
     renderMarkdown(answer.body, turn.answer);
     renderCitations(answer, turn.citations);
+    if (turn.position_set === false) answer.li.append(noPositionNotice());
+    revealAboveComposer(answer.li);
     await renderConversations();
     if (view.cid === cid) {
       const item = view.els.conversations.querySelector(`li[data-conversation-id="${CSS.escape(cid)}"] a`);
@@ -753,7 +842,7 @@ async function ask(text, messages, controls) {
       view.cid = null;
       history.replaceState(null, "", bookHash());
       sessionStorage.setItem(draftKey(), text);
-      setCrumbs({ text: "Library", href: "#/" }, { text: view.book.title });
+      setCrumbs({ text: "Library", href: "#/" }, { text: nameOf(view.book) });
       const title = view.els.chat.querySelector(".chat-title");
       if (title) title.textContent = "New conversation";
     }
@@ -780,6 +869,20 @@ async function ask(text, messages, controls) {
     answer.li.remove();
     ask(text, messages, controls);
   }
+}
+
+// One line under an answer from a book whose reader never said how far they have read.
+function noPositionNotice() {
+  const open = () => {
+    const panel = document.getElementById("book-panel");
+    panel.open = true;
+    const kind = panel.querySelector(".position-form select");
+    kind.scrollIntoView({ block: "center" });
+    kind.focus();
+  };
+  return h("p", { class: "notice no-position", role: "status" },
+    "No reading position is set for this book, so this answer may come from all of it. ",
+    h("button", { type: "button", class: "link", onclick: open }, "Set how far you have read"));
 }
 
 function renderCitations(bubble, citations) {
@@ -887,6 +990,17 @@ async function route() {
   }
 }
 
+// What answers here (the footer): the provider, its model, and the database of the library.
+async function showServer() {
+  try {
+    const about = await api.get("/about");
+    document.getElementById("server").textContent =
+      `Answers by ${about.provider} (model: ${about.model}) · library in ${about.database}`;
+  } catch {
+    // an older server: the footer stays empty
+  }
+}
+
 async function start() {
   try {
     if (!(await whoAmI())) return signIn(api.token() ? "This token is not valid." : "");
@@ -894,6 +1008,7 @@ async function start() {
     main.replaceChildren(errorBox(e, start));
     return;
   }
+  showServer();
   window.addEventListener("hashchange", route);
   await route();
 }

@@ -259,7 +259,6 @@ def test_next_and_read_inside_the_repl_move_through_the_book_and_open_sources(
     ok(folio("position", "Frankenstein", "--chapter", "Letter 4"))
     child = spawn("chat", "Frankenstein", "--new")
     child.expect(r"Frankenstein · Letter 4 · you>")
-    child.expect("you>")
     child.sendline("/next")
     child.expect(r"Prometheus: read through Chapter")  # the number may be styled
     child.expect(r"Frankenstein · Chapter 1 · you>")

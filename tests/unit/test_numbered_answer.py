@@ -32,3 +32,10 @@ def test_an_answer_without_sources_is_unchanged() -> None:
     assert numbered_answer("Nothing up to Chapter 2 mentions it.", []) == (
         "Nothing up to Chapter 2 mentions it."
     )
+
+
+def test_a_source_quoted_without_quotation_marks_is_numbered_at_its_sentences_page() -> None:
+    out = numbered_answer(
+        "Captain Ahab did (p. 1). Then more (p. 2).", [source("Captain Ahab", "1")]
+    )
+    assert out == "Captain Ahab did (p. 1) [1]. Then more (p. 2)."

@@ -63,8 +63,12 @@ def _quote_end(answer: str, quote: str) -> int | None:
     end = found.end()
     while end < len(answer) and answer[end] in _CLOSERS + ".,;!?":
         end += 1
-    reference = _PAGE_PARENTHESIS.match(answer, end)
-    return reference.end() if reference else end
+    # the page reference that closes the quote's sentence: '"..." (p. 16)', 'Ahab did (p. 1).'
+    line = answer[end:].split("\n", 1)[0]
+    reference = _PAGE_PARENTHESIS.search(line)
+    if reference and not re.search(r"[.!?]\s", line[: reference.start()]):
+        return end + reference.end()
+    return end
 
 
 def _page_reference_end(answer: str, source: Any, *, taken: set[int]) -> int | None:

@@ -64,3 +64,21 @@ def test_the_series_brings_the_earlier_volumes_in_full_and_never_a_later_one() -
     assert window.volume_name("v1") == "Title v1" and window.volume_name("v2") is None
     assert "earlier volumes of Saga read in full: Title v1" in window.describe()
     assert ReadingWindow.of(replace(two, series_index=None), [one]).earlier == ()
+
+
+def test_a_passage_and_a_source_from_an_earlier_volume_keep_it_through_their_codecs() -> None:
+    from folio.adapters.storage.conversation_codec import source_from_dict, source_to_dict
+    from folio.domain.conversations import Source
+    from folio.domain.passages import Passage, SearchResults, decode_payload, encode_payload
+
+    passage = Passage("c1", "Chapter 2", "4", "5", 10, 90, "text", 0.5, "v1", "Volume One")
+    results = SearchResults("q", "through Chapter 1", (passage,))
+    assert decode_payload(encode_payload(results)) == results
+    assert passage.location == "Volume One, Chapter 2, pp. 4-5"
+    brief = encode_payload(results, brief=True)["results"][0]
+    assert (brief["volume"], brief["book_id"]) == ("Volume One", "v1")
+    source = Source("c1", "Chapter 2", "4", "4", 10, 90, "quote", 0.5, "v1", "Volume One")
+    assert source_from_dict(source_to_dict(source)) == source
+    assert source.location == "Volume One, Chapter 2, p. 4"
+    own = replace(source, book_id=None, volume=None)
+    assert "book_id" not in source_to_dict(own) and source_from_dict(source_to_dict(own)) == own

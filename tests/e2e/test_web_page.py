@@ -200,10 +200,13 @@ def test_upload_several_books_by_drag_and_drop_then_edit_and_delete(
     card.get_by_role("button", name="Edit").click()
     page.fill("#dialog input[name=title]", "The Keeper of the Light")
     page.fill("#dialog input[name=author]", "A. Reader")
+    page.fill("#dialog input[name=series]", "Lighthouse Tales")
+    page.fill("#dialog input[name=series_index]", "2")
     page.click("#dialog-ok")
     card = page.locator(".book-card", has_text="The Keeper of the Light")
     card.wait_for()
     assert "A. Reader" in card.inner_text()
+    assert "Lighthouse Tales, book 2" in card.inner_text()  # its place in the series
 
     card.get_by_role("button", name="Delete").click()
     assert "cannot be undone" in page.inner_text("#dialog")

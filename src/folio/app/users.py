@@ -88,8 +88,9 @@ class Users:
         return self.authenticate(token.strip() if scheme.lower() == "bearer" else None)
 
     def authenticate(self, token: str | None) -> str:
-        """The id of the user a request acts as: the local user while no user exists; else the
-        user of ``token``. Raises ``UserError(UNAUTHORIZED)``."""
+        """The id of the user a request acts as: the local user until tokens are required (a
+        user has been seen, or ``require_tokens``); then the user of ``token``, even once no user
+        is left. Raises ``UserError(UNAUTHORIZED)``."""
         if not self.tokens_required():
             return LOCAL_USER_ID
         if not token:

@@ -121,7 +121,8 @@ class RequestGuard:
         path: str = scope["path"]
         method: str = scope["method"]
         refusal = self.refusal(method, headers)
-        if refusal is None and method in STATE_CHANGING and not self._own_auth(path):
+        own_auth = self._own_auth(path)
+        if refusal is None and method in STATE_CHANGING and not own_auth:
             refusal = await self._authenticate(scope, headers)
         bound = body_bound(self.settings, method, path)
         if refusal is None:
@@ -132,7 +133,10 @@ class RequestGuard:
             return
         scope[BODY_BOUND_KEY] = bound.message
         inner = self.app
-        if method in STATE_CHANGING and parsed_as_json(headers.get("content-type")):
+        # Routes with their own credentials read their body only after checking them (and parse
+        # it strictly themselves): it is not read here before they could.
+        json_body = parsed_as_json(headers.get("content-type"))
+        if method in STATE_CHANGING and not own_auth and json_body:
             inner = _CheckedJson(self.app, bound)
         await RequestBodyLimitMiddleware(inner, max_body_size=bound.limit)(scope, receive, send)
 

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from folio.app.calibre_import import ImportCalibre
     from folio.app.chat import ChatWithBook
     from folio.app.conversations import Conversations
+    from folio.app.highlights import Highlights
     from folio.app.imports import ImportBooks
     from folio.app.ingest import IngestBook
     from folio.app.library import Library
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
         ChatProvider,
         ChunkIndex,
         Embedder,
+        HighlightRepository,
         ImportJobRepository,
         OwnershipRepository,
         UnitOfWorkFactory,
@@ -390,6 +392,29 @@ class Container:
         return sqlite_sync_store(self._sqlite)
 
     @cached_property
+    def highlight_store(self) -> HighlightRepository:
+        """The reader's imported highlights, in the library's database (in memory beside a
+        library given as an in-memory store)."""
+        if not self._syncs_books:
+            from folio.adapters.storage.memory_highlights import InMemoryHighlightStore
+
+            return InMemoryHighlightStore()
+        from folio.adapters.storage.sql_highlights import SqlHighlightStore
+        from folio.adapters.storage.sql_sync import postgres_runner, sqlite_runner
+
+        pg = self._pg
+        return SqlHighlightStore(postgres_runner(pg) if pg else sqlite_runner(self._sqlite))
+
+    @cached_property
+    def highlights(self) -> Highlights:
+        """Importing and listing the (local) reader's highlights."""
+        from folio.adapters.parsers.highlights import read_highlights
+        from folio.app.highlights import Highlights
+        from folio.domain.users import LOCAL_USER_ID
+
+        return Highlights(self.highlight_store, self.books, read_highlights, user_id=LOCAL_USER_ID)
+
+    @cached_property
     def progress_sync(self) -> ProgressSync:
         """KOReader progress sync (logins, pushes, pulls) over the whole library: every push is
         applied only to its user's own books."""
@@ -484,7 +509,12 @@ class Container:
         return ChatWithBook(
             uow=uow,
             services=ToolServices(
-                self.searcher, library, self.chunk_index, s.search_k, recaps=recaps
+                self.searcher,
+                library,
+                self.chunk_index,
+                s.search_k,
+                recaps=recaps,
+                highlights=self.highlight_store,
             ),
             provider=chat_provider,
             tools=self.tools,

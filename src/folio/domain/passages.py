@@ -25,6 +25,7 @@ READ_PASSAGE = "read_passage"
 LIST_CHAPTERS = "list_chapters"
 RECAP = "recap_story"
 PEOPLE = "people_so_far"
+SEARCH_HIGHLIGHTS = "search_highlights"
 
 
 @dataclass(frozen=True, slots=True)

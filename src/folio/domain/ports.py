@@ -18,6 +18,7 @@ import numpy.typing as npt
 
 from folio.domain.books import Book, BookFormat, Chunk, ParsedBook, ReadingPosition, SearchHit
 from folio.domain.conversations import ChatMessage, Conversation, Turn
+from folio.domain.highlights import Highlight
 from folio.domain.jobs import ImportJob
 from folio.domain.llm import (
     ChatResponse,
@@ -415,3 +416,16 @@ class BookIdentifierRepository(Protocol):
     def identifiers_of(self, book_id: str) -> dict[str, str]: ...
 
     def books_with(self, scheme: str, value: str) -> list[str]: ...
+
+
+class HighlightRepository(Protocol):
+    """The reader's imported highlights, per book and owner; deleted with the book."""
+
+    def add(self, highlights: Sequence[Highlight]) -> int:
+        """Keep these (one per book, owner and ``key``: an entry kept already is skipped);
+        returns how many were new."""
+        ...
+
+    def of_book(self, book_id: str, user_id: str) -> list[Highlight]:
+        """The owner's highlights of the book, in the book's order (unanchored last)."""
+        ...

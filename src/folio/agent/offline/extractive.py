@@ -48,9 +48,11 @@ from folio.domain.passages import (
     PEOPLE,
     RECAP,
     SEARCH_BOOK,
+    SEARCH_HIGHLIGHTS,
     Passage,
     PeopleList,
     Recap,
+    SearchResults,
     ToolOutcome,
     decode_tool_result,
 )
@@ -383,6 +385,12 @@ _RECAP = re.compile(
     r"(?:chapter|letter|part|book|volume|act|stave)\s+\S+\s*)?[?.!]*\s*$",
     re.IGNORECASE,
 )
+# The reader asking about their own highlights or notes ("what did I highlight", "my notes").
+_HIGHLIGHTS = re.compile(
+    r"\b(?:i|we) (?:have |had )?(?:highlight(?:ed)?|underline[d]?|mark(?:ed)?|note[d]?)\b|"
+    r"\bmy (?:highlights?|notes?|annotations?|clippings?)\b",
+    re.IGNORECASE,
+)
 _BARE_WHAT_HAPPENED = re.compile(r"^\s*what(?:'s| has)? happen(?:s|ed)\s*[?.!]*\s*$", re.I)
 _CHAPTER_REF = re.compile(
     r"\b(?:chapter|letter|part|book|volume|act|stave)\s+(?:[0-9]+|[ivxlc]+|[a-z]+)\b",
@@ -403,6 +411,8 @@ def reader_call(
     A recap needs a recap word ("so far", "summarize", "recap") or a bare "What happened?":
     "what happened to Clerval?" is searched instead, and so is a bare "What happened?" in a
     conversation, which asks about what was just talked about."""
+    if SEARCH_HIGHLIGHTS in available and _HIGHLIGHTS.search(question):
+        return SEARCH_HIGHLIGHTS, {"query": question}
     if PEOPLE in available and _PEOPLE.search(question):
         return PEOPLE, {}
     if RECAP not in available or not _RECAP.search(question):
@@ -416,10 +426,17 @@ def reader_call(
 
 
 def reader_answer(outcome: ToolOutcome) -> str:
-    """The offline answer from a recap or a people list, quoted with pages."""
+    """The offline answer from a recap, a people list or the reader's highlights, quoted with
+    pages."""
     if not outcome.success:
         return f"I cannot do that: {outcome.error or 'the tool failed.'}"
     payload = outcome.payload
+    if isinstance(payload, SearchResults):
+        if not payload.passages:
+            return payload.note or "I found none of your highlights in what you have read."
+        lines = [f'- {p.location}: "{p.text}"' for p in payload.passages]
+        where = read_through(payload.reading_limit)
+        return f"Your highlights {where}:\n" + "\n".join(lines) + "\n\n" + OFFLINE_NOTE
     if isinstance(payload, Recap):
         if not payload.passages:
             return payload.note or "There is nothing to recap yet."

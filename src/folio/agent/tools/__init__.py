@@ -5,15 +5,17 @@ from __future__ import annotations
 
 from folio.agent.tools.base import BaseTool, ToolCategory, ToolContext, ToolResult, ToolServices
 from folio.agent.tools.book import ListChaptersTool, ReadPassageTool, SearchBookTool, book_tools
+from folio.agent.tools.highlights import SearchHighlightsTool
 from folio.agent.tools.reader import PeopleTool, RecapTool, reader_tools
 from folio.agent.tools.registry import ToolRegistry
 from folio.domain.telemetry import Telemetry
 
 
 def default_registry(*, telemetry: Telemetry | None = None) -> ToolRegistry:
-    """A registry holding the book tools and the reader tools (recap, people so far), reporting
-    each call to ``telemetry``."""
-    return ToolRegistry([*book_tools(), *reader_tools()], telemetry=telemetry)
+    """A registry holding the book tools, the reader tools (recap, people so far) and the
+    reader's highlights, reporting each call to ``telemetry``."""
+    tools = [*book_tools(), *reader_tools(), SearchHighlightsTool()]
+    return ToolRegistry(tools, telemetry=telemetry)
 
 
 __all__ = [
@@ -23,6 +25,7 @@ __all__ = [
     "ReadPassageTool",
     "RecapTool",
     "SearchBookTool",
+    "SearchHighlightsTool",
     "ToolCategory",
     "ToolContext",
     "ToolRegistry",

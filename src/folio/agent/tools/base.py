@@ -18,7 +18,7 @@ from folio.domain.books import Book, Chapter, ReadingPosition
 from folio.domain.conversations import Conversation
 from folio.domain.llm import ToolDefinition
 from folio.domain.passages import ToolOutcome, ToolPayload
-from folio.domain.ports import BookRepository, BookSearcher, ChunkIndex
+from folio.domain.ports import BookRepository, BookSearcher, ChunkIndex, HighlightRepository
 from folio.domain.window import ReadingWindow
 
 
@@ -62,13 +62,15 @@ class ToolContext:
 @dataclass(frozen=True, slots=True)
 class ToolServices:
     """The ports tools may use. ``recaps``: a model that recaps whole chapters (None offline: the
-    recap is then the chapters' own key sentences)."""
+    recap is then the chapters' own key sentences); ``highlights``: the reader's imported
+    highlights (None: none are kept)."""
 
     searcher: BookSearcher
     books: BookRepository
     chunks: ChunkIndex
     search_k: int = 5
     recaps: ChapterRecaps | None = None
+    highlights: HighlightRepository | None = None
 
 
 class ChapterRecaps(Protocol):

@@ -181,6 +181,10 @@ COMMANDS: LazyCommands = {
         "folio.entrypoints.cli.db:db_group",
         "The library's database: SQLite under FOLIO_HOME, or PostgreSQL (FOLIO_DATABASE_URL).",
     ),
+    "highlights": (
+        "folio.entrypoints.cli.highlights:highlights_group",
+        "Your highlights and notes from KOReader or a Kindle, anchored to the book's text.",
+    ),
 }
 cli.lazy_commands.update(COMMANDS)
 

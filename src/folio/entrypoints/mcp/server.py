@@ -125,7 +125,11 @@ def call(
         window = scope.library.window(book)
         searcher = WindowSearcher(container.searcher, window)
         services = ToolServices(
-            searcher, scope.books, container.chunk_index, container.settings.search_k
+            searcher,
+            scope.books,
+            container.chunk_index,
+            container.settings.search_k,
+            highlights=container.highlight_store,
         )
         # the user names its log line
         context = ToolContext.of(window, user=scope.user_id)

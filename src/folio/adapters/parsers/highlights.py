@@ -1,0 +1,27 @@
+"""Which reader wrote a highlights file: a KOReader ``.sdr`` folder or ``metadata.*.lua``, else a
+Kindle ``My Clippings.txt``."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from folio.adapters.parsers.kindle_clippings import read_clippings
+from folio.adapters.parsers.koreader_highlights import read_koreader
+from folio.domain.highlights import HighlightError, HighlightErrorCode, ImportedHighlight
+
+
+def read_highlights(path: Path) -> list[ImportedHighlight]:
+    """The entries of ``path``; a KOReader file without the book's title takes it from its
+    ``.sdr`` folder's name (KOReader names it after the book's file)."""
+    if not path.exists():
+        raise HighlightError(f"No such file or folder: {path}", code=HighlightErrorCode.NOT_FOUND)
+    try:
+        if path.is_dir() or path.suffix.lower() == ".lua":
+            found = read_koreader(path)
+            folder = path if path.is_dir() else path.parent
+            stem = folder.name.removesuffix(".sdr") if folder.name.endswith(".sdr") else ""
+            return [replace(h, title=h.title or stem) for h in found]
+        return read_clippings(path)
+    except UnicodeError as e:
+        raise HighlightError(f"{path.name} is not text: {e}") from e

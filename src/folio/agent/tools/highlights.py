@@ -1,0 +1,97 @@
+"""``search_highlights``: the reader's own highlights and notes (imported from their e-reader),
+searched by words, within the reading window.
+
+Invariant: a highlight leaves this tool only when its anchored span lies wholly inside the
+window (``ctx.window.allows``): one past the position, in unread matter, in a later volume, or
+one whose text was never found in the book, is never returned.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from folio.agent.tools.base import BaseTool, ToolCategory, ToolContext, ToolResult, ToolServices
+from folio.domain.books import Book
+from folio.domain.highlights import Highlight
+from folio.domain.passages import SEARCH_HIGHLIGHTS, Passage, SearchResults
+from folio.domain.search import query_terms
+from folio.domain.users import LOCAL_USER_ID
+
+MAX_K = 20
+DEFAULT_K = 8
+_WORD = re.compile(r"\w+")
+
+
+def _label(book: Book, offset: int) -> str:
+    return book.page_at(offset).label if book.pages else "?"
+
+
+def _passage(book: Book, h: Highlight, score: float, *, own: Book) -> Passage:
+    assert h.char_start is not None and h.char_end is not None
+    text = " ".join(h.text.split())
+    if h.note:
+        text += f" [the reader's note: {' '.join(h.note.split())}]"
+    other = book.id != own.id
+    return Passage(None, h.chapter, _label(book, h.char_start), _label(book, h.char_end - 1),
+                   h.char_start, h.char_end, text, score, book_id=book.id if other else None,
+                   volume=book.title if other else None)  # fmt: skip
+
+
+def _score(h: Highlight, terms: list[str]) -> float:
+    words = {w.casefold() for w in _WORD.findall(f"{h.text} {h.note or ''} {h.chapter or ''}")}
+    return float(sum(t in words for t in terms))
+
+
+class SearchHighlightsTool(BaseTool):
+    name = SEARCH_HIGHLIGHTS
+    description = (
+        "Search the reader's own highlights and notes (imported from their e-reader) in the part "
+        "of the book they have read. For 'what did I highlight about X?', 'my notes on X'. "
+        "Without a query: their highlights so far, in the book's order. Returns the highlighted "
+        "text, the reader's note, chapter and pages."
+    )
+    parameters: Mapping[str, Any] = {
+        "type": "object",
+        "properties": {
+            "query": {
+                "type": "string",
+                "maxLength": 500,
+                "description": "Words to look for in the highlights and notes (names, topics).",
+            },
+            "k": {"type": "integer", "minimum": 1, "maximum": MAX_K,
+                  "description": f"Highlights to return (default {DEFAULT_K})."},
+        },
+        "additionalProperties": False,
+    }  # fmt: skip
+    category = ToolCategory.QUERY
+
+    def execute(
+        self, ctx: ToolContext, services: ToolServices, *, query: str = "", k: int | None = None
+    ) -> ToolResult:
+        where = ctx.book.describe_position()
+        if services.highlights is None:
+            return ToolResult.fail("No highlights are kept here.", "UNAVAILABLE")
+        window = ctx.window
+        user = ctx.user or LOCAL_USER_ID
+        found = [
+            (v, h)
+            for v in window.volumes
+            for h in services.highlights.of_book(v.id, user)
+            if h.char_start is not None
+            and h.char_end is not None
+            and window.allows(v.id, h.char_start, h.char_end)
+        ]
+        terms = query_terms(query) if query.strip() else []
+        scored = [(v, h, _score(h, terms) if terms else 0.0) for v, h in found]
+        if terms:
+            scored = sorted((s for s in scored if s[2] > 0), key=lambda s: -s[2])
+        chosen = scored[: k or DEFAULT_K]
+        passages = tuple(_passage(v, h, s, own=ctx.book) for v, h, s in chosen)
+        note = None
+        if not passages:
+            about = f" about {query.strip()!r}" if terms else ""
+            note = f"None of the reader's highlights{about} lie in what they have read ({where})."
+        results = SearchResults(query.strip(), where, passages, note)
+        return ToolResult.ok(results, summary=f"{len(passages)} highlight(s)")

@@ -1,0 +1,284 @@
+"""Highlights in, notes out: KOReader's metadata and Kindle's clippings read (without running
+Lua), anchored to the book's text, matched to books, and searched by the agent only inside the
+reading window."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from folio.adapters.parsers.highlights import read_highlights
+from folio.adapters.parsers.kindle_clippings import parse_clippings
+from folio.adapters.parsers.koreader_highlights import parse_koreader
+from folio.adapters.parsers.lua_table import loads
+from folio.adapters.storage.memory_highlights import InMemoryHighlightStore
+from folio.agent.offline.extractive import reader_answer, reader_call
+from folio.agent.tools import default_registry
+from folio.agent.tools.base import ToolContext, ToolServices
+from folio.app.highlights import Highlights, match_book
+from folio.domain.highlights import Anchorer, HighlightError, HighlightKind
+from folio.domain.passages import PEOPLE, SEARCH_HIGHLIGHTS, SearchResults
+from tests.unit.test_book_tools import SECRET_WORDS, StoryLibrary, make_story
+
+# As KOReader's dump.lua writes it (string.format("%q"): a newline is "\" + newline).
+KOREADER_NEW = r"""-- we can read Lua syntax here!
+return {
+    ["annotations"] = {
+        [1] = {
+            ["chapter"] = "Chapter 1",
+            ["color"] = "yellow",
+            ["datetime"] = "2026-11-20 21:14:03",
+            ["drawer"] = "lighten",
+            ["note"] = "Their home town\
+(check the map)",
+            ["page"] = "/body/DocFragment[2]/body/p[1]/text().10",
+            ["pageno"] = 1,
+            ["pos0"] = "/body/DocFragment[2]/body/p[1]/text().10",
+            ["pos1"] = "/body/DocFragment[2]/body/p[1]/text().80",
+            ["text"] = "Victor   Frankenstein grew up in Geneva",
+        },
+        [2] = {
+            ["chapter"] = "Chapter 1",
+            ["datetime"] = "2026-11-20 21:20:00",
+            ["page"] = "/body/DocFragment[2]/body/p[3]",
+            ["pageno"] = 2,
+            ["text"] = "in Chapter 1",
+        },
+        [3] = {
+            ["chapter"] = "Chapter 3",
+            ["datetime"] = "2026-11-21 08:00:00",
+            ["drawer"] = "underscore",
+            ["pageno"] = 5,
+            ["pos0"] = "/body/DocFragment[4]/body/p[1]/text().0",
+            ["pos1"] = "/body/DocFragment[4]/body/p[1]/text().40",
+            ["text"] = "the creature opened its dull yellow eye",
+        },
+    },
+    ["doc_props"] = {
+        ["authors"] = "Mary Shelley",
+        ["title"] = "The Modern Prometheus",
+    },
+    ["percent_finished"] = 0.42,
+    ["summary"] = {
+        ["status"] = "reading",
+    },
+}
+"""
+
+# Before KOReader's "annotations" (2024): "highlight" by page, notes on "bookmarks".
+KOREADER_OLD = r"""return {
+    ["bookmarks"] = {
+        [1] = {
+            ["chapter"] = "Chapter 2",
+            ["datetime"] = "2023-05-01 10:00:00",
+            ["highlighted"] = true,
+            ["notes"] = "Professor Waldman, who praised the modern masters",
+            ["page"] = 3,
+            ["pos0"] = { ["page"] = 3, ["x"] = 10.5, ["y"] = 20 },
+            ["text"] = "A kind teacher",
+        },
+    },
+    ["highlight"] = {
+        [3] = {
+            [1] = {
+                ["chapter"] = "Chapter 2",
+                ["datetime"] = "2023-05-01 10:00:00",
+                ["drawer"] = "lighten",
+                ["pos0"] = { ["page"] = 3, ["x"] = 10.5, ["y"] = 20 },
+                ["text"] = "Professor Waldman, who praised the modern masters",
+            },
+        },
+        [4] = {
+            [1] = {
+                ["datetime"] = "2023-05-02 10:00:00",
+                ["drawer"] = "lighten",
+                ["text"] = "collecting bones from charnel houses",
+            },
+        },
+    },
+}
+"""
+
+CLIPPINGS = """\ufeffThe Modern Prometheus (Mary Shelley)
+- Your Highlight on page 4 | Location 60-62 | Added on Friday, 20 November 2026 21:14:03
+
+collecting bones from charnel houses, pale with study
+==========
+The Modern Prometheus (Mary Shelley)
+- Your Note on page 4 | Location 62 | Added on Friday, 20 November 2026 21:15:00
+
+Grim work
+==========
+The Modern Prometheus (Mary Shelley)
+- Your Bookmark on page 2 | Location 30 | Added on Friday, 20 November 2026 21:16:00
+
+
+==========
+Another Book: A Subtitle (Some One)
+- Your Highlight at location 12-13 | Added on Saturday, 21 November 2026 09:00:00
+
+Words of another book
+==========
+"""
+
+
+def test_the_lua_reader_takes_koreaders_literals_and_escapes() -> None:
+    data = loads(KOREADER_NEW)
+    first = data["annotations"][1]
+    assert first["note"] == "Their home town\n(check the map)"
+    assert first["pageno"] == 1 and data["percent_finished"] == 0.42
+    assert loads(r'return { "a\"b\\c\0d", x = -1e3, [2] = false, y = nil }') == {
+        1: 'a"b\\c\x00d', "x": -1000.0, 2: False, "y": None}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['return os.execute("rm -rf /")', "return { a = b }", "return { 1 + 2 }",
+     'return { "unterminated }', "return {} extra", "return " + "{" * 100 + "}" * 100],
+)  # fmt: skip
+def test_the_lua_reader_refuses_anything_but_literals(text: str) -> None:
+    with pytest.raises(ValueError, match="not a Lua data file"):
+        loads(text)
+
+
+def test_koreader_annotations_give_highlights_notes_and_bookmarks() -> None:
+    found = parse_koreader(loads(KOREADER_NEW))
+    assert [h.kind for h in found] == [HighlightKind.HIGHLIGHT, HighlightKind.BOOKMARK,
+                                       HighlightKind.HIGHLIGHT]  # fmt: skip
+    first = found[0]
+    assert (first.title, first.author) == ("The Modern Prometheus", "Mary Shelley")
+    assert first.note == "Their home town\n(check the map)"
+    assert first.location == "/body/DocFragment[2]/body/p[1]/text().10"
+    assert first.page == 1 and first.created == "2026-11-20 21:14:03"
+    assert first.chapter == "Chapter 1" and first.source == "KOReader"
+
+
+def test_older_koreader_files_merge_bookmark_notes_with_their_highlights() -> None:
+    found = parse_koreader(loads(KOREADER_OLD))
+    assert [(h.text, h.note, h.page) for h in found] == [
+        ("Professor Waldman, who praised the modern masters", "A kind teacher", 3),
+        ("collecting bones from charnel houses", None, 4),
+    ]
+
+
+def test_kindle_clippings_keep_a_note_on_its_highlight() -> None:
+    found = parse_clippings(CLIPPINGS)
+    assert [h.kind for h in found] == [HighlightKind.HIGHLIGHT, HighlightKind.BOOKMARK,
+                                       HighlightKind.HIGHLIGHT]  # fmt: skip
+    first = found[0]
+    assert (first.title, first.author, first.page) == ("The Modern Prometheus", "Mary Shelley", 4)
+    assert first.text == "collecting bones from charnel houses, pale with study"
+    assert first.note == "Grim work" and first.location == "page 4, Location 60-62"
+    assert found[2].title == "Another Book: A Subtitle" and found[2].location == "Location 12-13"
+
+
+def test_a_file_that_is_neither_is_refused_with_its_name(tmp_path: Path) -> None:
+    bad = tmp_path / "notes.txt"
+    bad.write_text("just some words\n")
+    with pytest.raises(HighlightError, match=r"notes\.txt is not a Kindle clippings file"):
+        read_highlights(bad)
+    lua = tmp_path / "metadata.epub.lua"
+    lua.write_text("return dofile('x')")
+    with pytest.raises(HighlightError, match=r"metadata\.epub\.lua is not a KOReader metadata"):
+        read_highlights(lua)
+    with pytest.raises(HighlightError) as missing:
+        read_highlights(tmp_path / "gone.sdr")
+    assert missing.value.is_not_found
+
+
+def test_a_koreader_folder_without_a_title_is_named_after_the_folder(tmp_path: Path) -> None:
+    sdr = tmp_path / "The Modern Prometheus.sdr"
+    sdr.mkdir()
+    (sdr / "metadata.epub.lua").write_text(KOREADER_OLD)
+    assert {h.title for h in read_highlights(sdr)} == {"The Modern Prometheus"}
+
+
+def test_anchoring_is_exact_then_alike_and_nearest_the_location() -> None:
+    text = "He said “hello”\n  world. Later: he said \u201chello\u201d world again."
+    anchorer = Anchorer(text)
+    start, end = anchorer.anchor('he said "hello" world', near=None) or (0, 0)
+    assert text[start:end] == "He said “hello”\n  world"
+    near_end = anchorer.anchor('he said "hello" world', near=len(text))
+    assert near_end is not None and text[near_end[0] : near_end[1]] == "he said “hello” world"
+    assert anchorer.anchor("Later:") == (text.index("Later:"), text.index("Later:") + 6)
+    assert anchorer.anchor("never written") is None
+
+
+def test_books_are_matched_by_title_then_author() -> None:
+    a = make_story("a").book
+    b = make_story("b").book
+    from dataclasses import replace
+
+    b = replace(b, author="Someone Else")
+    assert match_book("the modern prometheus", None, [a]) is a
+    assert match_book("The Modern Prometheus: Penguin Classics", "x", [a]) is a
+    assert match_book("The Modern Prometheus", "Someone Else", [a, b]) is b
+    assert match_book("Another Book", None, [a, b]) is None
+
+
+def imported(story: StoryLibrary, text: str = KOREADER_NEW) -> InMemoryHighlightStore:
+    store = InMemoryHighlightStore()
+    highlights = Highlights(store, story.library, lambda _: parse_koreader(loads(text)),
+                            user_id="local")  # fmt: skip
+    report = highlights.import_file(Path("x.sdr"))
+    assert [b.added for b in report.books] == [3]
+    assert highlights.import_file(Path("x.sdr")).books[0].added == 0  # the same file again
+    return store
+
+
+def test_an_import_anchors_each_highlight_in_the_books_text() -> None:
+    story = make_story()
+    store = imported(story)
+    rows = store.of_book(story.book.id, "local")
+    anchored = [h for h in rows if h.anchored]
+    assert len(anchored) == 2
+    for h in anchored:
+        assert h.char_start is not None and h.char_end is not None
+        assert " ".join(story.text[h.char_start : h.char_end].split()) == " ".join(h.text.split())
+    assert not rows[-1].anchored and rows[-1].kind is HighlightKind.BOOKMARK
+
+
+def run_tool(story: StoryLibrary, store: InMemoryHighlightStore, **arguments: object):
+    services = ToolServices(story.searcher, story.library, story.library, highlights=store)
+    return default_registry().execute(SEARCH_HIGHLIGHTS, ToolContext(book=story.book, user="local"),
+                                      services, arguments)  # fmt: skip
+
+
+def test_search_highlights_finds_the_readers_note_and_never_past_the_position() -> None:
+    story = make_story()
+    store = imported(story)
+    result = run_tool(story, store, query="Geneva")
+    assert result.success and isinstance(result.data, SearchResults)
+    (found,) = result.data.passages
+    assert found.chapter == "Chapter 1" and found.page_start == "1"
+    assert "check the map" in found.text
+    everything = run_tool(story, store)
+    text = " ".join(p.text for p in everything.data.passages)
+    assert len(everything.data.passages) == 1  # the Chapter 3 highlight lies past page 4
+    assert not any(word in text for word in SECRET_WORDS)
+    assert run_tool(story, store, query="yellow eye").data.passages == ()
+    other_user = ToolContext(book=story.book, user="someone-else")
+    services = ToolServices(story.searcher, story.library, story.library, highlights=store)
+    alien = default_registry().execute(SEARCH_HIGHLIGHTS, other_user, services, {})
+    assert alien.data.passages == ()
+
+
+def test_moving_the_position_on_brings_the_later_highlight_in() -> None:
+    story = make_story()
+    store = imported(story)
+    story.book = story.at(story.book.position_at_page("6"))
+    result = run_tool(story, store, query="yellow eye")
+    assert [p.chapter for p in result.data.passages] == ["Chapter 3"]
+
+
+def test_offline_mode_asks_the_highlights_tool_for_what_the_reader_highlighted() -> None:
+    names = {SEARCH_HIGHLIGHTS, PEOPLE}
+    question = "What did I highlight about Geneva?"
+    assert reader_call(question, names) == (SEARCH_HIGHLIGHTS, {"query": question})
+    notes = "Show me my notes"
+    assert reader_call(notes, names) == (SEARCH_HIGHLIGHTS, {"query": notes})
+    assert reader_call("Who is Victor?", names) is None
+    story = make_story()
+    answer = reader_answer(run_tool(story, imported(story), query=question).outcome())
+    assert "Victor Frankenstein grew up in Geneva" in answer and "p. 1" in answer

@@ -282,3 +282,29 @@ def test_offline_mode_asks_the_highlights_tool_for_what_the_reader_highlighted()
     story = make_story()
     answer = reader_answer(run_tool(story, imported(story), query=question).outcome())
     assert "Victor Frankenstein grew up in Geneva" in answer and "p. 1" in answer
+
+
+def test_a_model_asking_for_highlights_gets_only_those_within_the_position() -> None:
+    from folio.adapters.llm.scripted import ScriptedChatProvider, tool_call
+    from folio.agent.strategies import ToolUseRetrievalStrategy
+    from folio.domain.llm import PromptMessage, ToolInvocation
+
+    story = make_story()
+    store = imported(story)
+    registry = default_registry()
+    services = ToolServices(story.searcher, story.library, story.library, highlights=store)
+    ctx = ToolContext(book=story.book, user="local")
+
+    def run(invocation: ToolInvocation) -> PromptMessage:
+        result = registry.execute(invocation.tool_name, ctx, services, invocation.arguments)
+        return PromptMessage.tool_result(invocation.tool_use_id, result.to_json())
+
+    calls = [tool_call(SEARCH_HIGHLIGHTS, {"query": "Geneva creature eye"}), "You noted it."]
+    provider = ScriptedChatProvider(calls)
+    messages = [PromptMessage.system("A reading companion."), PromptMessage.user("My highlights?")]
+    outcome = ToolUseRetrievalStrategy().execute(provider, messages, registry.definitions(), run)
+    assert outcome.answer == "You noted it."
+    assert SEARCH_HIGHLIGHTS in {t.name for t in provider.calls[0].tools or ()}
+    sent = provider.calls[1].messages[-1].content
+    assert "grew up in Geneva" in sent and "check the map" in sent
+    assert not any(word in sent for word in SECRET_WORDS)

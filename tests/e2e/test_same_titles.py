@@ -55,3 +55,10 @@ def test_models_carry_the_name_a_picker_shows(bundled_book: Path, tmp_path: Path
         models = client.models.list().data
     names = sorted((m.model_extra or {})["name"] for m in models)
     assert names == [f"{TITLE} (MD)", f"{TITLE} (TXT)"]
+
+
+def test_the_conversation_list_names_the_book_apart(two_frankensteins: RunFolio) -> None:
+    ok(two_frankensteins("conversations", "new", f"{TITLE} (MD)", "--title", "Mine"))
+    listed = ok(two_frankensteins("conversations", env={"COLUMNS": "200"}))
+    row = next(line for line in listed.splitlines() if "Mine" in line)
+    assert f"{TITLE} (MD)" in row, listed

@@ -123,9 +123,11 @@ def list_cmd(lazy: Any, book: str | None, as_json: bool) -> None:
         Column("turns", justify="right", no_wrap=True),
         Column("last activity", no_wrap=True),
     )
+    names = {b.id: b.name for b in container.library.list_books()}  # "Frankenstein (EPUB)"
     for s in summaries:
         c = s.conversation
-        table.add_row(c.id[:8], escape(s.book_title or "?"), escape(c.title), str(s.turn_count),
+        book_name = names.get(c.book_id, s.book_title or "?")
+        table.add_row(c.id[:8], escape(book_name), escape(c.title), str(s.turn_count),
                       _when(c.updated_at))  # fmt: skip
     print_table(table, to=console)
 

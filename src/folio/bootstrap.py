@@ -178,7 +178,7 @@ class Container:
         if (pg := self._pg) is not None:
             from folio.adapters.storage.postgres_library import PostgresLibrary
 
-            return PostgresLibrary(pg)
+            return PostgresLibrary(pg, vector_scan=self.settings.pg_vector_scan)
         from folio.adapters.storage.sqlite_library import SqliteLibrary
 
         return SqliteLibrary(self._sqlite)

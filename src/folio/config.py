@@ -72,6 +72,7 @@ _ENV = {
     "FOLIO_MAX_CONCURRENT_TURNS": "max_concurrent_turns",
     "FOLIO_DATABASE_URL": "database_url",
     "FOLIO_DATABASE_POOL": "database_pool_size",
+    "FOLIO_PG_VECTOR_SCAN": "pg_vector_scan",
     "FOLIO_ALLOWED_HOSTS": "allowed_hosts",
     "FOLIO_REQUIRE_TOKENS": "require_tokens",
     "FOLIO_METRICS_TOKEN": "metrics_token",
@@ -171,6 +172,9 @@ class Settings(BaseSettings):
         default=None, max_length=2000
     )
     database_pool_size: int = Field(default=8, ge=1, le=200)
+    # Where PostgreSQL's exact vector scan runs: "database" (pgvector's operator) or "client"
+    # (numpy in folio, for pgvector builds that need a CPU feature the server lacks).
+    pg_vector_scan: Literal["database", "client"] = "database"
     # Operating ``folio serve``: a bearer token that may read /metrics (besides the users'), and
     # a debugging aid that puts the reader's questions and the answers into the turns' log lines.
     metrics_token: str | None = Field(default=None, min_length=16, max_length=200)

@@ -17,6 +17,7 @@ from folio.app.ownership import OwnedBooks
 from folio.domain.errors import IngestError, IngestErrorCode
 from folio.domain.users import ResourceKind
 from tests.contract.library_data import StoredBook, build_book
+from tests.postgres_support import VECTOR_SCAN
 
 TEXT = " ".join(f"The keeper counted ships in the harbour, line {i}." for i in range(120))
 
@@ -70,7 +71,7 @@ def stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Stores]:
         url = request.getfixturevalue("pg_identity_url")
         request.getfixturevalue("pg_server").truncate(url)
         pg = PgDatabase(url, max_size=2)
-        yield Stores(PostgresLibrary(pg), PostgresUsers(pg))
+        yield Stores(PostgresLibrary(pg, vector_scan=VECTOR_SCAN), PostgresUsers(pg))
         pg.close()
         return
     from folio.adapters.storage.sqlite_db import Database

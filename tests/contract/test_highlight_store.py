@@ -12,6 +12,7 @@ import pytest
 
 from folio.domain.books import Book, BookFormat
 from folio.domain.highlights import Highlight, HighlightKind
+from tests.postgres_support import VECTOR_SCAN
 
 BOOK = Book("b1", "A Book", None, BookFormat.TXT, "a.txt", "hash-b1", 0, 10)
 H = Highlight("h1", "b1", "u1", HighlightKind.HIGHLIGHT, "a truth", "my note", "Chapter 1",
@@ -56,7 +57,9 @@ def stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Stores]:
     url = request.getfixturevalue("pg_highlights_url")
     request.getfixturevalue("pg_server").truncate(url)
     pg = PgDatabase(url, max_size=2)
-    yield Stores(SqlHighlightStore(postgres_runner(pg)), PostgresLibrary(pg), True)
+    yield Stores(
+        SqlHighlightStore(postgres_runner(pg)), PostgresLibrary(pg, vector_scan=VECTOR_SCAN), True
+    )
     pg.close()
 
 

@@ -20,7 +20,7 @@ from folio.adapters.storage.sqlite_library import SqliteLibrary
 from folio.domain.books import PositionKind, ReadingPosition
 from folio.domain.errors import BookError, BookErrorCode, IngestError, IngestErrorCode
 from tests.contract.library_data import StoredBook, build_book
-from tests.postgres_support import PgTestServer
+from tests.postgres_support import VECTOR_SCAN, PgTestServer
 
 EMBEDDER = HashingEmbedder(64)
 WHALE_TEXT = " ".join(
@@ -45,7 +45,7 @@ def library(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
         url: str = request.getfixturevalue("pg_library_url")
         request.getfixturevalue("pg_server").truncate(url)
         pg = PgDatabase(url, max_size=2)
-        yield PostgresLibrary(pg)
+        yield PostgresLibrary(pg, vector_scan=VECTOR_SCAN)
         pg.close()
         return
     db = Database(tmp_path / "folio.db")

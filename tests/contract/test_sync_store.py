@@ -16,6 +16,7 @@ from folio.domain.books import Book, BookFormat
 from folio.domain.ports import SyncAccount
 from folio.domain.sync import DocumentIds, Fragment, PushedProgress
 from folio.domain.users import UserError
+from tests.postgres_support import VECTOR_SCAN
 
 T0 = datetime(2026, 11, 24, 8, 0, tzinfo=UTC)
 BOOK = Book("b1", "A Book", None, BookFormat.EPUB, "a.epub", "hash-b1", 0, 10)
@@ -62,7 +63,9 @@ def stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Stores]:
     request.getfixturevalue("pg_server").truncate(url)
     pg = PgDatabase(url, max_size=2)
     yield Stores(
-        postgres_sync_store(pg), SqlIdentifierStore(postgres_runner(pg)), PostgresLibrary(pg)
+        postgres_sync_store(pg),
+        SqlIdentifierStore(postgres_runner(pg)),
+        PostgresLibrary(pg, vector_scan=VECTOR_SCAN),
     )
     pg.close()
 

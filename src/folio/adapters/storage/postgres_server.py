@@ -26,6 +26,18 @@ class LocalServer:
     started: bool  # False when it was running already
 
 
+def vector_scan_for_this_cpu(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
+    """``FOLIO_PG_VECTOR_SCAN`` for a server of this package on this machine: its pgvector is
+    compiled for AVX-512 and stops PostgreSQL with an illegal instruction on a CPU without it
+    (``avx512f`` absent from the flags), so the scan then runs in folio ("client")."""
+    try:
+        text = cpuinfo.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return "database"  # no /proc (not Linux): nothing to tell, keep pgvector's operator
+    flags = next((line for line in text.splitlines() if line.startswith("flags")), "")
+    return "database" if "avx512f" in flags.split() else "client"
+
+
 def _pgserver() -> Any:
     """The pgserver module, imported without its notice that XDG_RUNTIME_DIR is unset (it then
     keeps its lock file under the temporary folder, which is fine)."""

@@ -57,6 +57,8 @@ def start_cmd(lazy: Any, directory: Path | None) -> None:
     data_dir = _server_dir(lazy, directory)
     server = postgres_server.start(data_dir)
     click.echo(f"export FOLIO_DATABASE_URL='{server.url}'")
+    if postgres_server.vector_scan_for_this_cpu() == "client":
+        click.echo("export FOLIO_PG_VECTOR_SCAN=client")
     said = "Started" if server.started else "Already running:"
     click.echo(
         f"{said} PostgreSQL in {data_dir}. Set FOLIO_DATABASE_URL as above (or database_url in"

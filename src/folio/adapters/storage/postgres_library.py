@@ -422,5 +422,5 @@ def _ingest_error(book: Book, error: psycopg.errors.IntegrityError) -> IngestErr
 
 
 def _floats(value: Any) -> Any:
-    """A stored vector as numbers: pgvector's adapter returns a ``Vector`` (or numpy, by version)."""
+    """A stored vector as numbers: pgvector returns a ``Vector`` (or numpy, by its version)."""
     return value.to_numpy() if hasattr(value, "to_numpy") else value

@@ -494,9 +494,59 @@ def metrics(*, quick: bool) -> list[Any]:
     return rows
 
 
+DEPTH_QUESTIONS = [
+    "Who is Victor's friend from Geneva?", "What did he study?", "Why?", "thanks!",
+    "Where did Victor grow up?", "Who is Elizabeth?", "What happened to her mother?",
+    "How did Victor feel about it?", "What did he do next?", "Who taught him chemistry?",
+    "What did Waldman say?", "and Krempe?", "What did Victor build?", "When did it wake?",
+    "What did he do then?", "Where did he go?", "Who came to visit him?", "Was he ill?",
+    "Who nursed him?", "What letter did he get?",
+]  # fmt: skip
+DEPTHS = (1, 10, 20)
+
+
+def bench_depth(conversations: int = 3) -> dict[str, dict[int, float]]:
+    """Engine time per turn at turns 1, 10 and 20 of one conversation, on the bundled
+    Frankenstein with the default embedder (query embeddings included), SQLite stores: offline,
+    and a scripted model whose search_book query is the question (model time excluded)."""
+    from folio.bootstrap import Container
+    from folio.config import load_settings
+
+    out: dict[str, dict[int, float]] = {}
+    with tempfile.TemporaryDirectory() as home:
+        container = Container(load_settings(env={"FOLIO_HOME": home}))
+        book = container.ingest.execute(ROOT / "src" / "folio" / "data" / "frankenstein.txt").book
+        for label in ("offline", "model"):
+            times: dict[int, list[float]] = {d: [] for d in DEPTHS}
+            for _ in range(conversations):
+                conversation = container.conversations.create(book.id, "bench")
+                for turn, question in enumerate(DEPTH_QUESTIONS, 1):
+                    if label == "offline":
+                        chat, provider = container.chat(provider="offline"), None
+                    else:
+                        script = [tool_call("search_book", {"query": question}), "ok"]
+                        provider = TimedProvider(script)
+                        chat = container.overridden(provider=provider).chat()
+                    started = time.perf_counter()
+                    chat.execute(conversation.id, question)
+                    total = time.perf_counter() - started - (provider.seconds if provider else 0)
+                    if turn in times:
+                        times[turn].append(total * 1000)
+            out[label] = {d: statistics.median(t) for d, t in times.items()}
+            print(
+                f"  {label:8} " + "  ".join(f"turn {d}: {v:6.1f} ms" for d, v in out[label].items())
+            )
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--conversations", type=int, default=40)
+    parser.add_argument(
+        "--depth",
+        action="store_true",
+        help="only the engine time at turns 1, 10 and 20 with the default embedder",
+    )
     parser.add_argument(
         "--stores",
         default="sqlite",
@@ -504,6 +554,10 @@ def main() -> None:
         "their state per unit of work and scan every chunk per query: not representative)",
     )
     args = parser.parse_args()
+    if args.depth:
+        print("Engine time per turn by depth (default embedder, provider time excluded):")
+        bench_depth()
+        return
     measure(conversations=args.conversations, stores=args.stores.split(","))
 
 

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from folio.adapters.storage.postgres_db import PgDatabase
     from folio.adapters.storage.sqlite_db import Database
     from folio.agent.guardrail import Guardrail
+    from folio.agent.lexicon import Lexicons
     from folio.agent.tools import ToolRegistry
     from folio.app.calibre_import import ImportCalibre
     from folio.app.chat import ChatWithBook
@@ -46,6 +47,9 @@ if TYPE_CHECKING:
         UnitOfWorkFactory,
     )
     from folio.domain.telemetry import Telemetry
+
+
+OFFLINE_WINDOW = 100  # messages of the conversation the offline policy's search query may use
 
 
 def _utcnow() -> datetime:
@@ -250,6 +254,13 @@ class Container:
 
         mode = self.settings.guardrail
         return Guardrail(mode, searcher=self.searcher if mode == "retrieval" else None)
+
+    @cached_property
+    def lexicons(self) -> Lexicons:
+        """Each book's names, built once per process from its text (people tool, offline)."""
+        from folio.agent.lexicon import Lexicons
+
+        return Lexicons()
 
     @cached_property
     def tools(self) -> ToolRegistry:
@@ -492,13 +503,9 @@ class Container:
         recaps = None
         if isinstance(chosen, OfflineChatProvider):
             # The offline policy is loaded here only: no rule of it runs in a model's turn.
-            from folio.agent.offline.extractive import ExtractiveStrategy
-            from folio.agent.offline.rewriter import HeuristicQueryRewriter
+            from folio.agent.offline.strategy import OfflineStrategy
 
-            rewriter = HeuristicQueryRewriter()
-            retrieval = ExtractiveStrategy(
-                rewriter, search_query=rewriter.query_with_history, k=s.search_k
-            )
+            retrieval = OfflineStrategy(self.embedder, k=s.search_k)
         else:
             from folio.agent.recaps import ModelChapterRecaps
 
@@ -515,11 +522,15 @@ class Container:
                 s.search_k,
                 recaps=recaps,
                 highlights=self.highlight_store,
+                lexicons=self.lexicons,
             ),
             provider=chat_provider,
             tools=self.tools,
             context=RecentTurnsStrategy(
-                max_messages=history_messages or s.history_messages,
+                # offline, the window only feeds the search query: it sends no model tokens
+                max_messages=max(history_messages or s.history_messages, OFFLINE_WINDOW)
+                if retrieval.name == "extractive"
+                else history_messages or s.history_messages,
                 token_budget=s.context_token_budget,
                 message_chars=s.max_message_chars,
             ),

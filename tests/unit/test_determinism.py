@@ -16,16 +16,14 @@ fused = reciprocal_rank_fusion(own, prior)
 print(sorted(fused, key=lambda c: -fused[c])[:10])
 """
 
-ANSWER = """
-from folio.agent.offline.extractive import best_sentences
-from folio.domain.passages import Passage
-texts = [
-    "When they came in, Stuyvesant looked at the door. Then Phonny went out.",
-    "Later Phonny and Stuyvesant knocked at the door of the shop.",
-    "The boys ran home. At home Stuyvesant and Phonny ate supper.",
-]
-passages = [Passage(f"c{i}", "Chapter 7", "3", "3", 0, len(t), t) for i, t in enumerate(texts)]
-print(best_sentences("Who knocked on the door?", passages, 3))
+LEXICON = """
+from folio.agent.lexicon import Lexicon
+text = ("When they came in, Mr. Stuyvesant looked at the door. Then Phonny went out. "
+        "Later Phonny and Stuyvesant knocked at the door of Miss Stuyvesant. "
+        "At home Mr. Stuyvesant and Phonny ate supper with Miss Stuyvesant. ") * 3
+lexicon = Lexicon.of(text)
+print([(n.name, sorted(n.aliases), c) for n, c, _ in lexicon.people(0, len(text), 10)])
+print(lexicon.find("Stuyvesant").name)
 """
 
 
@@ -51,5 +49,7 @@ def test_fused_rankings_break_ties_the_same_way_in_every_process() -> None:
     assert outputs.pop().startswith("['own-1', 'prior-1', 'own-2', 'prior-2'")
 
 
-def test_offline_answers_pick_the_same_sentences_in_every_process() -> None:
-    assert len(_in_processes(ANSWER)) == 1
+def test_the_books_lexicon_is_the_same_in_every_process() -> None:
+    outputs = _in_processes(LEXICON)
+    assert len(outputs) == 1
+    assert "Miss Stuyvesant" in outputs.pop()

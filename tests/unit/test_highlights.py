@@ -13,12 +13,12 @@ from folio.adapters.parsers.kindle_clippings import parse_clippings
 from folio.adapters.parsers.koreader_highlights import parse_koreader
 from folio.adapters.parsers.lua_table import loads
 from folio.adapters.storage.memory_highlights import InMemoryHighlightStore
-from folio.agent.offline.extractive import reader_answer, reader_call
+from folio.agent.offline.strategy import reader_answer
 from folio.agent.tools import default_registry
 from folio.agent.tools.base import ToolContext, ToolServices
 from folio.app.highlights import Highlights, match_book
 from folio.domain.highlights import Anchorer, HighlightError, HighlightKind
-from folio.domain.passages import PEOPLE, SEARCH_HIGHLIGHTS, SearchResults
+from folio.domain.passages import SEARCH_HIGHLIGHTS, SearchResults
 from tests.unit.test_book_tools import SECRET_WORDS, StoryLibrary, make_story
 
 # As KOReader's dump.lua writes it (string.format("%q"): a newline is "\" + newline).
@@ -273,12 +273,7 @@ def test_moving_the_position_on_brings_the_later_highlight_in() -> None:
 
 
 def test_offline_mode_asks_the_highlights_tool_for_what_the_reader_highlighted() -> None:
-    names = {SEARCH_HIGHLIGHTS, PEOPLE}
     question = "What did I highlight about Geneva?"
-    assert reader_call(question, names) == (SEARCH_HIGHLIGHTS, {"query": question})
-    notes = "Show me my notes"
-    assert reader_call(notes, names) == (SEARCH_HIGHLIGHTS, {"query": notes})
-    assert reader_call("Who is Victor?", names) is None
     story = make_story()
     answer = reader_answer(run_tool(story, imported(story), query=question).outcome())
     assert "Victor Frankenstein grew up in Geneva" in answer and "p. 1" in answer

@@ -1,178 +1,169 @@
-"""The offline agent (``ExtractiveStrategy``): one search a turn through the tool runner, answers
-extracted from the typed passages it returned, never a model call."""
+"""The offline policy (``OfflineStrategy``) with fakes: the search query is the question then the
+reader's earlier questions (latest first, small talk left out, answers never read), names are
+looked up before searching, quotes are numbered sources, none about someone else, none twice, and
+an honest nothing when nothing answers."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
+import numpy as np
 import pytest
 
 from folio.adapters.llm.offline import OfflineChatProvider
-from folio.agent.offline.extractive import OFFLINE_NOTE, ExtractiveStrategy
-from folio.agent.offline.rewriter import HeuristicQueryRewriter
+from folio.agent.offline.strategy import OfflineStrategy, asked_names, search_query
 from folio.domain.errors import LLMError, LLMErrorCode
 from folio.domain.llm import PromptMessage, ToolDefinition, ToolInvocation
-from folio.domain.passages import Passage, SearchResults, ToolOutcome
-
-TOOLS = [ToolDefinition("search_book", "Search the book", {"type": "object"})]
-CLERVAL_TEXT = (
-    "Clerval was the son of a merchant of Geneva. He was a boy of singular talent and fancy. "
-    "The weather was fine that morning."
+from folio.domain.passages import (
+    PEOPLE,
+    SEARCH_BOOK,
+    Passage,
+    PeopleList,
+    Person,
+    SearchResults,
+    ToolOutcome,
 )
-DEATH_TEXT = (
-    "I saw the lifeless form of Henry Clerval stretched before me. The murderer had strangled "
-    "Clerval on the shore. The magistrate looked at me with pity."
-)
+from folio.domain.search import STOPWORDS
+
+TOOLS = [ToolDefinition(n, n, {"type": "object"}) for n in (SEARCH_BOOK, PEOPLE)]
+WHERE = "through Chapter 5 (p. 40 of 90, 44%)"
 
 
-def passage(text: str, chapter: str | None, pages: str) -> Passage:
-    first, _, last = pages.partition("-")
-    return Passage(f"c{pages}", chapter, first, last or first, 0, len(text), text)
+class BagOfWords:
+    """A fake embedder: one dimension per content word, so cosine is word overlap."""
+
+    name, dimensions = "bag", 512
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for w in re.findall(r"[a-z]+", text.lower()):
+                if w not in STOPWORDS:
+                    out[row, hash(w) % self.dimensions] += 1
+            out[row] /= max(float(np.linalg.norm(out[row])), 1e-9)
+        return out
+
+
+def passage(text: str, chapter: str = "Chapter 2", page: str = "12") -> Passage:
+    return Passage(f"c{page}", chapter, page, page, 0, len(text), text)
 
 
 class Runner:
-    """A tool runner returning canned outcomes and remembering the calls."""
+    """A tool runner with canned outcomes per tool, remembering the calls."""
 
-    def __init__(self, outcome: ToolOutcome) -> None:
-        self.outcome = outcome
+    def __init__(self, **outcomes: ToolOutcome) -> None:
+        self.outcomes = outcomes
         self.calls: list[ToolInvocation] = []
 
     def __call__(self, invocation: ToolInvocation) -> PromptMessage:
         self.calls.append(invocation)
+        outcome = self.outcomes[invocation.tool_name]
         return PromptMessage.tool_result(
             invocation.tool_use_id,
-            self.outcome.to_json(),
-            is_error=not self.outcome.success,
+            outcome.to_json(),
+            is_error=not outcome.success,
             tool_name=invocation.tool_name,
-            outcome=self.outcome,
+            outcome=outcome,
         )
 
 
-def found(*passages: Passage, query: str = "q") -> ToolOutcome:
-    return ToolOutcome(True, payload=SearchResults(query, "page 90", tuple(passages)))
+def found(*passages: Passage) -> ToolOutcome:
+    return ToolOutcome(True, payload=SearchResults("q", WHERE, tuple(passages)))
 
 
-def strategy() -> ExtractiveStrategy:
-    rewriter = HeuristicQueryRewriter()
-    return ExtractiveStrategy(rewriter, search_query=rewriter.query_with_history)
+def met(*people: Person, note: str | None = None) -> ToolOutcome:
+    return ToolOutcome(True, payload=PeopleList(tuple(people), WHERE, note))
 
 
-def first_turn() -> list[PromptMessage]:
-    call = ToolInvocation("search_book", "t1", {"query": "Victor's friend from Geneva", "k": 5})
-    return [
-        PromptMessage.system("You are a reading companion."),
-        PromptMessage.user("Who is Victor's friend from Geneva?"),
-        PromptMessage.assistant("", (call,)),
-        PromptMessage.tool_result("t1", found(passage(CLERVAL_TEXT, "Chapter 2", "12")).to_json()),
-        PromptMessage.assistant(
-            'From the book:\n- "Clerval was the son of a merchant of Geneva."\n\n' + OFFLINE_NOTE
-        ),
-    ]
+def ask(question: str, earlier: Sequence[tuple[str, str]] = (), **outcomes: ToolOutcome):
+    messages = [PromptMessage.system("You are a reading companion.")]
+    for q, a in earlier:
+        messages += [PromptMessage.user(q), PromptMessage.assistant(a)]
+    runner = Runner(**{SEARCH_BOOK: found(), PEOPLE: met(), **outcomes})
+    strategy = OfflineStrategy(BagOfWords())
+    result = strategy.execute(OfflineChatProvider(), [*messages, PromptMessage.user(question)],
+                              TOOLS, runner)  # fmt: skip
+    assert result.llm_calls == 0 and result.new_messages[-1].content == result.answer
+    return result, runner
 
 
-def run(messages: Sequence[PromptMessage], outcome: ToolOutcome, tools=TOOLS) -> tuple[str, Runner]:
-    runner = Runner(outcome)
-    result = strategy().execute(OfflineChatProvider(), messages, tools, runner)
-    assert result.llm_calls == 0 and result.usage.input_tokens > 0  # an estimate: no model
-    assert result.new_messages[-1].content == result.answer
-    return result.answer, runner
+def test_the_query_is_the_question_then_earlier_questions_latest_first_never_answers() -> None:
+    earlier = [("Where is the lighthouse?", "On the cape, said Marlow."),
+               ("Who keeps the lamp?", "Old Tom keeps it.")]  # fmt: skip
+    result, runner = ask("what does he eat?", earlier)
+    [search] = [c for c in runner.calls if c.tool_name == SEARCH_BOOK]
+    query = "what does he eat? Who keeps the lamp? Where is the lighthouse?"
+    assert search.arguments["query"] == query and result.queries == (query,)
+    assert "Tom" not in query and "Marlow" not in query  # names only an answer used
 
 
-def test_a_question_is_searched_once_with_k_and_its_own_words() -> None:
-    _, runner = run([PromptMessage.user("Who is Victor's friend from Geneva?")], found())
-    assert [c.tool_name for c in runner.calls] == ["search_book"]
-    assert runner.calls[0].arguments["k"] == 5
-    assert "Geneva" in runner.calls[0].arguments["query"]
+def test_small_talk_is_never_searched_nor_added_to_later_queries() -> None:
+    result, runner = ask("thanks")
+    assert runner.calls == [] and result.queries == () and '"' not in result.answer
+    _, runner = ask("why did it sink?", [("Which ship sank?", "x"), ("thanks", "You're welcome!")])
+    assert runner.calls[-1].arguments["query"] == "why did it sink? Which ship sank?"
 
 
-def test_a_follow_up_is_searched_with_the_name_it_refers_to() -> None:
-    _, runner = run([*first_turn(), PromptMessage.user("What happens to him?")], found())
-    query = runner.calls[0].arguments["query"]
-    assert "Clerval" in query
-    assert "him" not in query.split()
+def test_the_search_query_is_bounded_and_keeps_the_latest_questions() -> None:
+    old = [f"question number {i} " + "x" * 80 for i in range(100)]
+    query = search_query("What now?", old)
+    assert query.startswith(f"What now? {old[-1]}") and "number 0 " not in query
+    assert len(query) <= 2100
 
 
-def test_it_quotes_the_best_sentences_of_the_typed_passages_with_their_pages() -> None:
-    outcome = found(passage(DEATH_TEXT, "Chapter 21", "88-89"), passage(CLERVAL_TEXT, None, "12"))
-    text, _ = run([*first_turn(), PromptMessage.user("What happens to him?")], outcome)
-    assert (
-        '"I saw the lifeless form of Henry Clerval stretched before me." (Chapter 21, pp. 88-89)'
-        in text
+def test_quotes_are_numbered_sources_best_first_each_once() -> None:
+    text = "The lamp burns whale oil. The keeper trims the lamp wick nightly. Gulls cry."
+    result, _ = ask(
+        "What does the lamp burn?", **{SEARCH_BOOK: found(passage(text), passage(text, page="13"))}
     )
-    assert "The weather was fine" not in text
-    assert OFFLINE_NOTE in text
-    assert 2 <= text.count("\n- ") + text.startswith("- ") <= 4
+    lines = result.answer.splitlines()
+    assert lines[0] == "From the book, up to Chapter 5:"
+    assert lines[1] == '[1] "The lamp burns whale oil." (Chapter 2, p. 12)'
+    assert result.answer.count("The lamp burns whale oil.") == 1
+    assert "Gulls cry" not in result.answer
 
 
-def test_the_chapter_s_heading_lines_are_never_quoted() -> None:
-    """A passage that opens a chapter holds its heading; "CHAPTER 26." answers nothing, and a
-    name in a title ("The Giant of the North") would become the next turn's "he"."""
-    title = "Chapter 26. The Giant of the North (R M Ballantyne), Chapter Twenty"
-    text = (
-        "CHAPTER 26.\n\nThe Giant of the North (R M Ballantyne), Chapter Twenty\n\n"
-        '"He must be very near nothing now," observed Chingatok to Anders the day after.'
+def test_a_name_the_reader_has_not_met_gets_an_honest_nothing_and_no_search() -> None:
+    note = "Nothing read so far mentions Ishmael."
+    result, runner = ask("Who is Ishmael?", **{PEOPLE: met(note=note)})
+    assert [c.tool_name for c in runner.calls] == [PEOPLE]
+    assert runner.calls[0].arguments == {"name": "Ishmael"}
+    assert result.answer.startswith("Nothing up to Chapter 5 mentions Ishmael.")
+    assert "later" not in result.answer  # no hint at what lies past the position
+
+
+def test_nothing_close_enough_is_said_honestly() -> None:
+    result, _ = ask(
+        "Why did the storm break the mast?", **{SEARCH_BOOK: found(passage("Gulls cry."))}
     )
-    outcome = found(passage(text, title, "23"), passage(DEATH_TEXT, "Chapter 21", "88"))
-    answer, _ = run([PromptMessage.user("Who is Chingatok talking to?")], outcome)
-    quotes = [line for line in answer.splitlines() if line.startswith("- ")]
-    assert quotes and any("observed Chingatok to Anders" in q for q in quotes)
-    assert not any(q.startswith(('- "CHAPTER 26', '- "The Giant')) for q in quotes)
+    assert result.answer.startswith("Nothing up to Chapter 5 answers this.")
 
 
-def test_a_failed_search_is_said_and_not_retried() -> None:
-    failure = ToolOutcome(False, error="bad query", error_code="INVALID_ARGUMENTS")
-    text, runner = run([PromptMessage.user("Who is Justine?")], failure)
-    assert len(runner.calls) == 1
-    assert "bad query" in text
+def test_no_sentence_whose_subject_is_another_person_is_quoted() -> None:
+    first = passage("Miss Lacey was the sister of Mr. Lacey.", page="3")
+    lacey = Person("Miss Lacey", 9, first)
+    text = ("Mr. Lacey was rich and Miss Lacey admired him. Miss Lacey sneered at the dance. "
+            "Mr. Darcy danced with Miss Lacey.")  # fmt: skip
+    result, _ = ask("Who is Miss Lacey?", **{PEOPLE: met(lacey), SEARCH_BOOK: found(passage(text))})
+    quoted = re.findall(r'"([^"]+)"', result.answer)
+    assert "Miss Lacey was the sister of Mr. Lacey." in quoted
+    assert "Miss Lacey sneered at the dance." in quoted
+    assert not any(q.startswith(("Mr. Lacey", "Mr. Darcy")) for q in quoted)
 
 
-def test_no_results_says_nothing_was_found_before_the_reading_position() -> None:
-    text, _ = run([PromptMessage.user("Who is Justine?")], found())
-    assert "found nothing" in text and "page 90" in text
+def test_names_are_the_questions_capitalised_runs_not_its_opening_word() -> None:
+    assert asked_names("Who is Miss Bingley?") == ["Miss Bingley"]
+    assert asked_names("Tell me about Charlotte Lucas") == ["Charlotte Lucas"]
+    assert asked_names("Describe Professor Waldman") == ["Describe Professor Waldman"]
+    assert asked_names("What did he do next?") == []
 
 
-@pytest.mark.parametrize("message", ["cool, thanks!", "Thanks!", "thank you so much"])
-def test_small_talk_gets_a_friendly_reply_and_no_search(message: str) -> None:
-    text, runner = run([*first_turn(), PromptMessage.user(message)], found())
-    assert runner.calls == []
-    assert "welcome" in text.lower()
-
-
-def test_without_the_search_tool_it_says_honestly_that_it_cannot_answer() -> None:
-    text, runner = run([PromptMessage.user("Who is Justine?")], found(), tools=[])
-    assert runner.calls == []
-    assert "offline" in text.lower() and "cannot answer" in text
-
-
-def test_the_answer_streams_in_pieces_that_make_the_whole() -> None:
-    pieces: list[str] = []
-    result = strategy().execute(
-        OfflineChatProvider(),
-        [PromptMessage.user("thanks")],
-        TOOLS,
-        Runner(found()),
-        on_text=pieces.append,
-    )
-    assert "".join(pieces) == result.answer and len(pieces) > 2
-
-
-def test_a_who_question_is_answered_with_sentences_naming_the_person_the_passages_share() -> None:
-    outcome = found(
-        passage(
-            "Victor's friend came to see me on that day. I knew that Clerval would smile at me. "
-            "The sky was grey over the town.",
-            None,
-            "3",
-        ),
-        passage(
-            "Henry Clerval was the son of a merchant. A friend is a blessing to a man. "
-            "Then I saw Clerval again.",
-            None,
-            "4",
-        ),
-    )
-    text, _ = run([PromptMessage.user("Who is Victor's friend?")], outcome)
-    assert '"I knew that Clerval would smile at me." (p. 3)' in text
+def test_without_the_search_tool_it_says_it_cannot_search() -> None:
+    strategy = OfflineStrategy(BagOfWords())
+    messages = [PromptMessage.user("Why did the mast break?")]
+    result = strategy.execute(OfflineChatProvider(), messages, [], Runner())
+    assert result.answer == "I cannot search this book here." and result.queries == ()
 
 
 def test_the_offline_provider_has_no_model_and_says_so() -> None:
@@ -181,93 +172,3 @@ def test_the_offline_provider_has_no_model_and_says_so() -> None:
     with pytest.raises(LLMError) as e:
         p.chat([PromptMessage.user("hi")])
     assert e.value.code == LLMErrorCode.UNSUPPORTED_FEATURE
-
-
-def test_a_name_no_passage_mentions_gets_an_honest_not_yet() -> None:
-    """Nothing up to the position mentions the name: say so, quote nothing unrelated."""
-    outcome = found(passage("Victor walked along the lake with Elizabeth.", "Chapter 2", "9"))
-    text, _ = run([PromptMessage.user("Who is Justine?")], outcome)
-    assert text.startswith("Nothing up to page 90 mentions Justine; it may come later in the book.")
-    assert "lake" not in text
-
-
-def test_a_weak_match_is_hedged_before_its_quotes() -> None:
-    outcome = found(
-        passage("William was a lively child. William laughed in the garden.", None, "4")
-    )
-    text, _ = run([PromptMessage.user("Who killed William?")], outcome)
-    assert text.startswith("These passages mention William but nothing up to page 90 clearly")
-    assert "The closest passages:" in text and "William was a lively child." in text
-
-
-def test_a_question_without_names_is_hedged_when_no_passage_has_what_it_asks() -> None:
-    outcome = found(passage("Victor walked along the lake with Elizabeth.", "Chapter 2", "9"))
-    text, _ = run([PromptMessage.user("Who is murdered?")], outcome)
-    assert text.startswith(
-        "Nothing up to page 90 clearly answers the question; it may come later in the book."
-    )
-    assert "The closest passages:" in text
-    answered = found(passage("The boy was murdered by the lake.", "Chapter 2", "9"))
-    text, _ = run([PromptMessage.user("Who is murdered?")], answered)
-    assert text.startswith("From the book:")
-
-
-def test_an_answering_passage_is_quoted_without_a_hedge() -> None:
-    outcome = found(passage("William was killed near the lake at dusk.", None, "4"))
-    text, _ = run([PromptMessage.user("Who killed William?")], outcome)
-    assert text.startswith("From the book:") and "killed near the lake" in text
-
-
-def test_a_self_contained_question_deep_in_a_conversation_is_searched_as_itself() -> None:
-    outcome = found(passage("Victor walked along the lake with Elizabeth.", "Chapter 2", "9"))
-    text, runner = run([*first_turn(), PromptMessage.user("Who is Justine?")], outcome)
-    assert [c.arguments["query"] for c in runner.calls] == ["Who is Justine?"]
-    assert text.startswith("Nothing up to page 90 mentions Justine")
-
-
-def test_before_saying_not_yet_a_follow_up_is_searched_alone() -> None:
-    """The earlier questions a follow-up borrows may pull a search away from the name it asks
-    about: the "not yet" is only said after the question alone was searched too."""
-    outcome = found(passage("Victor walked along the lake with Elizabeth.", "Chapter 2", "9"))
-    text, runner = run([*first_turn(), PromptMessage.user("And Justine?")], outcome)
-    queries = [c.arguments["query"] for c in runner.calls]
-    assert len(queries) == 2 and queries[0] != "And Justine?" and queries[1] == "And Justine?"
-    assert text.startswith("Nothing up to page 90 mentions Justine")
-
-
-class QueueRunner(Runner):
-    """Returns the given outcomes in turn (the last one again when they run out)."""
-
-    def __init__(self, *outcomes: ToolOutcome) -> None:
-        super().__init__(outcomes[0])
-        self.queue = list(outcomes)
-
-    def __call__(self, invocation: ToolInvocation) -> PromptMessage:
-        self.outcome = self.queue.pop(0) if len(self.queue) > 1 else self.queue[0]
-        return super().__call__(invocation)
-
-
-def test_who_is_opens_with_the_sentence_that_says_who_found_by_searching_the_name() -> None:
-    arrival = passage("I perceived Henry Clerval, who instantly sprung out.", "Chapter 5", "42")
-    intro = passage(
-        "Henry Clerval was the son of a merchant of Geneva. He was a boy of talent.",
-        "Chapter 2",
-        "21",
-    )
-    runner = QueueRunner(found(arrival), found(intro, arrival))
-    result = strategy().execute(
-        OfflineChatProvider(), [PromptMessage.user("Who is Henry Clerval?")], TOOLS, runner
-    )
-    assert [c.arguments["query"] for c in runner.calls] == [
-        "Who is Henry Clerval?",
-        "Henry Clerval",
-    ]
-    first, _, rest = result.answer.partition("\n")
-    assert first == "Henry Clerval was the son of a merchant of Geneva. (Chapter 2, p. 21)"
-    assert "sprung out" in rest and rest.count("son of a merchant") == 0
-
-
-def test_who_is_with_its_definition_in_the_first_passages_searches_once() -> None:
-    intro = passage("Henry Clerval was the son of a merchant of Geneva.", "Chapter 2", "21")
-    text, runner = run([PromptMessage.user("Who is Henry Clerval?")], found(intro))
-    assert len(runner.calls) == 1 and text.startswith("Henry Clerval was the son of")

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from folio.agent.offline.extractive import about_folio, reader_answer, reader_call
+from folio.agent.lexicon import Lexicon
+from folio.agent.offline.strategy import reader_answer
 from folio.agent.tools import default_registry
 from folio.agent.tools.base import ToolContext
-from folio.agent.tools.reader import find_people, key_sentences
+from folio.agent.tools.reader import key_sentences
 from folio.domain.passages import PEOPLE, RECAP, PeopleList, Recap
 from tests.unit.test_book_tools import SECRET_WORDS, StoryLibrary, make_story
 
@@ -18,8 +19,8 @@ def story() -> StoryLibrary:
     return make_story()
 
 
-def run(story: StoryLibrary, name: str, **arguments: object):
-    return default_registry().execute(name, ToolContext(book=story.book), story.services(),
+def run(story: StoryLibrary, tool: str, **arguments: object):
+    return default_registry().execute(tool, ToolContext(book=story.book), story.services(),
                                       arguments)  # fmt: skip
 
 
@@ -52,14 +53,27 @@ def test_people_so_far_are_counted_up_to_the_position_only(story: StoryLibrary) 
     assert not any(word in n for n in names for word in SECRET_WORDS)
 
 
-def test_names_are_words_the_text_capitalises_mid_sentence() -> None:
+def test_names_are_words_the_text_capitalises_mid_sentence_with_their_titled_forms() -> None:
     text = (
-        "Then Anna met Tom. Later, Anna and Tom walked. She saw Anna smile; Tom laughed. "
-        "The Rain fell. Anna waited. Tom said that rain was cold, rain again, rain."
+        "Then Anna met Mr. Tom Reed. Later, Anna and Tom walked. She saw Anna smile; Tom laughed. "
+        "The Rain fell. Anna waited for Miss Reed. Tom said that rain was cold, rain again. "
+        "Poor Anna met Mr. Reed and Miss Reed, and Mr. Gale met Miss Gale."
     )
-    people = find_people(text, 0)
-    assert [name for name, _, _ in people] == ["Anna", "Tom"]
-    assert people[0][1] == 4 and people[0][2] == text.index("Anna")
+    lexicon = Lexicon.of(text)
+    names = {n.name: n for n, _, _ in lexicon.people(0, len(text), 10)}
+    assert "Anna" in names and "Rain" not in names and "Poor" not in names
+    assert names["Anna"].mentions(0, len(text)) == 5
+    assert lexicon.find("Miss Reed") is not lexicon.find("Mr. Reed")  # a title makes a name
+    assert lexicon.find("Poor Anna") is names["Anna"]
+
+
+def test_one_name_is_looked_up_in_the_text_read_only(story: StoryLibrary) -> None:
+    result = run(story, PEOPLE, name="Clerval")
+    [clerval] = result.data.people
+    assert "Clerval" in clerval.name and clerval.first.char_end <= story.book.position.char_offset
+    unmet = run(story, PEOPLE, name="Justine")  # met only past the position
+    assert unmet.success and unmet.data.people == ()
+    assert "mentions Justine" in (unmet.data.note or "")
 
 
 def test_key_sentences_keep_the_texts_offsets() -> None:
@@ -68,43 +82,7 @@ def test_key_sentences_keep_the_texts_offsets() -> None:
         assert text[start - 100 : end - 100] == sentence
 
 
-@pytest.mark.parametrize(
-    ("question", "call"),
-    [("What has happened so far?", (RECAP, {})),
-     ("Can you summarize chapter 3?", (RECAP, {"chapter": "chapter 3"})),
-     ("Who are the main characters?", (PEOPLE, {})),
-     ("which characters have we met? list the people", (PEOPLE, {})),
-     ("What happened to Clerval?", None),
-     ("Who is Elizabeth?", None)],
-)  # fmt: skip
-def test_offline_mode_picks_the_reader_tool_a_question_asks_for(question, call) -> None:
-    assert reader_call(question, {RECAP, PEOPLE, "search_book"}) == call
-
-
-@pytest.mark.parametrize(
-    "question",
-    [
-        "What can you do?",
-        "who are you?",
-        "How does this work?",
-        "what is folio",
-        "How do I use you",
-    ],
-)
-def test_questions_about_folio_itself_are_recognised(question: str) -> None:
-    assert about_folio(question)
-    assert not about_folio("What can Victor do about the creature?")
-
-
 def test_offline_recap_answer_quotes_with_places(story: StoryLibrary) -> None:
     answer = reader_answer(run(story, RECAP).outcome())
     assert answer.startswith("The story up to p. 4 of 6")
     assert "- Chapter 1, p. " in answer
-
-
-def test_a_bare_what_happened_is_a_recap_first_and_a_follow_up_in_a_conversation() -> None:
-    tools = {RECAP, PEOPLE}
-    assert reader_call("What happened?", tools) == (RECAP, {})
-    assert reader_call("What happened?", tools, in_conversation=True) is None
-    assert reader_call("What has happened so far?", tools, in_conversation=True) == (RECAP, {})
-    assert reader_call("What happens if they lose?", tools) is None

@@ -115,6 +115,7 @@ class Person:
     name: str
     mentions: int
     first: Passage
+    aliases: tuple[str, ...] = ()  # the other forms the book uses for them ("Lizzy", "Darcy")
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,6 +209,7 @@ def encode_payload(payload: ToolPayload | Any, *, brief: bool = False) -> Any:
                     "name": p.name,
                     "mentions": p.mentions,
                     "first": _passage_json(p.first, brief=brief),
+                    **({"aliases": list(p.aliases)} if p.aliases else {}),
                 }
                 for p in payload.people
             ],
@@ -293,8 +295,11 @@ def decode_payload(data: Any) -> ToolPayload | None:
             if not isinstance(entry, Mapping) or not isinstance(entry.get("first"), Mapping):
                 continue
             first = decode_passage(entry["first"])
+            aliases = entry.get("aliases")
+            forms = tuple(str(a) for a in aliases) if isinstance(aliases, list) else ()
             if first is not None:
-                people.append(Person(_str(entry.get("name")), _int(entry.get("mentions")), first))
+                name, mentions = _str(entry.get("name")), _int(entry.get("mentions"))
+                people.append(Person(name, mentions, first, forms))
         return PeopleList(tuple(people), limit, str(note) if note else None)
     if isinstance(data.get("results"), list):
         passages = (decode_passage(r) for r in data["results"] if isinstance(r, Mapping))

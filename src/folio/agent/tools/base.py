@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol
 
+from folio.agent.lexicon import Lexicons
 from folio.domain.books import Book, Chapter, ReadingPosition
 from folio.domain.conversations import Conversation
 from folio.domain.llm import ToolDefinition
@@ -71,6 +72,7 @@ class ToolServices:
     search_k: int = 5
     recaps: ChapterRecaps | None = None
     highlights: HighlightRepository | None = None
+    lexicons: Lexicons = field(default_factory=Lexicons)  # each book's names, built once
 
 
 class ChapterRecaps(Protocol):

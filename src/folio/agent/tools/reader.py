@@ -37,6 +37,7 @@ SENTENCES_FOR_ONE_CHAPTER = 3
 MAX_PEOPLE = 12
 MIN_MENTIONS = 3
 MIN_WORDS, MAX_WORDS = 8, 60
+AROUND = 1500  # characters read on each side of a first mention to find its sentence
 _WORD = re.compile(r"[A-Za-z][a-z'’]+")
 _CAPITALISED = re.compile(r"\b[A-Z][a-z]{2,}\b")
 _HONORIFICS = frozenset({"Mr", "Mrs", "Miss", "Ms", "Dr", "Sir", "Lady", "Lord", "Madam", "Madame"})
@@ -234,17 +235,24 @@ class PeopleTool(BaseTool):
     name = PEOPLE
     description = (
         "The people met so far (up to the reader's position), most mentioned first, with how often "
-        "they come up and the sentence where each first appears. For 'who are the main "
-        "characters?', 'who have we met?'."
+        "they come up and the sentence where each first appears. With `name`: only who or what "
+        "that name is in this book, with the other names the book gives them, if met so far. For "
+        "'who are the main characters?', 'who have we met?', 'who is Miss Bingley?'."
     )
     parameters: Mapping[str, Any] = {
         "type": "object",
-        "properties": {},
+        "properties": {
+            "name": {"type": "string", "description": "One name as the book writes it."}
+        },
         "additionalProperties": False,
     }
     category = ToolCategory.QUERY
 
-    def execute(self, ctx: ToolContext, services: ToolServices, **kwargs: Any) -> ToolResult:
+    def execute(
+        self, ctx: ToolContext, services: ToolServices, *, name: str | None = None
+    ) -> ToolResult:
+        if name is not None:
+            return _one_name(ctx, services, name.strip())
         book = ctx.book
         window = ctx.window
         pieces = [(v, a, b) for v in window.volumes for a, b in window.spans(v.id)]
@@ -269,6 +277,54 @@ class PeopleTool(BaseTool):
             people.append(Person(name, mentions, first))
         data = PeopleList(tuple(people), book.describe_position())
         return ToolResult.ok(data, summary=f"{len(people)} people")
+
+
+def _one_name(ctx: ToolContext, services: ToolServices, name: str) -> ToolResult:
+    """``name`` as this book's lexicon knows it (``folio.agent.lexicon``), counted in the text
+    read of this book only; else a full-text count of it (any case) over that text."""
+    book, where = ctx.book, ctx.book.describe_position()
+    spans = ctx.window.spans(book.id)
+    lexicon = services.lexicons.get(
+        book, lambda: services.books.get_text(book.id, 0, book.char_count)
+    )
+    known = lexicon.find(name) if name else None
+    if known is not None:
+        firsts = [f for a, b in spans if (f := known.first(a, b)) is not None]
+        if firsts:
+            count = sum(known.mentions(a, b) for a, b in spans)
+            person = _person(ctx, services, known.name, count, min(firsts), known.aliases)
+            return ToolResult.ok(PeopleList((person,), where), summary=f"1 name: {known.name}")
+    words = r"\.?\s+".join(re.escape(w) for w in name.split())  # "Mrs Pendyce", "Mrs. Pendyce"
+    pattern = re.compile(rf"\b{words}\b", re.IGNORECASE)
+    found = [
+        a + m.start()
+        for a, b in (spans if name else ())
+        for m in pattern.finditer(services.books.get_text(book.id, a, b))
+    ]
+    if not found:
+        note = f"Nothing read so far ({where}) mentions {name}."
+        return ToolResult.ok(PeopleList((), where, note), summary="0 names")
+    person = _person(ctx, services, name, len(found), found[0], frozenset())
+    return ToolResult.ok(PeopleList((person,), where), summary=f"1 name: {name}")
+
+
+def _person(
+    ctx: ToolContext,
+    services: ToolServices,
+    name: str,
+    mentions: int,
+    offset: int,
+    aliases: frozenset[str],
+) -> Person:
+    """``name`` with the sentence it is first met in (text read only)."""
+    book = ctx.book
+    span = next((a, b) for a, b in ctx.window.spans(book.id) if a <= offset < b)
+    lo, hi = max(span[0], offset - AROUND), min(span[1], offset + AROUND)
+    text = services.books.get_text(book.id, lo, hi)
+    chapter = book.chapter_at(offset)
+    title = chapter.title if chapter else None
+    others = tuple(sorted(a for a in aliases if a != name))
+    return Person(name, mentions, _passage(book, title, *_sentence_at(text, lo, offset)), others)
 
 
 def _sentence_at(text: str, base: int, offset: int) -> tuple[int, int, str]:

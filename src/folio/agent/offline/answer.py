@@ -1,0 +1,115 @@
+"""The extractive answer: the sentences of the passages found that the embedder puts closest to the
+question, quoted and numbered as their sources.
+
+- a sentence whose subject (its first name) is another person than the one asked about is never
+  quoted ("Who is Miss Bingley?" quotes no sentence about Mr Bingley or Mr Darcy);
+- no sentence twice, and at most ``MAX_QUOTES``;
+- when no sentence comes close enough, the answer says so: "Nothing up to Chapter 5 answers
+  this."
+
+Invariant: every quote is a sentence of a passage a tool returned (white space collapsed), and
+quote ``[n]`` is the answer's n-th source.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from folio.agent.lexicon import runs
+from folio.domain.passages import Passage, Person
+from folio.domain.ports import Embedder
+from folio.domain.search import STOPWORDS
+from folio.domain.sentences import split_sentences
+
+OFFLINE_NOTE = "(Offline mode: these are passages extracted from the book, not a generated answer.)"
+MAX_QUOTES = 3
+MIN_SCORE = 0.3  # cosine of question and sentence (all-MiniLM-L6-v2) below which nothing answers
+MAX_QUOTE_WORDS = 70
+_THROUGH = re.compile(r"^through (?P<where>.+?)(?: \(.*\))?$")
+_MID_CAPITAL = re.compile(r"(?<=[a-z,;] )[A-Z][a-z]+")
+
+
+@dataclass(frozen=True, slots=True)
+class Quote:
+    sentence: str
+    passage: Passage
+    score: float
+    cut: bool = False  # only the sentence's first ``MAX_QUOTE_WORDS`` words are quoted
+
+
+def read_through(reading_limit: str) -> str:
+    """ "up to Chapter 5" / "in the book" from a tool's ``reading_limit``."""
+    if not reading_limit or reading_limit == "the whole book":
+        return "in the book"
+    m = _THROUGH.match(reading_limit)
+    return f"up to {m.group('where') if m else reading_limit}"
+
+
+def best_quotes(
+    embedder: Embedder,
+    question: str,
+    passages: Sequence[Passage],
+    about: Person | None = None,
+) -> list[Quote]:
+    """The sentences closest to ``question`` (``about``'s first appearance among them), best
+    first, above ``MIN_SCORE``, none whose subject is someone else."""
+    pool = [*passages, *([about.first] if about else [])]
+    named = {w for p in pool for w in _MID_CAPITAL.findall(p.text) if w.lower() not in STOPWORDS}
+    candidates: dict[str, Passage] = {}
+    seen: set[str] = set()  # a sentence once, even when one copy of it was cut short
+    for passage in pool:
+        for sentence in split_sentences(passage.text):
+            key = " ".join(sentence.lower().split()[:12])
+            if key in seen or not _answers(sentence, passage):
+                continue
+            seen.add(key)
+            if not _someone_else(sentence, about, named):
+                candidates[sentence] = passage
+    if not candidates:
+        return []
+    texts = list(candidates)
+    vectors = np.asarray(embedder.embed([question, *texts]), dtype=np.float32)
+    scores = vectors[1:] @ vectors[0]
+    ranked = sorted(zip(texts, scores.tolist(), strict=True), key=lambda t: -t[1])
+    return [_quote(s, candidates[s], v) for s, v in ranked[:MAX_QUOTES] if v >= MIN_SCORE]
+
+
+def compose(quotes: Sequence[Quote], where: str) -> str:
+    """The quotes, numbered as their sources, with the offline note; or the honest nothing."""
+    if not quotes:
+        return f"Nothing {where} answers this. Try other words, or a name from the story."
+    lines = [
+        f'[{n}] "{q.sentence}"{" …" if q.cut else ""} ({q.passage.location})'
+        for n, q in enumerate(quotes, 1)
+    ]
+    return f"From the book, {where}:\n" + "\n".join(lines) + "\n\n" + OFFLINE_NOTE
+
+
+def _answers(sentence: str, passage: Passage) -> bool:
+    """A sentence of prose: more than a word, not a line of the chapter's heading."""
+    words = re.findall(r"\w+", sentence.lower())
+    heading = re.findall(r"\w+", (passage.chapter or "").lower())
+    return len(words) > 2 and " ".join(words) not in " ".join(heading)
+
+
+def _someone_else(sentence: str, about: Person | None, named: set[str]) -> bool:
+    """The sentence's first name (a run of capitalised words holding a word the passages write
+    capitalised mid-sentence) is not a form of the person asked about."""
+    if about is None:
+        return False
+    subject = next((r for r in runs(sentence) if any(w in named for w in r.split())), None)
+    if subject is None:
+        return False
+    forms = [set(f.split()) for f in (about.name, *about.aliases)]
+    return not any(set(subject.split()) <= form for form in forms)
+
+
+def _quote(sentence: str, passage: Passage, score: float) -> Quote:
+    words = sentence.split()
+    if len(words) <= MAX_QUOTE_WORDS:
+        return Quote(sentence, passage, score)
+    return Quote(" ".join(words[:MAX_QUOTE_WORDS]), passage, score, cut=True)

@@ -1,0 +1,68 @@
+"""What kind of message the reader sent, told by the embedder: a few generic examples per kind,
+and the message is of the kind whose example it is closest to, when that is close enough. Anything
+else is a question about the book.
+
+No phrasing is listed as a rule: "cheers, that was useful" is small talk because the embedder
+puts it near "thank you, that helps", whatever its words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from folio.domain.passages import PEOPLE, RECAP, SEARCH_HIGHLIGHTS
+from folio.domain.ports import Embedder
+
+BOOK = "book"
+GREETING, THANKS, GOODBYE = "greeting", "thanks", "goodbye"
+ABOUT_FOLIO = "about_folio"  # and the reader tools' own names
+SMALL_TALK = frozenset({GREETING, THANKS, GOODBYE})
+EXAMPLES: dict[str, tuple[str, ...]] = {
+    GREETING: ("hello", "hi there!", "good morning", "how are you?"),
+    THANKS: ("thanks", "thank you, that was helpful", "great, thank you!", "ok, got it", "cool"),
+    GOODBYE: ("goodbye", "bye, see you later"),
+    ABOUT_FOLIO: ("what can you do?", "how do I use you?", "who are you?"),
+    PEOPLE: ("who are the main characters?", "which people have we met so far?"),
+    SEARCH_HIGHLIGHTS: ("what did I highlight?", "show me my notes", "my highlights"),
+    RECAP: ("what has happened so far?", "summarize the story so far", "catch me up on the story"),
+}
+# cosine to the nearest example (all-MiniLM-L6-v2): small talk may be loose (a reply costs
+# nothing), a tool instead of a search must be sure
+MIN_SIMILARITY = {GREETING: 0.5, THANKS: 0.5, GOODBYE: 0.5}
+MIN_TOOL_SIMILARITY = 0.75
+REMEMBERED = 4096  # messages whose kind is kept: each earlier question is embedded once
+
+
+class MessageKinds:
+    """``kind(message)``: one of the keys of ``EXAMPLES``, or ``BOOK``."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        self._embedder = embedder
+        self._labels = [k for k, examples in EXAMPLES.items() for _ in examples]
+        self._examples: np.ndarray | None = None
+        self._known: dict[str, str] = {}
+
+    def kind(self, message: str) -> str:
+        key = " ".join(message.lower().split())
+        if key not in self._known:
+            if len(self._known) >= REMEMBERED:
+                self._known.clear()
+            self._known[key] = self._nearest(message)
+        return self._known[key]
+
+    def book_questions(self, messages: Sequence[str]) -> list[str]:
+        return [m for m in messages if self.kind(m) == BOOK]
+
+    def _nearest(self, message: str) -> str:
+        if self._examples is None:
+            texts = [e for examples in EXAMPLES.values() for e in examples]
+            self._examples = np.asarray(self._embedder.embed(texts), dtype=np.float32)
+        vector = np.asarray(self._embedder.embed([message]), dtype=np.float32)[0]
+        similarities = self._examples @ vector
+        best = int(np.argmax(similarities))
+        label = self._labels[best]
+        return (
+            label if similarities[best] >= MIN_SIMILARITY.get(label, MIN_TOOL_SIMILARITY) else BOOK
+        )

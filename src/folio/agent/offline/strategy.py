@@ -1,0 +1,267 @@
+"""The offline agent: no model, no network, the zero-configuration default.
+
+``OfflineStrategy`` runs a turn as a model would, with one small general policy instead of a model:
+
+- the embedder tells the kind of message (``folio.agent.offline.kinds``): small talk gets a short
+  reply, a question about folio its help, "who are the main characters?" the people tool, "what
+  has happened so far?" the recap tool; anything else is a question about the book;
+- a name the question uses is looked up in the book's lexicon through the people tool (a
+  full-text count over the text read when the lexicon does not know it): one the reader has not
+  met gets "Nothing up to Chapter 5 mentions X." and no search; one they have met is whom the
+  question is about;
+- the search query is the question, then the reader's earlier questions in the window, most
+  recent first (small talk left out): one ``search_book`` call;
+- the answer quotes the sentences of the passages found that the embedder puts closest to the
+  question, none about another person than the one asked about (``folio.agent.offline.answer``).
+
+It works on typed values only (the tools' results) and never reads an answer folio gave: a name
+only an answer mentioned is not the reader's. No model call is made (``llm_calls`` is 0); its usage
+is an ESTIMATE of what a model would have been sent and written (characters / 4), so evaluations
+can compare the context cost of conversations offline.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from folio.agent.lexicon import RUN, normal_form
+from folio.agent.offline.answer import OFFLINE_NOTE, best_quotes, compose, read_through
+from folio.agent.offline.kinds import (
+    ABOUT_FOLIO,
+    GOODBYE,
+    GREETING,
+    SMALL_TALK,
+    MessageKinds,
+)
+from folio.domain.llm import (
+    PromptMessage,
+    PromptRole,
+    TokenUsage,
+    ToolDefinition,
+    ToolInvocation,
+    ToolResultMessage,
+)
+from folio.domain.passages import (
+    PEOPLE,
+    RECAP,
+    SEARCH_BOOK,
+    SEARCH_HIGHLIGHTS,
+    PeopleList,
+    Person,
+    Recap,
+    SearchResults,
+    ToolOutcome,
+    decode_tool_result,
+)
+from folio.domain.ports import ChatProvider, Embedder, RetrievalOutcome, TextSink, ToolRunner
+from folio.domain.search import STOPWORDS
+
+MAX_NAMES = 2  # names of one question looked up
+EARLIER_CHARS = 2000  # of earlier questions in a search query: one bounded search however long
+_DELTA = re.compile(r"\S+\s*|\s+")
+_NUMBER = re.compile(r"\b\d+\b")
+REPLIES = {
+    GREETING: "Hello! Ask me about the book: characters, events, places. I will quote the pages.",
+    GOODBYE: "Goodbye, and happy reading!",
+}
+THANKS_REPLY = "You're welcome! Ask me anything else about the book."
+FOLIO_HELP = (
+    "I am folio, a reading companion. Ask me about the book as far as you have read it: who "
+    "someone is, what happened, why a character acted, what a place looks like. I search the "
+    "book and quote the passages with their pages, and I never reveal anything past your reading "
+    "position. You can also ask for the story so far or the people met so far. In the terminal, "
+    "/help lists the commands; `folio position` sets how far you have read."
+)
+
+
+class OfflineStrategy:
+    """Implements ``RetrievalStrategy`` without a model (see the module docstring)."""
+
+    name = "extractive"
+
+    def __init__(self, embedder: Embedder, *, k: int = 5) -> None:
+        self._embedder = embedder
+        self._kinds = MessageKinds(embedder)
+        self.k = k
+
+    def execute(
+        self,
+        chat_provider: ChatProvider,
+        messages: Sequence[PromptMessage],
+        tools: Sequence[ToolDefinition],
+        run_tool: ToolRunner,
+        *,
+        on_text: TextSink | None = None,
+    ) -> RetrievalOutcome:
+        """``chat_provider`` is not called: the answer is extracted from the book."""
+        *head, last = messages
+        question = last.content.strip()
+        available = {tool.name for tool in tools}
+        kind = self._kinds.kind(question)
+        if kind in SMALL_TALK or kind == ABOUT_FOLIO:
+            reply = FOLIO_HELP if kind == ABOUT_FOLIO else REPLIES.get(kind, THANKS_REPLY)
+            return _outcome(reply, (), (), on_text, kind, messages)
+        if kind in (PEOPLE, RECAP, SEARCH_HIGHLIGHTS) and kind in available:
+            numbers = _NUMBER.findall(question)
+            arguments: dict[str, Any] = {"chapter": numbers[0]} if kind == RECAP and numbers else {}
+            if kind == SEARCH_HIGHLIGHTS:
+                arguments = {"query": question}
+            outcome, calls = _call(run_tool, kind, arguments)
+            return _outcome(reader_answer(outcome), calls, (), on_text, kind, messages)
+        if SEARCH_BOOK not in available:
+            return _outcome("I cannot search this book here.", (), (), on_text, "none", messages)
+        about, calls, unmet = self._names(question, run_tool, available)
+        if unmet is not None:
+            return _outcome(unmet, calls, (), on_text, "not_met", messages)
+        earlier = [m.content for m in head if m.role is PromptRole.USER]
+        query = search_query(question, self._kinds.book_questions(earlier))
+        found, more = _call(run_tool, SEARCH_BOOK, {"query": query, "k": self.k})
+        answer = self._answer(question, found, about)
+        return _outcome(answer, (*calls, *more), (query,), on_text, "answered", messages)
+
+    def _names(
+        self, question: str, run_tool: ToolRunner, available: set[str]
+    ) -> tuple[Person | None, tuple[PromptMessage, ...], str | None]:
+        """Whom the question is about (the first name it uses that the reader has met), the
+        people calls made, and the honest reply when it uses a name not met so far."""
+        about: Person | None = None
+        calls: tuple[PromptMessage, ...] = ()
+        if PEOPLE not in available:
+            return None, (), None
+        for name in asked_names(question)[:MAX_NAMES]:
+            outcome, more = _call(run_tool, PEOPLE, {"name": name})
+            calls = (*calls, *more)
+            payload = outcome.payload
+            if not isinstance(payload, PeopleList):
+                continue
+            if not payload.people:
+                where = read_through(payload.reading_limit)
+                return (
+                    None,
+                    calls,
+                    f"Nothing {where} mentions {name}. Ask me about what you have read so far.",
+                )
+            about = about or payload.people[0]
+        return about, calls, None
+
+    def _answer(self, question: str, found: ToolOutcome, about: Person | None) -> str:
+        if not found.success or not isinstance(found.payload, SearchResults):
+            return f"I could not search the book: {found.error or 'the search failed.'}"
+        where = read_through(found.payload.reading_limit)
+        quotes = best_quotes(self._embedder, question, found.passages, about)
+        return compose(quotes, where)
+
+
+def search_query(question: str, earlier: Sequence[str]) -> str:
+    """The question, then the earlier questions, most recent first, up to ``EARLIER_CHARS``."""
+    kept: list[str] = []
+    room = EARLIER_CHARS
+    for text in reversed(earlier):
+        room -= len(text) + 1
+        if room < 0:
+            break
+        kept.append(text)
+    return " ".join([question, *kept])
+
+
+def asked_names(question: str) -> list[str]:
+    """The names a question uses: its runs of capitalised words, without the function words
+    that open them ("Who", "What"); a single word opening the question ("Tell me about...")
+    counts only inside a longer run ("Henry Clerval was...")."""
+    start = len(question) - len(question.lstrip())
+    names = []
+    for m in RUN.finditer(question):
+        words = normal_form(m.group()).split()
+        while words and words[0].lower() in STOPWORDS:
+            words.pop(0)
+        if not words or (m.start() == start and len(m.group().split()) == 1):
+            continue
+        names.append(" ".join(words))
+    return list(dict.fromkeys(names))
+
+
+def _call(
+    run_tool: ToolRunner, tool: str, arguments: dict[str, Any]
+) -> tuple[ToolOutcome, tuple[PromptMessage, ...]]:
+    """One tool call through the registry: its typed outcome and the messages to store."""
+    call = ToolInvocation(tool, f"offline_{uuid.uuid4().hex[:12]}", arguments)
+    result = run_tool(call)
+    outcome = result.typed() if isinstance(result, ToolResultMessage) else None
+    return outcome or decode_tool_result(result.content), (
+        PromptMessage.assistant("", (call,)),
+        result,
+    )
+
+
+def reader_answer(outcome: ToolOutcome) -> str:
+    """The offline answer from a recap or a people list, quoted with pages."""
+    payload = outcome.payload
+    if not outcome.success or payload is None:
+        return f"I cannot do that: {outcome.error or 'the tool failed.'}"
+    if isinstance(payload, SearchResults):  # the reader's own highlights
+        if not payload.passages:
+            return payload.note or "I found none of your highlights in what you have read."
+        lines = [f'- {p.location}: "{p.text}"' for p in payload.passages]
+        where = read_through(payload.reading_limit)
+        return f"Your highlights {where}:\n" + "\n".join(lines) + "\n\n" + OFFLINE_NOTE
+    if isinstance(payload, Recap):
+        if not payload.passages:
+            return payload.note or "There is nothing to recap yet."
+        lines = [f'- {p.location}: "{p.text}"' for p in payload.passages]
+        head = f"The story {read_through(payload.reading_limit)}, in the book's words:"
+        more = f"\n({payload.note})" if payload.note else ""
+        return head + "\n" + "\n".join(lines) + more + "\n\n" + OFFLINE_NOTE
+    if isinstance(payload, PeopleList):
+        if not payload.people:
+            return payload.note or "I found no names in what you have read yet."
+        lines = [
+            f"- {p.name}"
+            + (f" (also {', '.join(p.aliases)})" if p.aliases else "")
+            + f', {p.mentions} mentions, first met in {p.first.location}: "{p.first.text}"'
+            for p in payload.people
+        ]
+        head = f"The names that come up most {read_through(payload.reading_limit)}:"
+        return head + "\n" + "\n".join(lines) + "\n\n" + OFFLINE_NOTE
+    return "I cannot read that tool's result."
+
+
+def _outcome(
+    answer: str,
+    calls: tuple[PromptMessage, ...],
+    queries: tuple[str, ...],
+    on_text: TextSink | None,
+    stop: str,
+    prompt: Sequence[PromptMessage],
+) -> RetrievalOutcome:
+    if on_text is not None:
+        for piece in _DELTA.findall(answer):
+            on_text(piece)
+    steps = (f"searched {queries[0]!r}",) if queries else (f"no search: {stop}",)
+    return RetrievalOutcome(
+        answer,
+        (*calls, PromptMessage.assistant(answer)),
+        llm_calls=0,
+        usage=_estimated_usage(prompt, calls, answer),
+        model="extractive",
+        queries=queries,
+        reasoning_steps=steps,
+        strategy=OfflineStrategy.name,
+        stop_reason=stop,
+        quotes_only=True,
+    )
+
+
+def _estimated_usage(
+    prompt: Sequence[PromptMessage], calls: Sequence[PromptMessage], answer: str
+) -> TokenUsage:
+    """What a model would have been sent and written for this turn (see the module docstring)."""
+    sent = sum(len(m.content) for m in prompt) * (2 if calls else 1)
+    sent += sum(len(m.content) for m in calls)
+    written = len(answer) + sum(
+        len(str(dict(i.arguments))) for m in calls for i in m.tool_invocations
+    )
+    return TokenUsage(math.ceil(sent / 4), math.ceil(written / 4))

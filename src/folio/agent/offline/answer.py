@@ -22,13 +22,15 @@ import numpy as np
 from folio.agent.lexicon import runs
 from folio.domain.passages import Passage, Person
 from folio.domain.ports import Embedder
-from folio.domain.search import STOPWORDS
+from folio.domain.search import STOPWORDS, query_terms
 from folio.domain.sentences import split_sentences
 
 OFFLINE_NOTE = "(Offline mode: these are passages extracted from the book, not a generated answer.)"
 MAX_QUOTES = 3
 MIN_SCORE = 0.3  # cosine of question and sentence (all-MiniLM-L6-v2) below which nothing answers
 MAX_QUOTE_WORDS = 70
+SHORTLIST = 12  # sentences the embedder compares with the question
+EMBEDDED_WORDS = 40  # of each, enough for its subject and gist
 _THROUGH = re.compile(r"^through (?P<where>.+?)(?: \(.*\))?$")
 _MID_CAPITAL = re.compile(r"(?<=[a-z,;] )[A-Z][a-z]+")
 
@@ -71,11 +73,25 @@ def best_quotes(
                 candidates[sentence] = passage
     if not candidates:
         return []
-    texts = list(candidates)
-    vectors = np.asarray(embedder.embed([question, *texts]), dtype=np.float32)
+    texts = _shortlist(question, candidates, pool)
+    embedded = [" ".join(t.split()[:EMBEDDED_WORDS]) for t in texts]
+    vectors = np.asarray(embedder.embed([question, *embedded]), dtype=np.float32)
     scores = vectors[1:] @ vectors[0]
     ranked = sorted(zip(texts, scores.tolist(), strict=True), key=lambda t: -t[1])
     return [_quote(s, candidates[s], v) for s, v in ranked[:MAX_QUOTES] if v >= MIN_SCORE]
+
+
+def _shortlist(question: str, candidates: dict[str, Passage], pool: Sequence[Passage]) -> list[str]:
+    """The ``SHORTLIST`` candidates sharing most words with the question (then from the best
+    passages): the embedder reads a few sentences a turn, not every one found."""
+    terms = set(query_terms(question))
+    rank = {id(p): i for i, p in enumerate(pool)}
+
+    def overlap(sentence: str) -> tuple[int, int]:
+        shared = len(terms & set(query_terms(sentence)))
+        return (-shared, rank[id(candidates[sentence])])
+
+    return sorted(candidates, key=overlap)[:SHORTLIST]
 
 
 def compose(quotes: Sequence[Quote], where: str) -> str:

@@ -6,6 +6,7 @@ an honest nothing when nothing answers."""
 from __future__ import annotations
 
 import re
+import zlib
 from collections.abc import Sequence
 
 import numpy as np
@@ -40,7 +41,7 @@ class BagOfWords:
         for row, text in enumerate(texts):
             for w in re.findall(r"[a-z]+", text.lower()):
                 if w not in STOPWORDS:
-                    out[row, hash(w) % self.dimensions] += 1
+                    out[row, zlib.crc32(w.encode()) % self.dimensions] += 1
             out[row] /= max(float(np.linalg.norm(out[row])), 1e-9)
         return out
 
@@ -88,12 +89,12 @@ def ask(question: str, earlier: Sequence[tuple[str, str]] = (), **outcomes: Tool
     return result, runner
 
 
-def test_the_query_is_the_question_then_earlier_questions_latest_first_never_answers() -> None:
+def test_the_query_is_the_question_then_earlier_questions_never_answers() -> None:
     earlier = [("Where is the lighthouse?", "On the cape, said Marlow."),
                ("Who keeps the lamp?", "Old Tom keeps it.")]  # fmt: skip
     result, runner = ask("what does he eat?", earlier)
     [search] = [c for c in runner.calls if c.tool_name == SEARCH_BOOK]
-    query = "what does he eat? Who keeps the lamp? Where is the lighthouse?"
+    query = "what does he eat? Where is the lighthouse? Who keeps the lamp?"
     assert search.arguments["query"] == query and result.queries == (query,)
     assert "Tom" not in query and "Marlow" not in query  # names only an answer used
 
@@ -108,7 +109,8 @@ def test_small_talk_is_never_searched_nor_added_to_later_queries() -> None:
 def test_the_search_query_is_bounded_and_keeps_the_latest_questions() -> None:
     old = [f"question number {i} " + "x" * 80 for i in range(100)]
     query = search_query("What now?", old)
-    assert query.startswith(f"What now? {old[-1]}") and "number 0 " not in query
+    assert query.startswith("What now? question number ") and query.endswith(old[-1])
+    assert "number 0 " not in query
     assert len(query) <= 2100
 
 
@@ -124,12 +126,12 @@ def test_quotes_are_numbered_sources_best_first_each_once() -> None:
     assert "Gulls cry" not in result.answer
 
 
-def test_a_name_the_reader_has_not_met_gets_an_honest_nothing_and_no_search() -> None:
+def test_a_name_the_reader_has_not_met_is_said_first_honestly() -> None:
     note = "Nothing read so far mentions Ishmael."
     result, runner = ask("Who is Ishmael?", **{PEOPLE: met(note=note)})
-    assert [c.tool_name for c in runner.calls] == [PEOPLE]
+    assert [c.tool_name for c in runner.calls] == [PEOPLE, SEARCH_BOOK]
     assert runner.calls[0].arguments == {"name": "Ishmael"}
-    assert result.answer.startswith("Nothing up to Chapter 5 mentions Ishmael.")
+    assert result.answer == "Nothing up to Chapter 5 mentions Ishmael."
     assert "later" not in result.answer  # no hint at what lies past the position
 
 

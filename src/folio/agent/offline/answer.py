@@ -31,6 +31,7 @@ MIN_SCORE = 0.3  # cosine of question and sentence (all-MiniLM-L6-v2) below whic
 MAX_QUOTE_WORDS = 70
 SHORTLIST = 12  # sentences the embedder compares with the question
 EMBEDDED_WORDS = 40  # of each, enough for its subject and gist
+SUBJECT_WORDS = 3  # "Mr. Lacey was", "Poor Miss Lacey sneered"
 _THROUGH = re.compile(r"^through (?P<where>.+?)(?: \(.*\))?$")
 _MID_CAPITAL = re.compile(r"(?<=[a-z,;] )[A-Z][a-z]+")
 
@@ -113,11 +114,13 @@ def _answers(sentence: str, passage: Passage) -> bool:
 
 
 def _someone_else(sentence: str, about: Person | None, named: set[str]) -> bool:
-    """The sentence's first name (a run of capitalised words holding a word the passages write
-    capitalised mid-sentence) is not a form of the person asked about."""
+    """The sentence opens with a name (a run of capitalised words holding a word the passages
+    write capitalised mid-sentence, in its first words: where English puts the subject) that is
+    not a form of the person asked about. "My departure for Ingolstadt" has no such subject."""
     if about is None:
         return False
-    subject = next((r for r in runs(sentence) if any(w in named for w in r.split())), None)
+    opening = " ".join(sentence.lstrip("\"“‘'(_-—").split()[:SUBJECT_WORDS])
+    subject = next((r for r in runs(opening) if any(w in named for w in r.split())), None)
     if subject is None:
         return False
     forms = [set(f.split()) for f in (about.name, *about.aliases)]

@@ -38,6 +38,15 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _CAPITALISED = re.compile(r"\b[A-Z][a-z]+\b")
 
 
+_NUMBERED = re.compile(r'^\[\d+\] "(.*)"(?: …)? \([^()]*\)$', re.MULTILINE)
+
+
+def quoted(answer: str) -> list[str]:
+    """What an answer quotes: the offline answer's numbered quotes (whose sentences may hold
+    dialogue's own quotation marks), else each "..." of a model's answer."""
+    return _NUMBERED.findall(answer) or _QUOTED.findall(answer)
+
+
 def normalise(text: str) -> str:
     return " ".join(text.replace("’", "'").replace("‘", "'").lower().split())
 
@@ -150,7 +159,7 @@ def assert_nothing_past(library: Library, played: Played, position: int | None) 
         assert source.char_end <= position, (played.question, source)
     answer = normalise(played.result.answer)
     before = normalise(library.text[:position])
-    for quote in _QUOTED.findall(played.result.answer):
+    for quote in quoted(played.result.answer):
         assert normalise(quote) in before, (played.question, quote)
     for sentence in _SENTENCE_END.split(library.text[position:]):
         s = normalise(sentence)

@@ -38,7 +38,7 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _CAPITALISED = re.compile(r"\b[A-Z][a-z]+\b")
 
 
-_NUMBERED = re.compile(r'^\[\d+\] "(.*)"(?: …)? \([^()]*\)$', re.MULTILINE)
+_NUMBERED = re.compile(r'^- "(.*)"(?: …)? \([^()]*\)$', re.MULTILINE)
 
 
 def quoted(answer: str) -> list[str]:
@@ -307,7 +307,7 @@ def test_the_position_bound_holds_for_a_pronoun_follow_up_too(
 
 # --- the failures issue 25 names, as properties ---------------------------------------------------
 def _quotes(answer: str) -> list[str]:
-    return re.findall(r'\[\d+\] "([^"]+)"', answer)
+    return quoted(answer)
 
 
 def test_no_answer_quotes_a_sentence_twice(follow_up_runs: dict[str, list[Played]]) -> None:

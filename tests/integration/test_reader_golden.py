@@ -104,7 +104,7 @@ def test_who_is_quotes_the_sentence_where_the_book_introduces_them(
     conversation = container.conversations.create(book_id, "who is")
     chat = container.chat(provider="offline")
     answer = chat.execute(conversation.id, "Who is Henry Clerval?").answer
-    first = '[1] "Henry Clerval was the son of a merchant of Geneva." (Chapter 2'
+    first = '- "Henry Clerval was the son of a merchant of Geneva." (Chapter 2'
     assert first in answer
 
 

@@ -121,7 +121,7 @@ def test_quotes_are_numbered_sources_best_first_each_once() -> None:
     )
     lines = result.answer.splitlines()
     assert lines[0] == "From the book, up to Chapter 5:"
-    assert lines[1] == '[1] "The lamp burns whale oil." (Chapter 2, p. 12)'
+    assert lines[1] == '- "The lamp burns whale oil." (Chapter 2, p. 12)'
     assert result.answer.count("The lamp burns whale oil.") == 1
     assert "Gulls cry" not in result.answer
 

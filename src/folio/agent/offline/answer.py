@@ -8,7 +8,7 @@ question, quoted and numbered as their sources.
   this."
 
 Invariant: every quote is a sentence of a passage a tool returned (white space collapsed), and
-quote ``[n]`` is the answer's n-th source.
+the n-th quote is the answer's n-th source (the entry points print its number ``[n]`` after it).
 """
 
 from __future__ import annotations
@@ -96,13 +96,10 @@ def _shortlist(question: str, candidates: dict[str, Passage], pool: Sequence[Pas
 
 
 def compose(quotes: Sequence[Quote], where: str) -> str:
-    """The quotes, numbered as their sources, with the offline note; or the honest nothing."""
+    """The quotes in the order of their sources, with the offline note; or the honest nothing."""
     if not quotes:
         return f"Nothing {where} answers this. Try other words, or a name from the story."
-    lines = [
-        f'[{n}] "{q.sentence}"{" …" if q.cut else ""} ({q.passage.location})'
-        for n, q in enumerate(quotes, 1)
-    ]
+    lines = [f'- "{q.sentence}"{" …" if q.cut else ""} ({q.passage.location})' for q in quotes]
     return f"From the book, {where}:\n" + "\n".join(lines) + "\n\n" + OFFLINE_NOTE
 
 

@@ -1,6 +1,6 @@
 """A reader's first hour in the terminal (issue 28), through the real entry point: the answer's
 quotes carry the numbers of its sources, ``clear`` clears the screen, the REPL prompt leaves the
-line to the question, and ``folio serve`` says what it serves. Hashing embeddings, offline
+line to the question, and ``folio serve`` says what it serves. The default embedder, offline
 provider (the scripted one for the server)."""
 
 from __future__ import annotations
@@ -31,13 +31,14 @@ QUESTION = "Who was Caroline Beaufort?"  # Chapter 1 answers it with quotes
 @pytest.fixture(scope="module")
 def read_to_chapter_5(bundled_book: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     home = tmp_path_factory.mktemp("first-hour")
-    ok(run_folio_in(home, "add", str(bundled_book), "--position", "Chapter 5"))
+    ok(run_folio_in(home, "add", str(bundled_book), "--position", "Chapter 5", embedding=None))
     return home
 
 
 @pytest.fixture
 def folio(read_to_chapter_5: Path, tmp_path: Path) -> RunFolio:
-    return runner(copy_home(read_to_chapter_5, tmp_path / "home"))
+    # the default embedder: the offline answer's score threshold is the real model's
+    return runner(copy_home(read_to_chapter_5, tmp_path / "home"), embedding=None)
 
 
 @pytest.fixture
@@ -46,7 +47,7 @@ def spawn(folio: RunFolio) -> Iterator[Any]:
 
     def start(*args: str, dimensions: tuple[int, int] = (50, 80)) -> pexpect.spawn:
         command = folio_command(*args)
-        env = folio_env(folio.home, extra={"PROMPT_TOOLKIT_NO_CPR": "1", "NO_COLOR": "1",
+        env = folio_env(folio.home, embedding=None, extra={"PROMPT_TOOLKIT_NO_CPR": "1", "NO_COLOR": "1",
                                             "TERM": "xterm", "PAGER": "cat"})  # fmt: skip
         child = pexpect.spawn(command[0], command[1:], env=env, encoding="utf-8",
                               timeout=TIMEOUT_S, dimensions=dimensions)  # fmt: skip

@@ -22,7 +22,7 @@ from folio.entrypoints.cli.output import console, escape
 from folio.entrypoints.cli.progress import RichIngestProgress, ingest_progress, prepare_embedder
 
 TOUR = (
-    "Who is Victor's friend from Geneva?",
+    "Who is Henry Clerval?",
     "What happens to him?",
     "thanks!",
 )

@@ -47,8 +47,8 @@ def spawn(folio: RunFolio) -> Iterator[Any]:
 
     def start(*args: str, dimensions: tuple[int, int] = (50, 80)) -> pexpect.spawn:
         command = folio_command(*args)
-        env = folio_env(folio.home, embedding=None, extra={"PROMPT_TOOLKIT_NO_CPR": "1", "NO_COLOR": "1",
-                                            "TERM": "xterm", "PAGER": "cat"})  # fmt: skip
+        extra = {"PROMPT_TOOLKIT_NO_CPR": "1", "NO_COLOR": "1", "TERM": "xterm", "PAGER": "cat"}
+        env = folio_env(folio.home, embedding=None, extra=extra)
         child = pexpect.spawn(command[0], command[1:], env=env, encoding="utf-8",
                               timeout=TIMEOUT_S, dimensions=dimensions)  # fmt: skip
         children.append(child)

@@ -53,6 +53,11 @@ _TABLES: tuple[tuple[str, str], ...] = (
     ("sync_accounts", "user_id, username, key_hash, created_at"),
     ("sync_progress", "user_id, document, progress, percentage, device, device_id, pushed_at"),
     (
+        "highlights",
+        "id, book_id, user_id, kind, text, note, chapter, location, char_start, char_end, created,"
+        " source, key",
+    ),
+    (
         "import_jobs",
         "id, user_id, book_id, filename, status, stage, done, total, error_code, error_message,"
         " created_at, updated_at",

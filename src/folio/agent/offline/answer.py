@@ -27,6 +27,9 @@ from folio.domain.sentences import split_sentences
 
 OFFLINE_NOTE = "(Offline mode: these are passages extracted from the book, not a generated answer.)"
 MAX_QUOTES = 3
+# MIN_SCORE is on the default model's scale; another embedder (the hashing one) has no calibrated
+# floor, so any sentence sharing something with the question may answer.
+CALIBRATED_FOR = "all-MiniLM-L6-v2"
 MIN_SCORE = 0.3  # cosine of question and sentence (all-MiniLM-L6-v2) below which nothing answers
 MAX_QUOTE_WORDS = 70
 SHORTLIST = 12  # sentences the embedder compares with the question
@@ -79,7 +82,10 @@ def best_quotes(
     vectors = np.asarray(embedder.embed([question, *embedded]), dtype=np.float32)
     scores = vectors[1:] @ vectors[0]
     ranked = sorted(zip(texts, scores.tolist(), strict=True), key=lambda t: -t[1])
-    return [_quote(s, candidates[s], v) for s, v in ranked[:MAX_QUOTES] if v >= MIN_SCORE]
+    floor = MIN_SCORE if embedder.name.startswith(CALIBRATED_FOR) else 0.0
+    return [
+        _quote(s, candidates[s], v) for s, v in ranked[:MAX_QUOTES] if v > floor or v >= MIN_SCORE
+    ]
 
 
 def _shortlist(question: str, candidates: dict[str, Passage], pool: Sequence[Passage]) -> list[str]:

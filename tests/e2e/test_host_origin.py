@@ -98,37 +98,30 @@ def test_cross_site_simple_requests_are_refused(server: FolioServer) -> None:
 
 
 def test_the_page_itself_may_do_all_of_it_in_chromium(server: FolioServer) -> None:
-    sync_api = pytest.importorskip("playwright.sync_api")
+    web_support = pytest.importorskip("tests.e2e.web_support")
     with httpx.Client(base_url=server.url, timeout=30) as c:
         book = c.get(f"{V1}/books").json()[0]["id"]
         exported = _export(c, book).decode()
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path="/usr/bin/chromium",
-            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+    with web_support.chromium() as browser:
+        page = browser.new_page()
+        page.goto(server.url + "/")
+        statuses: dict[str, Any] = page.evaluate(
+            """async ([exported, book]) => {
+                const out = {};
+                const text = await fetch('/api/v1/conversations/import', {method: 'POST',
+                    headers: {'Content-Type': 'text/plain'}, body: exported});
+                out.import_text = text.status;
+                const form = new FormData();
+                form.append('file', new Blob(['CHAPTER 1\\n\\n' + 'A keeper counts ships. '
+                    .repeat(80)], {type: 'text/plain'}), 'keeper.txt');
+                const upload = await fetch('/api/v1/books', {method: 'POST', body: form});
+                out.upload = upload.status;
+                out.list = (await fetch('/api/v1/books')).status;
+                out.remove = (await fetch('/api/v1/books/' + book, {method: 'DELETE'})).status;
+                return out;
+            }""",
+            [exported, book],
         )
-        try:
-            page = browser.new_page()
-            page.goto(server.url + "/")
-            statuses: dict[str, Any] = page.evaluate(
-                """async ([exported, book]) => {
-                    const out = {};
-                    const text = await fetch('/api/v1/conversations/import', {method: 'POST',
-                        headers: {'Content-Type': 'text/plain'}, body: exported});
-                    out.import_text = text.status;
-                    const form = new FormData();
-                    form.append('file', new Blob(['CHAPTER 1\\n\\n' + 'A keeper counts ships. '
-                        .repeat(80)], {type: 'text/plain'}), 'keeper.txt');
-                    const upload = await fetch('/api/v1/books', {method: 'POST', body: form});
-                    out.upload = upload.status;
-                    out.list = (await fetch('/api/v1/books')).status;
-                    out.remove = (await fetch('/api/v1/books/' + book, {method: 'DELETE'})).status;
-                    return out;
-                }""",
-                [exported, book],
-            )
-        finally:
-            browser.close()
     assert statuses == {"import_text": 201, "upload": 202, "list": 200, "remove": 204}
 
 

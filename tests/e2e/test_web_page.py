@@ -10,8 +10,6 @@ One server and one browser for the module; each test gets a fresh page. Set
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,18 +19,9 @@ import pytest
 
 from tests.e2e.api_server import DEFAULT_SCRIPT, FolioServer
 from tests.e2e.conftest import ok_json, run_folio_in
-
-playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-
-CHROMIUM = os.environ.get("FOLIO_CHROMIUM") or (
-    "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else shutil.which("chromium")
-)
-if not CHROMIUM:
-    pytest.skip("no chromium on PATH (.ci/run installs it)", allow_module_level=True)
+from tests.e2e.web_support import SHOTS, Page, chromium, fresh_page, shot
 
 V1 = "/api/v1"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
-SHOTS = os.environ.get("FOLIO_SCREENSHOTS")
 SLOW_SCRIPT = {"delay": 0.05, "steps": [" ".join(["slowly"] * 400)]}
 XSS = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>'
 
@@ -78,10 +67,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FolioServer]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    with playwright_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+    with chromium() as b:
         yield b
-        b.close()
 
 
 @pytest.fixture
@@ -98,34 +85,10 @@ def frankenstein(api: httpx.Client) -> dict[str, Any]:
     return dict(book)
 
 
-class Page:
-    """A fresh browser page that fails the test on any script error it sees."""
-
-    def __init__(self, browser: Any, server: FolioServer, width: int, height: int) -> None:
-        self.context = browser.new_context(viewport={"width": width, "height": height})
-        self.page = self.context.new_page()
-        self.page.set_default_timeout(20_000)
-        self.errors: list[str] = []
-        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
-        self.url = server.url
-
-    def open(self, hash_: str = "#/") -> Any:
-        self.page.goto(f"{self.url}/{hash_}")
-        return self.page
-
-
 @pytest.fixture
 def web(browser: Any, server: FolioServer) -> Iterator[Page]:
-    p = Page(browser, server, 1280, 860)
-    yield p
-    p.context.close()
-    assert not p.errors, p.errors
-
-
-def shot(page: Any, name: str) -> None:
-    if SHOTS:
-        Path(SHOTS).mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(Path(SHOTS) / f"{name}.png"))
+    with fresh_page(browser, server, 1280, 860) as p:
+        yield p
 
 
 def drop_files(page: Any, selector: str, files: dict[str, str]) -> None:

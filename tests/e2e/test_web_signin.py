@@ -11,7 +11,7 @@ import pytest
 
 from tests.e2e.api_server import FolioServer
 from tests.e2e.conftest import ok_json, run_folio_in
-from tests.e2e.test_web_page import ARGS, CHROMIUM, playwright_api
+from tests.e2e.web_support import chromium, fresh_page
 
 
 @pytest.fixture(scope="module")
@@ -27,15 +27,9 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[FolioServ
 
 @pytest.fixture(scope="module")
 def page(served: tuple[FolioServer, str]) -> Iterator[Any]:
-    with playwright_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        page = browser.new_page()
-        page.set_default_timeout(20_000)
-        errors: list[str] = []
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        yield page
-        browser.close()
-        assert not errors, errors
+    server, _ = served
+    with chromium() as browser, fresh_page(browser, server, 1280, 800) as web:
+        yield web.page
 
 
 def test_sign_in_with_a_token_then_sign_out(served: tuple[FolioServer, str], page: Any) -> None:

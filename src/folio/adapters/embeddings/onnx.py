@@ -133,12 +133,12 @@ class OnnxEmbedder:
         return out
 
     def _embed_batch(self, session: Any, ids: list[list[int]]) -> Vectors:
-        feeds = _feeds(ids)
+        feeds = model_feeds(ids)
         try:
             hidden = session.run(["last_hidden_state"], feeds)[0]
         except Exception as e:  # onnxruntime's own error types (e.g. allocation failures)
             raise EmbeddingError(f"Embedding failed: {e}") from e
-        return _mean_pool_normalised(hidden, feeds["attention_mask"])
+        return mean_pool_normalised(hidden, feeds["attention_mask"])
 
     def _load(self) -> tuple[Any, Any]:
         with self._load_lock:
@@ -149,7 +149,7 @@ class OnnxEmbedder:
         return self._session, self._tokenizer
 
 
-def _feeds(ids: list[list[int]]) -> dict[str, np.ndarray]:
+def model_feeds(ids: list[list[int]]) -> dict[str, np.ndarray]:
     """Right-pad token ids to the longest row; the mask marks real tokens."""
     width = max(len(row) for row in ids)
     input_ids = np.zeros((len(ids), width), dtype=np.int64)
@@ -160,7 +160,7 @@ def _feeds(ids: list[list[int]]) -> dict[str, np.ndarray]:
     return {"input_ids": input_ids, "attention_mask": mask, "token_type_ids": np.zeros_like(mask)}
 
 
-def _mean_pool_normalised(hidden: np.ndarray, mask: np.ndarray) -> Vectors:
+def mean_pool_normalised(hidden: np.ndarray, mask: np.ndarray) -> Vectors:
     weights = mask[:, :, None].astype(np.float32)
     summed = (hidden * weights).sum(axis=1)
     pooled = summed / np.clip(weights.sum(axis=1), 1e-9, None)
@@ -258,10 +258,10 @@ def _quantize(float_model: Path, target: Path) -> None:
         raise ConfigError(f"Cannot quantise {float_model} to int8: {e}") from e
     finally:
         quiet.setLevel(level)
-    feeds = _feeds([[101, 2023, 2003, 1037, 3231, 1012, 102], [101, 7592, 102]])
+    feeds = model_feeds([[101, 2023, 2003, 1037, 3231, 1012, 102], [101, 7592, 102]])
     mask = feeds["attention_mask"]
     vectors = [
-        _mean_pool_normalised(_open_session(p, None).run(["last_hidden_state"], feeds)[0], mask)
+        mean_pool_normalised(_open_session(p, None).run(["last_hidden_state"], feeds)[0], mask)
         for p in (float_model, target)
     ]
     cosine = (vectors[0] * vectors[1]).sum(axis=1)

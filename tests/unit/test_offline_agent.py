@@ -36,6 +36,9 @@ class BagOfWords:
 
     name, dimensions = "bag", 512
 
+    def __init__(self, relevance_floor: float = 0.0) -> None:
+        self.relevance_floor = relevance_floor  # any shared word may answer unless raised
+
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
         for row, text in enumerate(texts):
@@ -77,12 +80,17 @@ def met(*people: Person, note: str | None = None) -> ToolOutcome:
     return ToolOutcome(True, payload=PeopleList(tuple(people), WHERE, note))
 
 
-def ask(question: str, earlier: Sequence[tuple[str, str]] = (), **outcomes: ToolOutcome):
+def ask(
+    question: str,
+    earlier: Sequence[tuple[str, str]] = (),
+    embedder: BagOfWords | None = None,
+    **outcomes: ToolOutcome,
+):
     messages = [PromptMessage.system("You are a reading companion.")]
     for q, a in earlier:
         messages += [PromptMessage.user(q), PromptMessage.assistant(a)]
     runner = Runner(**{SEARCH_BOOK: found(), PEOPLE: met(), **outcomes})
-    strategy = OfflineStrategy(BagOfWords())
+    strategy = OfflineStrategy(embedder or BagOfWords())
     result = strategy.execute(OfflineChatProvider(), [*messages, PromptMessage.user(question)],
                               TOOLS, runner)  # fmt: skip
     assert result.llm_calls == 0 and result.new_messages[-1].content == result.answer
@@ -140,6 +148,19 @@ def test_nothing_close_enough_is_said_honestly() -> None:
         "Why did the storm break the mast?", **{SEARCH_BOOK: found(passage("Gulls cry."))}
     )
     assert result.answer.startswith("Nothing up to Chapter 5 answers this.")
+
+
+def test_a_sentence_at_or_under_the_embedders_relevance_floor_does_not_answer() -> None:
+    question, sentence = "Does the lamp burn oil at night?", "The lamp burns whale oil."
+    vectors = BagOfWords().embed([question, sentence])
+    score = float(vectors[0] @ vectors[1])
+    assert 0 < score < 1
+    outcomes = {SEARCH_BOOK: found(passage(f"{sentence} The keeper sleeps."))}
+    kept, _ = ask(question, embedder=BagOfWords(score - 0.05), **outcomes)
+    assert f'"{sentence}"' in kept.answer
+    for floor in (score, score + 0.05):  # each model's own scale: the floor is the embedder's
+        result, _ = ask(question, embedder=BagOfWords(floor), **outcomes)
+        assert result.answer.startswith("Nothing up to Chapter 5 answers this."), floor
 
 
 def test_no_sentence_whose_subject_is_another_person_is_quoted() -> None:

@@ -41,6 +41,7 @@ from folio.domain.passages import SEARCH_BOOK, ToolOutcome, decode_tool_result
 from folio.domain.ports import (
     ChatProvider,
     Exchange,
+    ProviderWrapper,
     QueryRewriter,
     RetrievalOutcome,
     RetrievalStrategy,
@@ -52,27 +53,15 @@ REPEATED_CALL = "REPEATED_CALL"
 NO_ANSWER = "I couldn't find a clear answer to that in the part of the book you have read."
 
 
-class MeteredProvider:
+class MeteredProvider(ProviderWrapper):
     """A ``ChatProvider`` wrapper counting calls and tokens, so a strategy (and the query rewriter
     it lends the provider to) reports what the turn cost."""
 
     def __init__(self, inner: ChatProvider) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.calls = 0
         self.usage = TokenUsage()
         self.model: str | None = None
-
-    @property
-    def provider_name(self) -> str:
-        return self.inner.provider_name
-
-    @property
-    def model_name(self) -> str:
-        return self.inner.model_name
-
-    @property
-    def supports_tools(self) -> bool:
-        return self.inner.supports_tools
 
     def chat(self, messages: Sequence[PromptMessage]) -> ChatResponse:
         return self.respond(messages, None)

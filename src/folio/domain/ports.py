@@ -52,6 +52,12 @@ class Embedder(Protocol):
     @property
     def dimensions(self) -> int: ...
 
+    @property
+    def relevance_floor(self) -> float:
+        """The cosine on this model's scale at or under which a sentence is taken as unrelated to
+        a question (each model has its own scale: the offline answer quotes nothing under it)."""
+        ...
+
     def embed(self, texts: Sequence[str]) -> Vectors:
         """Normalised vectors, one row per text, in order."""
         ...
@@ -247,6 +253,26 @@ class ChatProvider(Protocol):
     def stream_chat_with_tools(
         self, messages: Sequence[PromptMessage], tools: Sequence[ToolDefinition]
     ) -> Iterator[StreamEvent]: ...
+
+
+class ProviderWrapper:
+    """Base of the wrappers around a ``ChatProvider`` (metering, observing): the name, the model
+    and the capabilities are the wrapped provider's; subclasses wrap the calls."""
+
+    def __init__(self, inner: ChatProvider) -> None:
+        self.inner = inner
+
+    @property
+    def provider_name(self) -> str:
+        return self.inner.provider_name
+
+    @property
+    def model_name(self) -> str:
+        return self.inner.model_name
+
+    @property
+    def supports_tools(self) -> bool:
+        return self.inner.supports_tools
 
 
 Exchange = tuple[str, str | None]  # (user question, assistant answer or None), oldest first

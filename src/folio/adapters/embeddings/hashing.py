@@ -29,6 +29,11 @@ class HashingEmbedder:
     def dimensions(self) -> int:
         return self._dimensions
 
+    @property
+    def relevance_floor(self) -> float:
+        """Hashed words and word pairs: a positive cosine means a shared word or pair."""
+        return 0.0
+
     def embed(self, texts: Sequence[str]) -> Vectors:
         out = np.zeros((len(texts), self._dimensions), dtype=np.float32)
         for row, text in enumerate(texts):

@@ -101,6 +101,11 @@ class SentenceTransformerEmbedder:
             raise ConfigError(f"Embedding model {self._source!r} does not declare its dimension.")
         return int(dimensions)
 
+    @property
+    def relevance_floor(self) -> float:
+        """Another model's scale is unknown: any positive cosine may answer."""
+        return 0.0
+
     def embed(self, texts: Sequence[str]) -> Vectors:
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)

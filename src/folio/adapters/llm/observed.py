@@ -21,31 +21,19 @@ from folio.domain.llm import (
     TokenUsage,
     ToolDefinition,
 )
-from folio.domain.ports import ChatProvider
+from folio.domain.ports import ChatProvider, ProviderWrapper
 from folio.domain.telemetry import OK, ModelCallReport, Telemetry, outcome_of
 
 log = logging.getLogger("folio.llm")
 CANCELLED = "cancelled"
 
 
-class ObservedChatProvider:
+class ObservedChatProvider(ProviderWrapper):
     """``inner``, with each call logged and reported to ``telemetry``."""
 
     def __init__(self, inner: ChatProvider, telemetry: Telemetry) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self._telemetry = telemetry
-
-    @property
-    def provider_name(self) -> str:
-        return self.inner.provider_name
-
-    @property
-    def model_name(self) -> str:
-        return self.inner.model_name
-
-    @property
-    def supports_tools(self) -> bool:
-        return self.inner.supports_tools
 
     def chat(self, messages: Sequence[PromptMessage]) -> ChatResponse:
         return self._call("chat", lambda: self.inner.chat(messages))

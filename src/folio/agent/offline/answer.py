@@ -27,10 +27,6 @@ from folio.domain.sentences import split_sentences
 
 OFFLINE_NOTE = "(Offline mode: these are passages extracted from the book, not a generated answer.)"
 MAX_QUOTES = 3
-# MIN_SCORE is on the default model's scale; another embedder (the hashing one) has no calibrated
-# floor, so any sentence sharing something with the question may answer.
-CALIBRATED_FOR = "all-MiniLM-L6-v2"
-MIN_SCORE = 0.3  # cosine of question and sentence (all-MiniLM-L6-v2) below which nothing answers
 MAX_QUOTE_WORDS = 70
 SHORTLIST = 12  # sentences the embedder compares with the question
 EMBEDDED_WORDS = 40  # of each, enough for its subject and gist
@@ -62,7 +58,7 @@ def best_quotes(
     about: Person | None = None,
 ) -> list[Quote]:
     """The sentences closest to ``question`` (``about``'s first appearance among them), best
-    first, above ``MIN_SCORE``, none whose subject is someone else."""
+    first, above the embedder's relevance floor, none whose subject is someone else."""
     pool = [*passages, *([about.first] if about else [])]
     named = {w for p in pool for w in _MID_CAPITAL.findall(p.text) if w.lower() not in STOPWORDS}
     candidates: dict[str, Passage] = {}
@@ -82,10 +78,8 @@ def best_quotes(
     vectors = np.asarray(embedder.embed([question, *embedded]), dtype=np.float32)
     scores = vectors[1:] @ vectors[0]
     ranked = sorted(zip(texts, scores.tolist(), strict=True), key=lambda t: -t[1])
-    floor = MIN_SCORE if embedder.name.startswith(CALIBRATED_FOR) else 0.0
-    return [
-        _quote(s, candidates[s], v) for s, v in ranked[:MAX_QUOTES] if v > floor or v >= MIN_SCORE
-    ]
+    floor = embedder.relevance_floor
+    return [_quote(s, candidates[s], v) for s, v in ranked[:MAX_QUOTES] if v > floor]
 
 
 def _shortlist(question: str, candidates: dict[str, Passage], pool: Sequence[Passage]) -> list[str]:

@@ -4,12 +4,14 @@ elsewhere, such as a git worktree) skip (with a reason) when it is absent."""
 from __future__ import annotations
 
 import os
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.postgres_support import PgTestServer, start_server
+from tests.shared_homes import built_once, load_process, save_process
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("FOLIO_SHARED_DATA") or ROOT / ".." / "shared" / "data").resolve()
@@ -58,3 +60,34 @@ def pg_server() -> Iterator[PgTestServer]:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def real_model() -> None:
+    """Skip when the packaged embedding model is not installed."""
+    from folio.domain.errors import ConfigError
+
+    try:
+        from folio.adapters.embeddings.onnx import packaged_model_dir
+
+        packaged_model_dir()
+    except ConfigError as e:
+        pytest.skip(str(e))
+
+
+@pytest.fixture(scope="session")
+def demo_run(
+    real_model: None, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """``folio demo < /dev/null`` run ONCE for the whole run (every xdist worker) in an empty home
+    with the real embedding model: the home (the bundled Frankenstein imported, the demo's
+    conversation, no position) and the finished process. The import is the suite's costliest
+    step: tests that need the book embedded by the real model copy this home, never change it."""
+    from tests.e2e.conftest import run_folio_in
+
+    def build(root: Path) -> None:
+        (root / "home").mkdir()
+        save_process(run_folio_in(root / "home", "demo", embedding=None), root / "demo.json")
+
+    root = built_once(tmp_path_factory, "demo-run", build)
+    return root / "home", load_process(root / "demo.json")

@@ -77,7 +77,12 @@ class PgTestServer:
                 pgdata=self.server.pgdata,
                 user=self.server.system_user,
             )
-        self.server.cleanup()
+        # cleanup() signals the server's processes: one already gone (the immediate stop above)
+        # raises from psutil, and the data directory must go all the same.
+        try:
+            self.server.cleanup()
+        except Exception:  # psutil.NoSuchProcess, ProcessLookupError
+            shutil.rmtree(self.server.pgdata, ignore_errors=True)
 
     def truncate(self, url: str) -> None:
         import psycopg

@@ -4,8 +4,9 @@ directory.
 
 Invariants: no test reaches a model API (provider keys and settings are removed from the
 environment, so the provider is ``offline``); tests use the hashing embedder unless they ask for the
-real model, and the real model imports each book once per session (a home built once, copied per
-test). The model cache (``FOLIO_MODELS_DIR``: the int8 copy) is shared with the machine.
+real model, and the real model imports the demo book once per run (``demo_run`` in the root
+conftest: a home built once for every xdist worker, copied per test). The model cache
+(``FOLIO_MODELS_DIR``: the int8 copy) is shared with the machine.
 """
 
 from __future__ import annotations
@@ -143,29 +144,7 @@ def bundled_book() -> Path:
     return path()
 
 
-@pytest.fixture(scope="session")
-def real_model() -> None:
-    """Skip when the packaged embedding model is not installed."""
-    from folio.domain.errors import ConfigError
-
-    try:
-        from folio.adapters.embeddings.onnx import packaged_model_dir
-
-        packaged_model_dir()
-    except ConfigError as e:
-        pytest.skip(str(e))
-
-
 DemoRun = tuple[Path, subprocess.CompletedProcess[str]]
-
-
-@pytest.fixture(scope="session")
-def demo_run(real_model: None, tmp_path_factory: pytest.TempPathFactory) -> DemoRun:
-    """``folio demo < /dev/null`` run ONCE in an empty home with the real embedding model: the home
-    (holding the imported bundled book and the demo's conversation) and the finished process.
-    Tests that chat with the real model copy this home instead of importing the book again."""
-    home = tmp_path_factory.mktemp("demo-home")
-    return home, run_folio_in(home, "demo", embedding=REAL_MODEL)
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ import pytest
 
 from tests.e2e.api_server import FolioServer
 from tests.e2e.conftest import (
+    DemoRun,
     RunFolio,
     copy_home,
     folio_command,
@@ -29,9 +30,10 @@ QUESTION = "Who was Caroline Beaufort?"  # Chapter 1 answers it with quotes
 
 
 @pytest.fixture(scope="module")
-def read_to_chapter_5(bundled_book: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    home = tmp_path_factory.mktemp("first-hour")
-    ok(run_folio_in(home, "add", str(bundled_book), "--position", "Chapter 5", embedding=None))
+def read_to_chapter_5(demo_run: DemoRun, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled book imported with the real model (the run's demo home), read to Chapter 5."""
+    home = copy_home(demo_run[0], tmp_path_factory.mktemp("first-hour") / "home")
+    ok(run_folio_in(home, "position", "Frankenstein", "--chapter", "Chapter 5", embedding=None))
     return home
 
 

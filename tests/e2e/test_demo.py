@@ -41,8 +41,10 @@ def test_the_first_demo_imports_the_book_and_tours_it_offline(demo_run: DemoRun)
 
 
 @pytest.mark.slow
-def test_the_tour_respects_the_reading_position_and_restores_it(demo_run: DemoRun) -> None:
-    run = runner(demo_run[0], embedding=None)
+def test_the_tour_respects_the_reading_position_and_restores_it(
+    demo_run: DemoRun, tmp_path: Path
+) -> None:
+    run = runner(copy_home(demo_run[0], tmp_path / "home"), embedding=None)
     [book] = ok_json(run("books", "--json"))
     assert book["reading_position"]["char_offset"] is None  # the tour resets what it set
     chapters = ok_json(run("show", book["id"], "--json"))["chapters"]

@@ -10,7 +10,7 @@ the scripted one), asserting properties of every turn rather than wording (seed 
 - no answer quotes a sentence twice, or one whose subject is another person than the one asked
   about; small talk never reaches a later search.
 
-The book is imported once per session (about a minute on a small machine): these tests are slow.
+The book is imported once per run (the root conftest's ``demo_run``, shared by every worker).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from folio.bootstrap import Container
 from folio.config import load_settings
 from folio.domain.books import Book
 from folio.domain.llm import PromptMessage, PromptRole, ToolDefinition
-from folio.entrypoints.cli.demo import bundled_book
+from tests.e2e.conftest import DemoRun, copy_home
 
 pytestmark = pytest.mark.slow
 
@@ -74,11 +74,12 @@ class Library:
 
 
 @pytest.fixture(scope="session")
-def library(tmp_path_factory: pytest.TempPathFactory) -> Library:
-    home = tmp_path_factory.mktemp("golden-home")
+def library(demo_run: DemoRun, tmp_path_factory: pytest.TempPathFactory) -> Library:
+    """The bundled book imported with the real model: a copy of the run's demo home."""
+    home = copy_home(demo_run[0], tmp_path_factory.mktemp("golden") / "home")
     settings = load_settings(env={"FOLIO_HOME": str(home)}, conversation_store="sqlite")
     container = Container(settings)
-    book = container.ingest.execute(bundled_book()).book
+    [book] = container.library.list_books()
     return Library(container, book.id, container.books.get_text(book.id))
 
 

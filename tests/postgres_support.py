@@ -30,11 +30,16 @@ TABLES = (
 )
 
 
+# Under pytest-xdist every worker shares one server (each in databases of its own names).
+WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+
+
 @dataclass
 class PgTestServer:
     server: Any
     base_url: str
     _migrated: set[str] = field(default_factory=set)
+    lock: Any = None  # held while attaching to or leaving a server other workers share
 
     def url(self, database: str) -> str:
         parts = urlsplit(self.base_url)
@@ -48,6 +53,7 @@ class PgTestServer:
 
         if not re.fullmatch(r"[a-z_][a-z0-9_]*", name):
             raise ValueError(f"bad database name {name!r}")
+        name = f"{name}_{WORKER}" if WORKER else name
         with psycopg.connect(self.base_url, autocommit=True) as conn:
             conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
             conn.execute(f"CREATE DATABASE {name}")
@@ -67,8 +73,14 @@ class PgTestServer:
             conn.execute("SELECT pg_reload_conf()")
 
     def stop(self) -> None:
-        """Stop at once (``immediate``: nothing worth a shutdown checkpoint) and delete the data."""
+        """Stop at once (``immediate``: nothing worth a shutdown checkpoint) and delete the data;
+        a shared server only when this is the last process using it (pgserver counts them)."""
         import pgserver
+
+        if self.lock is not None:
+            with self.lock, contextlib.suppress(Exception):
+                self.server.cleanup()
+            return
 
         # Already stopped or not: cleanup() below still removes the data.
         with contextlib.suppress(subprocess.CalledProcessError):
@@ -91,23 +103,37 @@ class PgTestServer:
             conn.execute(f"TRUNCATE {TABLES} RESTART IDENTITY CASCADE")
 
 
-def start_server() -> PgTestServer:
+def start_server(shared: str | None = None) -> PgTestServer:
     """Start PostgreSQL in a new temporary directory; raises with the reason when it cannot.
+    With ``shared`` (a name for this test run), every process asking for it gets the one server
+    in that directory: the first starts it, the last to ``stop()`` stops it.
 
     The directory is made directly under the system temporary folder (not pytest's private one):
     run as root, pgserver starts PostgreSQL as an unprivileged user, who must reach it."""
     import pgserver  # type: ignore[import-untyped]
+    from filelock import FileLock
 
-    directory = Path(tempfile.mkdtemp(prefix="folio-pg-"))
-    directory.chmod(0o755)
+    lock = None
+    if shared:
+        directory = Path(tempfile.gettempdir()) / f"folio-pg-{shared}"
+        lock = FileLock(f"{directory}.lock")
+        lock.acquire()
+        directory.mkdir(exist_ok=True)
+    else:
+        directory = Path(tempfile.mkdtemp(prefix="folio-pg-"))
     try:
-        server = pgserver.get_server(str(directory), cleanup_mode="delete")
-    except subprocess.CalledProcessError as e:
-        shutil.rmtree(directory, ignore_errors=True)
-        detail = (e.stderr or e.output or b"").strip()
-        if isinstance(detail, bytes):
-            detail = detail.decode(errors="replace")
-        raise RuntimeError(f"{e} {detail[-500:]}") from e
-    test_server = PgTestServer(server, server.get_uri())
-    test_server.tune_for_tests()
+        directory.chmod(0o755)
+        try:
+            server = pgserver.get_server(str(directory), cleanup_mode="delete")
+        except subprocess.CalledProcessError as e:
+            shutil.rmtree(directory, ignore_errors=True)
+            detail = (e.stderr or e.output or b"").strip()
+            if isinstance(detail, bytes):
+                detail = detail.decode(errors="replace")
+            raise RuntimeError(f"{e} {detail[-500:]}") from e
+        test_server = PgTestServer(server, server.get_uri(), lock=lock)
+        test_server.tune_for_tests()
+    finally:
+        if lock is not None:
+            lock.release()
     return test_server

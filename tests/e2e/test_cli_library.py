@@ -551,11 +551,11 @@ def moby_excerpt(books_dir: Path, target: Path) -> Path:
 def real_library(
     real_model: None, books_dir: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> RunFolio:
-    """Moby Dick (excerpt) and frankenstein.pdf imported ONCE with the real embedding model."""
+    """Moby Dick (excerpt) imported ONCE with the real embedding model."""
     home = tmp_path_factory.mktemp("real-library")
     moby = moby_excerpt(books_dir, home.parent / "moby_dick.txt")
     run = runner(home, embedding=REAL_MODEL)
-    ok(run("add", str(moby), str(books_dir / "formats" / "frankenstein.pdf")))
+    ok(run("add", str(moby)))
     return run
 
 
@@ -577,14 +577,13 @@ def a_sentence_of_pdf_page(pdf: Path, page_number: int) -> str:
     return max(inner, key=len)
 
 
-@pytest.mark.slow
 def test_a_sentence_printed_on_pdf_page_41_finds_page_41_first(
-    real_library: RunFolio, books_dir: Path
+    lib: RunFolio, books_dir: Path
 ) -> None:
     sentence = a_sentence_of_pdf_page(books_dir / "formats" / "frankenstein.pdf", 41)
     assert len(sentence.split()) >= 12
-    pdf = next(b["id"] for b in books(real_library) if b["format"] == "pdf")
-    hits = search(real_library, pdf, sentence)
+    pdf = next(b["id"] for b in books(lib) if b["format"] == "pdf")
+    hits = search(lib, pdf, sentence)
     assert hits[0]["page_start"] == "41" or hits[0]["page_end"] == "41", hits[0]
 
 

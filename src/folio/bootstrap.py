@@ -81,11 +81,8 @@ class Container:
         telemetry: Telemetry | None = None,
         sleep: Callable[[float], None] | None = None,
     ) -> None:
-        from folio.domain.telemetry import NoTelemetry
-
         self.settings = settings if settings is not None else load_settings()
         self.clock = clock or _utcnow
-        self.telemetry: Telemetry = telemetry or NoTelemetry()
         self.sleep = sleep or time.sleep  # a chat turn's pause between attempts to store it
         self._pools: list[Any] = []  # PostgreSQL pools built here besides ``database``
         self._provider = provider
@@ -99,6 +96,7 @@ class Container:
             "embedder": embedder,
             "tools": tools,
             "guardrail": guardrail,
+            "telemetry": telemetry,
         }
         self.__dict__.update({name: value for name, value in given.items() if value is not None})
 
@@ -151,6 +149,14 @@ class Container:
             if close is not None:
                 close()
         self._pools.clear()
+
+    @cached_property
+    def telemetry(self) -> Telemetry:
+        """``NoTelemetry`` unless one was given (built when first asked: a command that runs no
+        turn, model call or import never loads it)."""
+        from folio.domain.telemetry import NoTelemetry
+
+        return NoTelemetry()
 
     # --- adapters ---------------------------------------------------------------------------------
     @cached_property

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from folio.domain.books import Book, ReadingPosition, reader_names
 from folio.domain.errors import BookError, BookErrorCode
-from folio.domain.passages import Passage
-from folio.domain.ports import BookRepository
 from folio.domain.series import series_fields
 from folio.domain.window import ReadingWindow
+
+if TYPE_CHECKING:  # `folio books` needs neither: the ports are protocols, a passage is read later
+    from folio.domain.passages import Passage
+    from folio.domain.ports import BookRepository
 
 
 def reading_window(books: BookRepository, book: Book) -> ReadingWindow:
@@ -230,6 +233,8 @@ def _unread_reason(window: ReadingWindow, book_id: str, start: int) -> str:
 
 
 def _passage(window: ReadingWindow, volume: Book, start: int, end: int, text: str) -> Passage:
+    from folio.domain.passages import Passage
+
     chapter = volume.chapter_at(start)
     first = volume.page_at(start).label if volume.pages else "?"
     last = volume.page_at(max(start, end - 1)).label if volume.pages else "?"

@@ -11,10 +11,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Protocol, Self
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Protocol, Self
 
 from folio.domain.books import Book, BookFormat, Chunk, ParsedBook, ReadingPosition, SearchHit
 from folio.domain.conversations import ChatMessage, Conversation, Turn
@@ -33,7 +30,23 @@ from folio.domain.sync import DocumentIds, Fragment, PushedProgress
 from folio.domain.users import ResourceKind, User
 from folio.domain.window import ReadingWindow
 
-Vectors = npt.NDArray[np.float32]  # shape (n, dimensions), rows L2-normalised
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    Vectors = npt.NDArray[np.float32]  # shape (n, dimensions), rows L2-normalised
+else:
+
+    def __getattr__(name: str) -> object:
+        """``Vectors`` at run time (an import of it outside annotations): numpy is imported then,
+        not with the ports, so a command that never embeds (``folio books``) does not load it."""
+        if name == "Vectors":
+            import numpy as np
+            import numpy.typing as npt
+
+            globals()["Vectors"] = vectors = npt.NDArray[np.float32]
+            return vectors
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # --- books ----------------------------------------------------------------------------------------

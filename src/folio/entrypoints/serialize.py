@@ -7,12 +7,12 @@ from typing import TYPE_CHECKING, Any
 
 from folio.domain.books import Book, SearchHit
 from folio.domain.chapter_labels import is_bare_label
-from folio.domain.conversations import ChatMessage, Conversation, Source, Turn
-from folio.domain.jobs import ImportJob
 from folio.domain.window import ReadingWindow
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # annotations only: `folio books` imports no conversation or job module
     from folio.app.chat import TurnResult
+    from folio.domain.conversations import ChatMessage, Conversation, Source, Turn
+    from folio.domain.jobs import ImportJob
 
 
 def book_summary(book: Book) -> dict[str, Any]:

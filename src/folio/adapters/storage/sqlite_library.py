@@ -21,9 +21,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING
 
 from folio.adapters.storage.book_codec import (
     CHUNK_COLUMNS,
@@ -46,8 +44,13 @@ from folio.domain.errors import (
     IngestError,
     IngestErrorCode,
 )
-from folio.domain.ports import Vectors
 from folio.domain.search import RankedChunk, query_terms, reciprocal_rank_fusion
+
+if TYPE_CHECKING:  # numpy is imported where vectors are used: listing books never loads it
+    import numpy as np
+    import numpy.typing as npt
+
+    from folio.domain.ports import Vectors
 
 NO_LIMIT = 2**62  # an offset past any book: SQL needs a number where the domain says ``None``
 
@@ -306,6 +309,8 @@ class SqliteLibrary:
         vectors = self._book_vectors(book_id)
         if vectors is None:
             return {}
+        import numpy as np
+
         query = np.asarray(query_vector, dtype=np.float32).reshape(-1)
         if query.shape[0] != vectors.matrix.shape[1]:
             raise ConfigError(
@@ -348,6 +353,8 @@ class SqliteLibrary:
             " ORDER BY c.char_start, c.seq",
             (book_id,),
         ).fetchall()
+        import numpy as np
+
         matrix = np.stack([np.frombuffer(r["embedding"], dtype="<f4") for r in rows])
         seqs = np.array([r["seq"] for r in rows], dtype=np.int64)
         return _BookVectors(
@@ -402,6 +409,8 @@ def _insert_vectors(
     *,
     book_id: str | None = None,
 ) -> None:
+    import numpy as np
+
     matrix = np.ascontiguousarray(vectors, dtype="<f4")
     conn.executemany(
         _INSERT_VECTOR,

@@ -23,12 +23,6 @@ from folio.entrypoints.cli.output import (
     print_table,
     squeezed,
 )
-from folio.entrypoints.cli.progress import (
-    RichIngestProgress,
-    embedding_note,
-    ingest_progress,
-    prepare_embedder,
-)
 from folio.entrypoints.serialize import book_detail, book_summary, hit_dict
 
 
@@ -87,6 +81,7 @@ def add_cmd(
     """
     from folio.adapters.calibre_library import is_calibre_library
     from folio.adapters.parsers import EXTENSIONS  # here: the CLI starts without parser imports
+    from folio.entrypoints.cli.progress import RichIngestProgress, ingest_progress, prepare_embedder
 
     libraries = [calibre] if calibre else [f for f in files if is_calibre_library(f)]
     if libraries:
@@ -527,6 +522,8 @@ def search_cmd(lazy: Any, book: str, query: str, k: int, as_json: bool) -> None:
     """Search a book (up to your reading position) for QUERY."""
     if not query.strip():
         raise click.UsageError("QUERY cannot be empty")
+    from folio.entrypoints.cli.progress import embedding_note, prepare_embedder  # rich.progress
+
     container = lazy.get()
     found = container.library.resolve(book)
     if not as_json:

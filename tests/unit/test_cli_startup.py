@@ -1,0 +1,73 @@
+"""`folio books` loads only what listing needs: no numpy, no embedding, parsing, conversation or
+model modules (issue 27: a one-shot listing is a fraction of a second)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from folio.bootstrap import Container
+from folio.config import load_settings
+from folio.entrypoints.cli.demo import bundled_book
+
+NOT_FOR_LISTING = (
+    "numpy",
+    "rich.progress",
+    "folio.domain.ports",
+    "folio.domain.conversations",
+    "folio.domain.llm",
+    "folio.domain.passages",
+    "folio.domain.telemetry",
+    "folio.adapters.embeddings",
+    "folio.adapters.parsers",
+)
+
+
+@pytest.fixture(scope="module")
+def home_with_a_book(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    home = tmp_path_factory.mktemp("startup")
+    env = {"FOLIO_HOME": str(home), "FOLIO_EMBEDDING_MODEL": "hashing"}
+    Container(load_settings(env=env)).ingest.execute(bundled_book())
+    return home
+
+
+@pytest.mark.parametrize("args", [["books"], ["books", "--json"]])
+def test_books_imports_nothing_listing_does_not_need(
+    home_with_a_book: Path, args: list[str]
+) -> None:
+    code = (
+        "import sys\n"
+        "from folio.entrypoints.cli.main import main\n"
+        f"sys.argv = ['folio', *{args!r}]\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit as e:\n"
+        "    assert not e.code, e.code\n"
+        f"heavy = {NOT_FOR_LISTING!r}\n"
+        "print([m for m in heavy if m in sys.modules], file=sys.stderr)\n"
+    )
+    env = {**os.environ, "FOLIO_HOME": str(home_with_a_book), "COLUMNS": "120"}
+    env.pop("FOLIO_CONFIG", None)
+    env.pop("FOLIO_DATABASE_URL", None)
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60
+    )
+
+    assert "Frankenstein" in result.stdout, result.stderr
+    assert result.stderr.strip() == "[]"
+
+
+def test_the_vectors_alias_is_still_importable_at_run_time() -> None:
+    import numpy as np
+    import numpy.typing as npt
+
+    from folio.domain import ports
+    from folio.domain.ports import Vectors
+
+    assert Vectors == npt.NDArray[np.float32]
+    with pytest.raises(AttributeError):
+        ports.NoSuchPort  # type: ignore[attr-defined]  # noqa: B018

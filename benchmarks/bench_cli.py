@@ -4,11 +4,21 @@
    open, ONNX model load, query embedding, search, rendering): median of N runs. The bundled
    Frankenstein is imported first into a temporary FOLIO_HOME; the ONNX model ships in the
    package.
-2. ``python -c "import folio.entrypoints.cli.main"``: the start-up every command pays.
-3. What costs the time: ``python -X importtime`` of the one-shot search, the heaviest top-level
+2. ``folio books`` (that library of one book) and ``folio --help``: the one-shot commands that
+   never embed (target for ``folio books``: under 0.3 s).
+3. ``python -c "import folio.entrypoints.cli.main"``: the start-up every command pays.
+4. What costs the time: ``python -X importtime`` of the one-shot search, the heaviest top-level
    packages by cumulative import time.
 
     .venv/bin/python benchmarks/bench_cli.py [--runs 5]
+
+With ``--before REV``, only ``folio --help`` and ``folio books`` are measured, for REV's code (a
+temporary git worktree run with this interpreter and packages through PYTHONPATH) and for this
+checkout's (or ``--after REV``'s), the runs interleaved so that both versions meet the same load
+on a shared machine; each version lists a library of one book it imported itself (the bundled
+Frankenstein, hashing embeddings):
+
+    .venv/bin/python benchmarks/bench_cli.py --before 189df32 [--after HEAD] [--runs 15]
 """
 
 from __future__ import annotations
@@ -22,13 +32,17 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 FOLIO = Path(sys.executable).with_name("folio")
+BUNDLED_BOOK = ROOT / "src" / "folio" / "data" / "frankenstein.txt"
 QUERY = "Who is Victor's friend from Geneva?"
 TARGET_SEARCH_S = 2.0
+TARGET_BOOKS_S = 0.3
 _IMPORT_LINE = re.compile(r"import time:\s+(\d+) \|\s+(\d+) \|( *)(\S+)")
 
 
@@ -43,7 +57,15 @@ def _run(args: list[str], env: dict[str, str]) -> tuple[float, subprocess.Comple
 
 def _environment(home: Path) -> dict[str, str]:
     env = dict(os.environ, FOLIO_HOME=str(home), COLUMNS="100")
-    for var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OLLAMA_HOST", "FOLIO_PROVIDER"):
+    for var in (
+        "ANTHROPIC_API_KEY",
+        "OPENAI_API_KEY",
+        "OLLAMA_HOST",
+        "FOLIO_PROVIDER",
+        "FOLIO_CONFIG",
+        "FOLIO_DATABASE_URL",
+        "FOLIO_EMBEDDING_MODEL",
+    ):
         env.pop(var, None)
     return env
 
@@ -87,6 +109,7 @@ def measure(*, runs: int = 5) -> dict[str, Any]:
         search = [str(FOLIO), "search", book_id[:8], QUERY]
         _run(search, env)  # warm the OS file cache; not counted
         searches = [_run(search, env)[0] for _ in range(runs)]
+        books = [_run([str(FOLIO), "books"], env)[0] for _ in range(runs)]
         help_runs = [_run([str(FOLIO), "--help"], env)[0] for _ in range(runs)]
         imports = [
             _run([sys.executable, "-c", "import folio.entrypoints.cli.main"], env)[0]
@@ -98,6 +121,7 @@ def measure(*, runs: int = 5) -> dict[str, Any]:
         )
     numbers = {
         "search_s": searches,
+        "books_s": books,
         "help_s": help_runs,
         "import_main_s": imports,
         "python_s": bare,
@@ -110,6 +134,7 @@ def measure(*, runs: int = 5) -> dict[str, Any]:
 def report(numbers: dict[str, Any]) -> None:
     for key, label in (
         ("search_s", f"folio search BOOK {QUERY!r}"),
+        ("books_s", "folio books (one book)"),
         ("help_s", "folio --help"),
         ("import_main_s", 'python -c "import folio.entrypoints.cli.main"'),
         ("python_s", 'python -c "pass" (the interpreter alone)'),
@@ -129,6 +154,7 @@ def metrics(*, quick: bool) -> list[Any]:
 
     numbers = measure(runs=3 if quick else 5)
     search = statistics.median(numbers["search_s"])
+    books = statistics.median(numbers["books_s"])
     heaviest = ", ".join(f"{p} {ms:.0f}" for p, ms in numbers["import_costs_ms"][:4])
     return [
         Metric(
@@ -147,15 +173,96 @@ def metrics(*, quick: bool) -> list[Any]:
             "s",
             note=f"bare interpreter {statistics.median(numbers['python_s']):.2f} s",
         ),
+        Metric(
+            "cli",
+            "`folio books` (one book): median",
+            books,
+            "s",
+            target=f"< {TARGET_BOOKS_S} s",
+            ok=books < TARGET_BOOKS_S,
+        ),
         Metric("cli", "`folio --help`: median", statistics.median(numbers["help_s"]), "s"),
         Metric("cli", "heaviest imports of a search (ms)", None, note=heaviest),
     ]
 
 
+@contextmanager
+def source_tree(rev: str | None) -> Iterator[Path]:
+    """The ``src`` folder of ``rev`` checked out into a temporary git worktree (removed after);
+    ``None``: this checkout's own, as it is."""
+    if rev is None:
+        yield ROOT / "src"
+        return
+    with tempfile.TemporaryDirectory(prefix="folio-bench-rev-") as tmp:
+        tree = Path(tmp) / "tree"
+        git = ["git", "-C", str(ROOT), "worktree"]
+        subprocess.run([*git, "add", "--detach", "-q", str(tree), rev], check=True)
+        try:
+            yield tree / "src"
+        finally:
+            subprocess.run([*git, "remove", "--force", str(tree)], check=False)
+
+
+def compare(sources: dict[str, Path], *, runs: int) -> dict[str, dict[str, list[float]]]:
+    """Wall times of ``folio --help`` and ``folio books`` for each version's source tree (run
+    through PYTHONPATH), interleaved run by run; each version lists a library of one book that it
+    imported itself (the bundled Frankenstein, hashing embeddings)."""
+    times: dict[str, dict[str, list[float]]] = {}
+    with tempfile.TemporaryDirectory(prefix="folio-bench-startup-") as tmp:
+        envs = {}
+        for label, src in sources.items():
+            env = dict(_environment(Path(tmp) / label), PYTHONPATH=str(src))
+            _run(
+                [str(FOLIO), "add", str(BUNDLED_BOOK), "--json"],
+                {**env, "FOLIO_EMBEDDING_MODEL": "hashing"},
+            )
+            _run([str(FOLIO), "books"], env)  # warm the OS file cache; not counted
+            envs[label] = env
+            times[label] = {"help": [], "books": []}
+        for _ in range(runs):
+            for label, env in envs.items():
+                times[label]["help"].append(_run([str(FOLIO), "--help"], env)[0])
+                times[label]["books"].append(_run([str(FOLIO), "books"], env)[0])
+    return times
+
+
+def report_comparison(times: dict[str, dict[str, list[float]]]) -> None:
+    if os.environ.get("PYTHONDONTWRITEBYTECODE"):
+        print(
+            "PYTHONDONTWRITEBYTECODE is set: folio's own modules (no __pycache__ in src/) are"
+            " compiled from source at every start"
+        )
+    labels = list(times)
+    print(f"{'wall median (min-max), s':26}" + "".join(f"{label:>30}" for label in labels))
+    for command, name in (("help", "folio --help"), ("books", "folio books (one book)")):
+        cells = []
+        for label in labels:
+            t = times[label][command]
+            cells.append(f"{statistics.median(t):.3f} ({min(t):.2f}-{max(t):.2f})")
+        print(f"{name:26}" + "".join(f"{cell:>30}" for cell in cells))
+    runs = len(times[labels[0]]["books"])
+    print(f"n={runs} each, interleaved; target for folio books: < {TARGET_BOOKS_S} s")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=5)
-    measure(runs=parser.parse_args().runs)
+    parser.add_argument(
+        "--runs", type=int, default=None, help="runs per command (5; 15 with --before)"
+    )
+    parser.add_argument(
+        "--before", help="compare `folio --help` and `folio books` with this commit"
+    )
+    parser.add_argument("--after", help="the other version (default: this checkout as it is)")
+    args = parser.parse_args()
+    if args.before is None:
+        measure(runs=args.runs or 5)
+        return
+    after = f"after {args.after}" if args.after else "after (this checkout)"
+    with source_tree(args.before) as before_src, source_tree(args.after) as after_src:
+        times = compare(
+            {f"before {args.before}": before_src, after: after_src}, runs=args.runs or 15
+        )
+    report_comparison(times)
 
 
 if __name__ == "__main__":

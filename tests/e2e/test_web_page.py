@@ -244,11 +244,10 @@ def test_position_by_chapter_page_and_percent(
     assert "Unread chapter" not in page.inner_text(".position-form select[name=chapter]")
     page.get_by_label("Show the titles of unread chapters").check()  # the reader's choice
     assert page.locator(".chapters li.unread").count() > 10  # still marked unread
+    drawn = page.query_selector(".position-form")
     page.get_by_label("Show the titles of unread chapters").uncheck()
-    page.wait_for_function(  # the panel is drawn again (titles hidden) before the form is used
-        """() => [...document.querySelectorAll('.chapters li.unread .chapter-title')]
-            .every((e) => e.textContent === 'Unread chapter')"""
-    )
+    # the panel is drawn again (a new form) after the book is fetched: use the new one
+    page.wait_for_function("(form) => !form.isConnected", arg=drawn)
 
     page.select_option(".position-form select[name=kind]", "page")
     page.fill(".position-form input", "40")

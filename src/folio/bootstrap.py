@@ -263,7 +263,7 @@ class Container:
 
     @cached_property
     def lexicons(self) -> Lexicons:
-        """Each book's names, built once per process from its text (people tool, offline)."""
+        """Each book's names, stored with it at import, read once per process (people tool)."""
         from folio.agent.lexicon import Lexicons
 
         return Lexicons()

@@ -19,6 +19,7 @@ from folio.adapters.storage.sqlite_db import Database
 from folio.adapters.storage.sqlite_library import SqliteLibrary
 from folio.domain.books import PositionKind, ReadingPosition
 from folio.domain.errors import BookError, BookErrorCode, IngestError, IngestErrorCode
+from folio.domain.lexicon import Lexicon
 from tests.contract.library_data import StoredBook, build_book
 from tests.postgres_support import VECTOR_SCAN, PgTestServer
 
@@ -29,6 +30,11 @@ WHALE_TEXT = " ".join(
     + [f"Closing words number {i} about the long voyage home." for i in range(60)]
 )
 GARDEN_TEXT = " ".join(f"Emma walked in the garden of Hartfield, sentence {i}." for i in range(200))
+WHALE_NAMES = " ".join(  # names met mid-sentence: a lexicon finds them
+    ["The sailor Ishmael met Captain Ahab in Nantucket.", "Later, Ishmael sailed with Queequeg."]
+    * 5
+)
+GARDEN_NAMES = " ".join(["In the garden, Emma met Mr. Knightley at Hartfield."] * 5)
 
 
 @pytest.fixture(scope="module")
@@ -170,6 +176,43 @@ def test_a_chapter_recap_is_kept_replaced_and_deleted_with_its_book(library: Any
     assert info.value.code == BookErrorCode.NOT_FOUND
     library.delete(book_id)
     assert library.chapter_recap(book_id, 1) is None
+
+
+def test_a_lexicon_is_kept_with_its_book_replaced_and_deleted_with_it(library: Any) -> None:
+    stored = _whale()
+    book_id = stored.book.id
+    lexicon = Lexicon.of(WHALE_NAMES)
+    assert lexicon.find("Ishmael") is not None
+    library.add(stored.book, stored.text, stored.chunks, stored.vectors, lexicon=lexicon)
+    assert library.lexicon(book_id) == lexicon
+    assert library.lexicon(book_id).find("Ishmael") == lexicon.find("Ishmael")
+
+    other = Lexicon.of(GARDEN_NAMES)
+    library.save_lexicon(book_id, other)
+    assert library.lexicon(book_id) == other
+    with pytest.raises(BookError) as info:
+        library.save_lexicon("missing", other)
+    assert info.value.code == BookErrorCode.NOT_FOUND
+    assert library.lexicon("missing") is None
+    library.delete(book_id)
+    assert library.lexicon(book_id) is None
+
+
+def test_a_book_added_without_a_lexicon_has_none_until_one_is_saved(library: Any) -> None:
+    stored = _garden()
+    _add(library, stored)
+    assert library.lexicon(stored.book.id) is None
+    library.save_lexicon(stored.book.id, Lexicon.of(GARDEN_NAMES))
+    assert library.lexicon(stored.book.id).find("Mr Knightley").name == "Mr Knightley"
+
+
+def test_a_refused_book_leaves_no_lexicon_behind(library: Any) -> None:
+    stored = _whale()
+    _add(library, stored)
+    copy = replace(stored.book, id="whale-2")  # the same file again: a duplicate
+    with pytest.raises(IngestError):
+        library.add(copy, stored.text, stored.chunks, lexicon=Lexicon.of(WHALE_NAMES))
+    assert library.lexicon("whale-2") is None
 
 
 def test_update_details_changes_title_and_author_only(library: Any) -> None:

@@ -323,10 +323,10 @@ def test_no_answer_quotes_a_sentence_twice(follow_up_runs: dict[str, list[Played
 def test_who_is_x_never_quotes_a_sentence_about_another_person(
     library: Library, asked: str
 ) -> None:
-    from folio.agent.lexicon import runs
+    from folio.domain.lexicon import runs
 
     [played] = play(library, [asked])
-    lexicon = library.container.lexicons.get(library.book, lambda: library.text)
+    lexicon = library.container.lexicons.get(library.book, library.container.books)
     person = lexicon.find(asked.removeprefix("Who is ").rstrip("?"))
     assert person is not None and _quotes(played.result.answer), played.result.answer
     for quote in _quotes(played.result.answer):

@@ -17,7 +17,7 @@ print(sorted(fused, key=lambda c: -fused[c])[:10])
 """
 
 LEXICON = """
-from folio.agent.lexicon import Lexicon
+from folio.domain.lexicon import Lexicon
 text = ("When they came in, Mr. Stuyvesant looked at the door. Then Phonny went out. "
         "Later Phonny and Stuyvesant knocked at the door of Miss Stuyvesant. "
         "At home Mr. Stuyvesant and Phonny ate supper with Miss Stuyvesant. ") * 3

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from folio.agent.lexicon import Lexicon
 from folio.agent.offline.strategy import reader_answer
 from folio.agent.tools import default_registry
 from folio.agent.tools.base import ToolContext
 from folio.agent.tools.reader import key_sentences
+from folio.domain.lexicon import Lexicon
 from folio.domain.passages import PEOPLE, RECAP, PeopleList, Recap
 from tests.unit.test_book_tools import SECRET_WORDS, StoryLibrary, make_story
 

@@ -1,219 +1,61 @@
-"""The book's own lexicon: the names it uses (people and places), with their aliases, where each is
-first met and how often it comes up, learned from the text alone.
+"""Each book's lexicon for the agent (the people tool, the offline policy): the one stored with
+the book at import, read once per process and kept.
 
-General signals only, the same for any English prose (no list of names or titles):
+The lexicon itself (what a name is, how it is built) is the domain's (``folio.domain.lexicon``);
+its names are re-exported here for the modules that import them from this one.
 
-- a name is a capitalised word the book writes mid-sentence, hardly ever in lower case, and not a
-  stopword ("Elizabeth", "Darcy", "London");
-- a title is a capitalised word that stands before several different names ("Mr", "Miss",
-  "Lady", "Professor"): it makes a name of its own ("Miss Bingley" is not "Mr Bingley");
-- a mention is a run of capitalised words holding a name ("Sir William Lucas", "Miss Bennet");
-  its shorter forms ("Sir William", "Lucas", "Eliza") are aliases of the most mentioned longer
-  name holding them, and a lone word of a titled name ("Darcy") goes to that name.
-
-Invariant: a ``Lexicon`` only counts and quotes text in the range it is asked about, so a people
-list or a name lookup bounded by the reading position learns nothing past it.
+Invariant: a book gets the same lexicon whether it was built at import and stored, or (a book
+imported before lexicons were stored, or by an older way of building them) built here from its
+whole text on first use; that one is then stored, so the next process reads it.
 """
 
 from __future__ import annotations
 
-import re
-from bisect import bisect_left
-from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
-from itertools import pairwise
+import logging
+from typing import Protocol
 
 from folio.domain.books import Book
-from folio.domain.search import STOPWORDS
+from folio.domain.errors import FolioError
+from folio.domain.lexicon import RUN, Lexicon, Name, normal_form, runs
 
-# a capitalised word, after an abbreviation ("Mr.", "Dr.", "St.") if any; a run may wrap a line
-_WORD = r"(?:[A-Z][a-z]{0,3}\.(?:[ \t]+|[ \t]*\n[ \t]*))?[A-Z][a-z]+"
-RUN = re.compile(rf"{_WORD}(?:(?:[ \t]+|[ \t]*\n[ \t]*){_WORD})*")
-_LOWER = re.compile(r"\b[a-z]{3,}\b")
-_MID_SENTENCE = re.compile(r"[a-z,;] $")
-MIN_MENTIONS = 2
-MIN_TITLED = 2  # distinct names a title stands before
-PREFIX_LETTERS = 4  # "Eliza" is a form of "Elizabeth"
+__all__ = ["RUN", "Lexicon", "LexiconStore", "Lexicons", "Name", "normal_form", "runs"]
+
+log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True, slots=True)
-class Name:
-    """One person or place: what the book calls it most, its other forms, every mention."""
+class LexiconStore(Protocol):
+    """What ``Lexicons`` needs of a ``BookRepository``."""
 
-    name: str
-    aliases: frozenset[str]
-    offsets: tuple[int, ...] = field(repr=False)
+    def lexicon(self, book_id: str) -> Lexicon | None: ...
 
-    def mentions(self, start: int, end: int) -> int:
-        return bisect_left(self.offsets, end) - bisect_left(self.offsets, start)
+    def save_lexicon(self, book_id: str, lexicon: Lexicon) -> None: ...
 
-    def first(self, start: int, end: int) -> int | None:
-        i = bisect_left(self.offsets, start)
-        return self.offsets[i] if i < len(self.offsets) and self.offsets[i] < end else None
-
-
-class Lexicon:
-    """The names of one text (see the module docstring)."""
-
-    def __init__(self, names: Sequence[Name], titles: frozenset[str] = frozenset()) -> None:
-        self.names = tuple(names)
-        self._by_form = {a: n for n in self.names for a in n.aliases}
-        self._by_word: dict[str, Name] = {}
-        for n in sorted(self.names, key=lambda n: len(n.offsets)):  # the most mentioned wins
-            for word in {w for a in n.aliases for w in a.split() if w not in titles}:
-                self._by_word[word] = n
-
-    @classmethod
-    def of(cls, text: str) -> Lexicon:
-        return cls(*_build(text))
-
-    def find(self, form: str) -> Name | None:
-        """The name ``form`` stands for: the name with that form ("Mr. Darcy", "Charlotte
-        Lucas"), else the most mentioned name using its last known word ("Professor Waldman")."""
-        key = normal_form(form)
-        if key in self._by_form:
-            return self._by_form[key]
-        return next((self._by_word[w] for w in reversed(key.split()) if w in self._by_word), None)
-
-    def people(self, start: int, end: int, limit: int) -> list[tuple[Name, int, int]]:
-        """``(name, mentions, first offset)`` of the names met in ``[start, end)``, most
-        mentioned first."""
-        met = [(n, n.mentions(start, end), n.first(start, end)) for n in self.names]
-        found = [(n, c, f) for n, c, f in met if f is not None and c >= MIN_MENTIONS]
-        return sorted(found, key=lambda t: (-t[1], t[2]))[:limit]
-
-    def mentioned(self, text: str) -> list[Name]:
-        """The names ``text`` mentions, in order (each once)."""
-        found = (self.find(run) for run in runs(text))
-        return list(dict.fromkeys(n for n in found if n is not None))
-
-
-def normal_form(text: str) -> str:
-    """ "Mr. Darcy's" -> "Mr Darcy": no full stops, no possessive, single spaces."""
-    words = [w.rstrip(".").removesuffix("'s").removesuffix("’s") for w in text.split()]
-    return " ".join(w for w in words if w)
-
-
-def runs(text: str) -> Iterable[str]:
-    """Capitalised runs of ``text`` with leading stopwords dropped ("The Bennets" -> "Bennets")."""
-    for m in RUN.finditer(text):
-        words = normal_form(m.group()).split()
-        while words and words[0].lower() in STOPWORDS:
-            words.pop(0)
-        if words:
-            yield " ".join(words)
-
-
-def _build(text: str) -> tuple[list[Name], frozenset[str]]:
-    mentions = _mentions(text)
-    lower = Counter(_LOWER.findall(text))
-    words = Counter(w for _, form, mid in mentions if mid for w in form.split())
-    capitalised = Counter(w for _, form, _ in mentions for w in form.split())
-    named = {
-        w
-        for w, n in words.items()
-        if n >= MIN_MENTIONS
-        and w.lower() not in STOPWORDS
-        and lower[w.lower()] * 4 < capitalised[w]
-    }
-    titles = _titles(mentions, named)
-    named -= titles
-    forms: dict[str, list[int]] = defaultdict(list)
-    for offset, form, _ in mentions:
-        kept = _trim(form.split(), named, titles)
-        if kept:
-            forms[" ".join(kept)].append(offset)
-    return _group(forms, titles), frozenset(titles)
-
-
-def _mentions(text: str) -> list[tuple[int, str, bool]]:
-    """``(offset, form, mid-sentence)`` of every capitalised run."""
-    out = []
-    for m in RUN.finditer(text):
-        mid = bool(_MID_SENTENCE.search(text[max(0, m.start() - 2) : m.start()]))
-        out.append((m.start(), normal_form(m.group()), mid))
-    return out
-
-
-def _titles(mentions: Sequence[tuple[int, str, bool]], named: set[str]) -> set[str]:
-    """Words that stand before several different names, more often than without one."""
-    before: dict[str, set[str]] = defaultdict(set)
-    titled: Counter[str] = Counter()
-    alone: Counter[str] = Counter()
-    for _, form, _ in mentions:
-        parts = form.split()
-        for a, b in pairwise(parts):
-            if b in named:
-                before[a].add(b)
-                titled[a] += 1
-        if len(parts) == 1:
-            alone[parts[0]] += 1
-    return {t for t, after in before.items() if len(after) >= MIN_TITLED and alone[t] < titled[t]}
-
-
-def _trim(parts: list[str], named: set[str], titles: set[str]) -> list[str]:
-    """The name in a run: from its first title or name word to its last name word."""
-    while parts and parts[0] not in named and parts[0] not in titles:
-        parts = parts[1:]
-    while parts and parts[-1] not in named:
-        parts = parts[:-1]
-    return parts if any(p in named for p in parts) else []
-
-
-def _group(forms: dict[str, list[int]], titles: set[str]) -> list[Name]:
-    """Each form joins the most mentioned longer form that holds it (a lone word: one that
-    holds it or a longer word it begins); what no longer form holds is a name of its own."""
-    by_word: dict[str, list[str]] = defaultdict(list)
-    for form in sorted(forms, key=lambda f: (-len(forms[f]), f)):
-        for word in dict.fromkeys(form.split()):
-            by_word[word].append(form)
-    lone = [f for f in by_word if f in forms]
-    heads: dict[str, str] = {}
-    for form in sorted(forms, key=lambda f: (-len(f.split()), -len(forms[f]), f)):
-        first = form.split()[0]
-        candidates = by_word[first] if " " in form else [*by_word[first], *lone]
-        heads[form] = next(
-            (heads[h] for h in candidates if h in heads and _holds(h, form, titles)), form
-        )
-    members: dict[str, list[str]] = defaultdict(list)
-    for form, head in heads.items():
-        members[head].append(form)
-    names = []
-    for group in members.values():
-        offsets = sorted(o for f in group for o in forms[f])
-        best = max(group, key=lambda f: (len(forms[f]) * len(f.split()), -len(f)))
-        names.append(Name(best, frozenset(group), tuple(offsets)))
-    return names
-
-
-def _holds(longer: str, form: str, titles: set[str]) -> bool:
-    if longer == form or len(longer.split()) <= len(form.split()):
-        return _begins(longer, form) if " " not in longer and " " not in form else False
-    outer, inner = longer.split(), form.split()
-    if inner[0] in titles and outer[0] in titles and inner[0] != outer[0]:
-        return False  # "Miss Bingley" is not "Mr Bingley"
-    if inner[0] in titles and outer[0] not in titles:
-        return False
-    return any(outer[i : i + len(inner)] == inner for i in range(len(outer) - len(inner) + 1))
-
-
-def _begins(longer: str, form: str) -> bool:
-    return len(form) >= PREFIX_LETTERS and len(longer) > len(form) and longer.startswith(form)
+    def get_text(self, book_id: str, start: int = 0, end: int | None = None) -> str: ...
 
 
 class Lexicons:
-    """Each book's lexicon, built once from its whole text and kept (a few books at most): the
-    people tool and the offline policy ask it for what lies in the range they may read."""
+    """Each book's lexicon, read from the store (or built from the whole text and stored when
+    the store has none) and kept (a few books at most)."""
 
     def __init__(self, *, keep: int = 8) -> None:
         self._keep = keep
-        self._built: dict[tuple[str, str, int], Lexicon] = {}
+        self._kept: dict[tuple[str, str, int], Lexicon] = {}
 
-    def get(self, book: Book, text: Callable[[], str]) -> Lexicon:
+    def get(self, book: Book, books: LexiconStore) -> Lexicon:
         key = (book.id, book.content_hash, book.char_count)
-        if key not in self._built:
-            if len(self._built) >= self._keep:
-                self._built.pop(next(iter(self._built)))
-            self._built[key] = Lexicon.of(text())
-        return self._built[key]
+        if key not in self._kept:
+            if len(self._kept) >= self._keep:
+                self._kept.pop(next(iter(self._kept)))
+            self._kept[key] = books.lexicon(book.id) or _build(book, books)
+        return self._kept[key]
+
+
+def _build(book: Book, books: LexiconStore) -> Lexicon:
+    """A book stored without a lexicon: build it from the text and store it. A store that cannot
+    keep it (a read-only library, a book removed meanwhile) still gets its answer."""
+    lexicon = Lexicon.of(books.get_text(book.id, 0, book.char_count))
+    try:
+        books.save_lexicon(book.id, lexicon)
+    except FolioError as e:
+        log.warning("The lexicon of book %s was built but not stored: %s", book.id[:8], e)
+    return lexicon

@@ -15,6 +15,7 @@ from typing import Any, Self
 from folio.domain.books import Book, Chunk, ReadingPosition
 from folio.domain.conversations import Conversation
 from folio.domain.errors import BookError, BookErrorCode, ConversationError
+from folio.domain.lexicon import Lexicon
 from folio.domain.ports import (
     BookRepository,
     ConversationUnitOfWork,
@@ -43,11 +44,17 @@ class OwnedBooks:
         return self._owners.owner_of(BOOK, book_id) == self.user_id
 
     def add(
-        self, book: Book, text: str, chunks: Sequence[Chunk], vectors: Vectors | None = None
+        self,
+        book: Book,
+        text: str,
+        chunks: Sequence[Chunk],
+        vectors: Vectors | None = None,
+        *,
+        lexicon: Lexicon | None = None,
     ) -> None:
         self._owners.set_owner(BOOK, book.id, self.user_id)
         try:
-            self._inner.add(book, text, chunks, vectors)
+            self._inner.add(book, text, chunks, vectors, lexicon=lexicon)
         except BaseException:
             self._owners.forget(BOOK, book.id)
             raise
@@ -103,6 +110,14 @@ class OwnedBooks:
     def save_chapter_recap(self, book_id: str, chapter_index: int, text: str, model: str) -> None:
         self._check(book_id)
         self._inner.save_chapter_recap(book_id, chapter_index, text, model)
+
+    def lexicon(self, book_id: str) -> Lexicon | None:
+        self._check(book_id)
+        return self._inner.lexicon(book_id)
+
+    def save_lexicon(self, book_id: str, lexicon: Lexicon) -> None:
+        self._check(book_id)
+        self._inner.save_lexicon(book_id, lexicon)
 
 
 class _OwnedConversations:

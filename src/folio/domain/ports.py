@@ -17,6 +17,7 @@ from folio.domain.books import Book, BookFormat, Chunk, ParsedBook, ReadingPosit
 from folio.domain.conversations import ChatMessage, Conversation, Turn
 from folio.domain.highlights import Highlight
 from folio.domain.jobs import ImportJob
+from folio.domain.lexicon import Lexicon
 from folio.domain.llm import (
     ChatResponse,
     PromptMessage,
@@ -78,10 +79,17 @@ class Embedder(Protocol):
 
 class BookRepository(Protocol):
     def add(
-        self, book: Book, text: str, chunks: Sequence[Chunk], vectors: Vectors | None = None
+        self,
+        book: Book,
+        text: str,
+        chunks: Sequence[Chunk],
+        vectors: Vectors | None = None,
+        *,
+        lexicon: Lexicon | None = None,
     ) -> None:
-        """Store a book, its text and chunks (and their vectors when given) in one transaction:
-        all or nothing. Without vectors the book is searchable by keywords at once."""
+        """Store a book, its text and chunks (and their vectors and its lexicon when given) in
+        one transaction: all or nothing. Without vectors the book is searchable by keywords at
+        once."""
         ...
 
     def add_vectors(self, book_id: str, chunk_ids: Sequence[str], vectors: Vectors) -> None:
@@ -125,6 +133,16 @@ class BookRepository(Protocol):
     def save_chapter_recap(self, book_id: str, chapter_index: int, text: str, model: str) -> None:
         """Keep a model's recap of a whole chapter, replacing any earlier one; it goes with the
         book (``BookError(NOT_FOUND)`` for an unknown book)."""
+        ...
+
+    def lexicon(self, book_id: str) -> Lexicon | None:
+        """The book's stored lexicon (``folio.domain.lexicon``); None when it has none, or one
+        of another ``LEXICON_VERSION`` (it is then built again from the text)."""
+        ...
+
+    def save_lexicon(self, book_id: str, lexicon: Lexicon) -> None:
+        """Keep the book's lexicon, replacing any earlier one; it goes with the book
+        (``BookError(NOT_FOUND)`` for an unknown book)."""
         ...
 
 

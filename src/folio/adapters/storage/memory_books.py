@@ -17,6 +17,7 @@ import numpy.typing as npt
 
 from folio.domain.books import Book, Chunk, ReadingPosition
 from folio.domain.errors import BookError, BookErrorCode, IngestError, IngestErrorCode
+from folio.domain.lexicon import Lexicon
 from folio.domain.ports import Vectors
 from folio.domain.search import RankedChunk, query_terms, reciprocal_rank_fusion
 
@@ -41,11 +42,18 @@ class InMemoryLibrary:
         self.chunks: dict[str, builtins.list[Chunk]] = {}
         self.vectors: dict[str, dict[str, npt.NDArray[np.float32]]] = {}  # book -> chunk id -> row
         self.recaps: dict[tuple[str, int], str] = {}  # (book, chapter index) -> a model's recap
+        self.lexicons: dict[str, str] = {}  # book -> its lexicon's JSON (as the SQL stores keep it)
         self._candidates = candidates
 
     # --- BookRepository ----------------------------------------------------------------------
     def add(
-        self, book: Book, text: str, chunks: Sequence[Chunk], vectors: Vectors | None = None
+        self,
+        book: Book,
+        text: str,
+        chunks: Sequence[Chunk],
+        vectors: Vectors | None = None,
+        *,
+        lexicon: Lexicon | None = None,
     ) -> None:
         owner = self._owner_of(book.id)
         if book.id in self.books or any(
@@ -65,6 +73,8 @@ class InMemoryLibrary:
         self.vectors[book.id] = {}
         if vectors is not None:
             self.add_vectors(book.id, [c.id for c in chunks], vectors)
+        if lexicon is not None:
+            self.lexicons[book.id] = lexicon.to_json()
 
     def add_vectors(self, book_id: str, chunk_ids: Sequence[str], vectors: Vectors) -> None:
         if len(chunk_ids) != len(vectors):
@@ -99,7 +109,7 @@ class InMemoryLibrary:
 
     def delete(self, book_id: str) -> None:
         self.get(book_id)
-        for store in (self.books, self.texts, self.chunks, self.vectors):
+        for store in (self.books, self.texts, self.chunks, self.vectors, self.lexicons):
             store.pop(book_id, None)
         self.recaps = {key: text for key, text in self.recaps.items() if key[0] != book_id}
 
@@ -128,6 +138,14 @@ class InMemoryLibrary:
     def save_chapter_recap(self, book_id: str, chapter_index: int, text: str, model: str) -> None:
         self.get(book_id)
         self.recaps[(book_id, chapter_index)] = text
+
+    def lexicon(self, book_id: str) -> Lexicon | None:
+        stored = self.lexicons.get(book_id)
+        return None if stored is None else Lexicon.from_json(stored)
+
+    def save_lexicon(self, book_id: str, lexicon: Lexicon) -> None:
+        self.get(book_id)
+        self.lexicons[book_id] = lexicon.to_json()
 
     # --- ChunkIndex --------------------------------------------------------------------------
     def search(

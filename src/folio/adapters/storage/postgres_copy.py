@@ -1,9 +1,9 @@
 """``folio db copy``: a local SQLite library, whole, into a PostgreSQL database.
 
 What is copied: books (metadata, chapters, pages, reading position), their text, passages,
-vectors and chapter recaps; users (with their token hashes, so tokens keep working), ownership
-and import history; and every conversation with its messages and turns, read through the
-conversation port, so a library keeping conversations as JSON files is copied the same way.
+vectors, chapter recaps and lexicons; users (with their token hashes, so tokens keep working),
+ownership and import history; and every conversation with its messages and turns, read through
+the conversation port, so a library keeping conversations as JSON files is copied the same way.
 
 Invariants: the copy is ONE transaction in the target: it lands whole or not at all. Nothing is
 changed in the source. Before writing, it refuses (``StorageError`` CONFLICT, naming what clashes)
@@ -48,6 +48,7 @@ _TABLES: tuple[tuple[str, str], ...] = (
         " chapter_index",
     ),
     ("chapter_recaps", "book_id, chapter_index, text, model, created_at"),
+    ("book_lexicons", "book_id, version, data"),
     ("users", "id, name, token_hash, created_at"),
     ("owners", "kind, resource_id, user_id"),
     ("sync_accounts", "user_id, username, key_hash, created_at"),

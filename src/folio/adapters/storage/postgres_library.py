@@ -51,10 +51,15 @@ from folio.domain.books import (
     ReadingPosition,
 )
 from folio.domain.errors import BookError, BookErrorCode, ConfigError, IngestError, IngestErrorCode
+from folio.domain.lexicon import LEXICON_VERSION, Lexicon
 from folio.domain.ports import Vectors
 from folio.domain.search import RankedChunk, query_terms, reciprocal_rank_fusion
 
 NO_LIMIT = 2**62  # an offset past any book: SQL needs a number where the domain says ``None``
+_SAVE_LEXICON = (
+    "INSERT INTO book_lexicons (book_id, version, data) VALUES (%s, %s, %s)"
+    " ON CONFLICT (book_id) DO UPDATE SET version = excluded.version, data = excluded.data"
+)
 _BOOK_COLUMNS = (
     "id, title, author, format, source_name, content_hash, page_count, char_count, chapters,"
     " pages, position_char_offset, position_kind, position_value, position_include_matter,"
@@ -87,7 +92,13 @@ class PostgresLibrary:
 
     # --- BookRepository --------------------------------------------------------------------------
     def add(
-        self, book: Book, text: str, chunks: Sequence[Chunk], vectors: Vectors | None = None
+        self,
+        book: Book,
+        text: str,
+        chunks: Sequence[Chunk],
+        vectors: Vectors | None = None,
+        *,
+        lexicon: Lexicon | None = None,
     ) -> None:
         if vectors is not None and len(chunks) != len(vectors):
             raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors")
@@ -101,6 +112,8 @@ class PostgresLibrary:
                     cur.executemany(_INSERT_CHUNK, [chunk_row(c) for c in chunks])
                 if vectors is not None:
                     _insert_vectors(conn, [c.id for c in chunks], vectors, book.id)
+                if lexicon is not None:
+                    conn.execute(_SAVE_LEXICON, (book.id, LEXICON_VERSION, lexicon.to_json()))
         except psycopg.errors.IntegrityError as e:
             raise _ingest_error(book, e) from e
 
@@ -225,6 +238,19 @@ class PostgresLibrary:
                 " text = excluded.text, model = excluded.model, created_at = now()",
                 (book_id, chapter_index, text, model),
             )
+
+    def lexicon(self, book_id: str) -> Lexicon | None:
+        with self._db.connection() as conn:
+            row = conn.execute(
+                "SELECT data FROM book_lexicons WHERE book_id = %s AND version = %s",
+                (book_id, LEXICON_VERSION),
+            ).fetchone()
+        return None if row is None else Lexicon.from_json(str(row[0]))
+
+    def save_lexicon(self, book_id: str, lexicon: Lexicon) -> None:
+        self.get(book_id)
+        with self._db.connection() as conn:
+            conn.execute(_SAVE_LEXICON, (book_id, LEXICON_VERSION, lexicon.to_json()))
 
     # --- ChunkIndex ------------------------------------------------------------------------------
     def search(

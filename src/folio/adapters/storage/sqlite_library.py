@@ -44,6 +44,7 @@ from folio.domain.errors import (
     IngestError,
     IngestErrorCode,
 )
+from folio.domain.lexicon import LEXICON_VERSION, Lexicon
 from folio.domain.search import RankedChunk, query_terms, reciprocal_rank_fusion
 
 if TYPE_CHECKING:  # numpy is imported where vectors are used: listing books never loads it
@@ -53,6 +54,10 @@ if TYPE_CHECKING:  # numpy is imported where vectors are used: listing books nev
     from folio.domain.ports import Vectors
 
 NO_LIMIT = 2**62  # an offset past any book: SQL needs a number where the domain says ``None``
+_SAVE_LEXICON = (
+    "INSERT INTO book_lexicons (book_id, version, data) VALUES (?, ?, ?)"
+    " ON CONFLICT (book_id) DO UPDATE SET version = excluded.version, data = excluded.data"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +99,13 @@ class SqliteLibrary:
 
     # --- BookRepository --------------------------------------------------------------------------
     def add(
-        self, book: Book, text: str, chunks: Sequence[Chunk], vectors: Vectors | None = None
+        self,
+        book: Book,
+        text: str,
+        chunks: Sequence[Chunk],
+        vectors: Vectors | None = None,
+        *,
+        lexicon: Lexicon | None = None,
     ) -> None:
         if vectors is not None and len(chunks) != len(vectors):
             raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors")
@@ -107,6 +118,8 @@ class SqliteLibrary:
                 conn.executemany(_INSERT_CHUNK, (chunk_row(c) for c in chunks))
                 if vectors is not None:
                     _insert_vectors(conn, [c.id for c in chunks], vectors)
+                if lexicon is not None:
+                    conn.execute(_SAVE_LEXICON, (book.id, LEXICON_VERSION, lexicon.to_json()))
         except sqlite3.IntegrityError as e:
             raise _ingest_error(book, e) from e
 
@@ -239,6 +252,18 @@ class SqliteLibrary:
                 " text = excluded.text, model = excluded.model, created_at = excluded.created_at",
                 (book_id, chapter_index, text, model, datetime.now(UTC).isoformat()),
             )
+
+    def lexicon(self, book_id: str) -> Lexicon | None:
+        row = self.conn.execute(
+            "SELECT data FROM book_lexicons WHERE book_id = ? AND version = ?",
+            (book_id, LEXICON_VERSION),
+        ).fetchone()
+        return None if row is None else Lexicon.from_json(str(row[0]))
+
+    def save_lexicon(self, book_id: str, lexicon: Lexicon) -> None:
+        self.get(book_id)
+        with transaction(self.conn) as conn:
+            conn.execute(_SAVE_LEXICON, (book_id, LEXICON_VERSION, lexicon.to_json()))
 
     # --- ChunkIndex ------------------------------------------------------------------------------
     def search(

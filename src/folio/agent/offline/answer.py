@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from folio.agent.lexicon import runs
+from folio.domain.lexicon import runs
 from folio.domain.passages import Passage, Person
 from folio.domain.ports import Embedder
 from folio.domain.search import STOPWORDS, query_terms

@@ -28,7 +28,6 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from folio.agent.lexicon import RUN, normal_form
 from folio.agent.offline.answer import OFFLINE_NOTE, best_quotes, compose, read_through
 from folio.agent.offline.kinds import (
     ABOUT_FOLIO,
@@ -37,6 +36,7 @@ from folio.agent.offline.kinds import (
     SMALL_TALK,
     MessageKinds,
 )
+from folio.domain.lexicon import RUN, normal_form
 from folio.domain.llm import (
     PromptMessage,
     PromptRole,

@@ -280,13 +280,12 @@ class PeopleTool(BaseTool):
 
 
 def _one_name(ctx: ToolContext, services: ToolServices, name: str) -> ToolResult:
-    """``name`` as this book's lexicon knows it (``folio.agent.lexicon``), counted in the text
-    read of this book only; else a full-text count of it (any case) over that text."""
+    """``name`` as this book's lexicon knows it (``folio.domain.lexicon``, stored with the
+    book), counted in the text read of this book only; else a full-text count of it (any case)
+    over that text."""
     book, where = ctx.book, ctx.book.describe_position()
     spans = ctx.window.spans(book.id)
-    lexicon = services.lexicons.get(
-        book, lambda: services.books.get_text(book.id, 0, book.char_count)
-    )
+    lexicon = services.lexicons.get(book, services.books)
     known = lexicon.find(name) if name else None
     if known is not None:
         firsts = [f for a, b in spans if (f := known.first(a, b)) is not None]

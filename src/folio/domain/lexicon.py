@@ -1,0 +1,243 @@
+"""The book's own lexicon: the names it uses (people and places), with their aliases, where each is
+first met and how often it comes up, learned from the text alone.
+
+General signals only, the same for any English prose (no list of names or titles):
+
+- a name is a capitalised word the book writes mid-sentence, hardly ever in lower case, and not a
+  stopword ("Elizabeth", "Darcy", "London");
+- a title is a capitalised word that stands before several different names ("Mr", "Miss",
+  "Lady", "Professor"): it makes a name of its own ("Miss Bingley" is not "Mr Bingley");
+- a mention is a run of capitalised words holding a name ("Sir William Lucas", "Miss Bennet");
+  its shorter forms ("Sir William", "Lucas", "Eliza") are aliases of the most mentioned longer
+  name holding them, and a lone word of a titled name ("Darcy") goes to that name.
+
+Invariant: a ``Lexicon`` only counts and quotes text in the range it is asked about, so a people
+list or a name lookup bounded by the reading position learns nothing past it.
+
+A lexicon is built once, when the book is imported, and stored with it (``to_json`` /
+``from_json``: one JSON document with a ``version``). ``from_json(lexicon.to_json())`` answers
+every question exactly as ``lexicon`` does; a document of another version (one written by an
+older way of building) reads as None, so the caller builds it again from the text.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from bisect import bisect_left
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import pairwise
+
+from folio.domain.search import STOPWORDS
+
+# a capitalised word, after an abbreviation ("Mr.", "Dr.", "St.") if any; a run may wrap a line
+_WORD = r"(?:[A-Z][a-z]{0,3}\.(?:[ \t]+|[ \t]*\n[ \t]*))?[A-Z][a-z]+"
+RUN = re.compile(rf"{_WORD}(?:(?:[ \t]+|[ \t]*\n[ \t]*){_WORD})*")
+_LOWER = re.compile(r"\b[a-z]{3,}\b")
+_MID_SENTENCE = re.compile(r"[a-z,;] $")
+MIN_MENTIONS = 2
+MIN_TITLED = 2  # distinct names a title stands before
+PREFIX_LETTERS = 4  # "Eliza" is a form of "Elizabeth"
+# Raise it whenever what ``Lexicon.of`` builds changes: stored lexicons of another version are
+# built again from their book's text on first use.
+LEXICON_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Name:
+    """One person or place: what the book calls it most, its other forms, every mention."""
+
+    name: str
+    aliases: frozenset[str]
+    offsets: tuple[int, ...] = field(repr=False)
+
+    def mentions(self, start: int, end: int) -> int:
+        return bisect_left(self.offsets, end) - bisect_left(self.offsets, start)
+
+    def first(self, start: int, end: int) -> int | None:
+        i = bisect_left(self.offsets, start)
+        return self.offsets[i] if i < len(self.offsets) and self.offsets[i] < end else None
+
+
+class Lexicon:
+    """The names of one text (see the module docstring)."""
+
+    def __init__(self, names: Sequence[Name], titles: frozenset[str] = frozenset()) -> None:
+        self.names = tuple(names)
+        self.titles = titles
+        self._by_form = {a: n for n in self.names for a in n.aliases}
+        self._by_word: dict[str, Name] = {}
+        for n in sorted(self.names, key=lambda n: len(n.offsets)):  # the most mentioned wins
+            for word in {w for a in n.aliases for w in a.split() if w not in titles}:
+                self._by_word[word] = n
+
+    @classmethod
+    def of(cls, text: str) -> Lexicon:
+        return cls(*_build(text))
+
+    def to_json(self) -> str:
+        """The stored form: names in their order (it breaks ties between them), each with its
+        aliases (sorted) and mention offsets, and the titles."""
+        return json.dumps(
+            {
+                "version": LEXICON_VERSION,
+                "titles": sorted(self.titles),
+                "names": [
+                    {"name": n.name, "aliases": sorted(n.aliases), "offsets": list(n.offsets)}
+                    for n in self.names
+                ],
+            },
+            ensure_ascii=False,
+            separators=(",", ":"),
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> Lexicon | None:
+        """The lexicon ``to_json`` wrote; None for a document of another version."""
+        data = json.loads(text)
+        if not isinstance(data, Mapping) or data.get("version") != LEXICON_VERSION:
+            return None
+        names = [
+            Name(n["name"], frozenset(n["aliases"]), tuple(n["offsets"])) for n in data["names"]
+        ]
+        return cls(names, frozenset(data["titles"]))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Lexicon):
+            return NotImplemented
+        return (self.names, self.titles) == (other.names, other.titles)
+
+    def find(self, form: str) -> Name | None:
+        """The name ``form`` stands for: the name with that form ("Mr. Darcy", "Charlotte
+        Lucas"), else the most mentioned name using its last known word ("Professor Waldman")."""
+        key = normal_form(form)
+        if key in self._by_form:
+            return self._by_form[key]
+        return next((self._by_word[w] for w in reversed(key.split()) if w in self._by_word), None)
+
+    def people(self, start: int, end: int, limit: int) -> list[tuple[Name, int, int]]:
+        """``(name, mentions, first offset)`` of the names met in ``[start, end)``, most
+        mentioned first."""
+        met = [(n, n.mentions(start, end), n.first(start, end)) for n in self.names]
+        found = [(n, c, f) for n, c, f in met if f is not None and c >= MIN_MENTIONS]
+        return sorted(found, key=lambda t: (-t[1], t[2]))[:limit]
+
+    def mentioned(self, text: str) -> list[Name]:
+        """The names ``text`` mentions, in order (each once)."""
+        found = (self.find(run) for run in runs(text))
+        return list(dict.fromkeys(n for n in found if n is not None))
+
+
+def normal_form(text: str) -> str:
+    """ "Mr. Darcy's" -> "Mr Darcy": no full stops, no possessive, single spaces."""
+    words = [w.rstrip(".").removesuffix("'s").removesuffix("’s") for w in text.split()]
+    return " ".join(w for w in words if w)
+
+
+def runs(text: str) -> Iterable[str]:
+    """Capitalised runs of ``text`` with leading stopwords dropped ("The Bennets" -> "Bennets")."""
+    for m in RUN.finditer(text):
+        words = normal_form(m.group()).split()
+        while words and words[0].lower() in STOPWORDS:
+            words.pop(0)
+        if words:
+            yield " ".join(words)
+
+
+def _build(text: str) -> tuple[list[Name], frozenset[str]]:
+    mentions = _mentions(text)
+    lower = Counter(_LOWER.findall(text))
+    words = Counter(w for _, form, mid in mentions if mid for w in form.split())
+    capitalised = Counter(w for _, form, _ in mentions for w in form.split())
+    named = {
+        w
+        for w, n in words.items()
+        if n >= MIN_MENTIONS
+        and w.lower() not in STOPWORDS
+        and lower[w.lower()] * 4 < capitalised[w]
+    }
+    titles = _titles(mentions, named)
+    named -= titles
+    forms: dict[str, list[int]] = defaultdict(list)
+    for offset, form, _ in mentions:
+        kept = _trim(form.split(), named, titles)
+        if kept:
+            forms[" ".join(kept)].append(offset)
+    return _group(forms, titles), frozenset(titles)
+
+
+def _mentions(text: str) -> list[tuple[int, str, bool]]:
+    """``(offset, form, mid-sentence)`` of every capitalised run."""
+    out = []
+    for m in RUN.finditer(text):
+        mid = bool(_MID_SENTENCE.search(text[max(0, m.start() - 2) : m.start()]))
+        out.append((m.start(), normal_form(m.group()), mid))
+    return out
+
+
+def _titles(mentions: Sequence[tuple[int, str, bool]], named: set[str]) -> set[str]:
+    """Words that stand before several different names, more often than without one."""
+    before: dict[str, set[str]] = defaultdict(set)
+    titled: Counter[str] = Counter()
+    alone: Counter[str] = Counter()
+    for _, form, _ in mentions:
+        parts = form.split()
+        for a, b in pairwise(parts):
+            if b in named:
+                before[a].add(b)
+                titled[a] += 1
+        if len(parts) == 1:
+            alone[parts[0]] += 1
+    return {t for t, after in before.items() if len(after) >= MIN_TITLED and alone[t] < titled[t]}
+
+
+def _trim(parts: list[str], named: set[str], titles: set[str]) -> list[str]:
+    """The name in a run: from its first title or name word to its last name word."""
+    while parts and parts[0] not in named and parts[0] not in titles:
+        parts = parts[1:]
+    while parts and parts[-1] not in named:
+        parts = parts[:-1]
+    return parts if any(p in named for p in parts) else []
+
+
+def _group(forms: dict[str, list[int]], titles: set[str]) -> list[Name]:
+    """Each form joins the most mentioned longer form that holds it (a lone word: one that
+    holds it or a longer word it begins); what no longer form holds is a name of its own."""
+    by_word: dict[str, list[str]] = defaultdict(list)
+    for form in sorted(forms, key=lambda f: (-len(forms[f]), f)):
+        for word in dict.fromkeys(form.split()):
+            by_word[word].append(form)
+    lone = [f for f in by_word if f in forms]
+    heads: dict[str, str] = {}
+    for form in sorted(forms, key=lambda f: (-len(f.split()), -len(forms[f]), f)):
+        first = form.split()[0]
+        candidates = by_word[first] if " " in form else [*by_word[first], *lone]
+        heads[form] = next(
+            (heads[h] for h in candidates if h in heads and _holds(h, form, titles)), form
+        )
+    members: dict[str, list[str]] = defaultdict(list)
+    for form, head in heads.items():
+        members[head].append(form)
+    names = []
+    for group in members.values():
+        offsets = sorted(o for f in group for o in forms[f])
+        best = max(group, key=lambda f: (len(forms[f]) * len(f.split()), -len(f)))
+        names.append(Name(best, frozenset(group), tuple(offsets)))
+    return names
+
+
+def _holds(longer: str, form: str, titles: set[str]) -> bool:
+    if longer == form or len(longer.split()) <= len(form.split()):
+        return _begins(longer, form) if " " not in longer and " " not in form else False
+    outer, inner = longer.split(), form.split()
+    if inner[0] in titles and outer[0] in titles and inner[0] != outer[0]:
+        return False  # "Miss Bingley" is not "Mr Bingley"
+    if inner[0] in titles and outer[0] not in titles:
+        return False
+    return any(outer[i : i + len(inner)] == inner for i in range(len(outer) - len(inner) + 1))
+
+
+def _begins(longer: str, form: str) -> bool:
+    return len(form) >= PREFIX_LETTERS and len(longer) > len(form) and longer.startswith(form)

@@ -1,8 +1,9 @@
 """The ingest use case: a file becomes a book in the library (parse, chunk, store, embed).
 
 Invariants:
-- the book, its text and chunks are stored in one atomic ``BookRepository.add`` once parsing and
-  chunking succeeded, or not at all; from then on the book is searchable by keywords;
+- the book, its text, chunks and lexicon (the names it uses: ``folio.domain.lexicon``) are stored
+  in one atomic ``BookRepository.add`` once parsing and chunking succeeded, or not at all; from
+  then on the book is searchable by keywords;
 - vectors follow batch by batch (``add_vectors``, each batch atomic), so search improves while the
   reader starts; an interrupted import leaves a whole book whose missing vectors the next import of
   the same file fills in (nothing is parsed twice, nothing is lost);
@@ -29,6 +30,7 @@ import numpy as np
 from folio.app.chunking import TokenCounter, chunk_book
 from folio.domain.books import Book, BookFormat, Chunk, ParsedBook, ReadingPosition
 from folio.domain.errors import BookError, IngestError, IngestErrorCode
+from folio.domain.lexicon import Lexicon
 from folio.domain.ports import BookRepository, Embedder, Vectors
 from folio.domain.series import series_fields
 
@@ -215,13 +217,14 @@ class IngestBook:
             chunks = chunk_book(
                 book.id, parsed, count_tokens=self._count_tokens, max_tokens=self._max_tokens
             )
+            lexicon = Lexicon.of(parsed.text)  # the book's names, stored with it (people tool)
         if not chunks:
             raise IngestError(
                 f"{path.name} contains no readable text", code=IngestErrorCode.EMPTY, path=str(path)
             )
         with _timed(timings, "store"):
             report.stage("store", 1)
-            self._books.add(book, parsed.text, chunks)
+            self._books.add(book, parsed.text, chunks, lexicon=lexicon)
             if self._on_stored is not None:
                 self._on_stored(book, path)
             report.advance(1)

@@ -1,0 +1,123 @@
+"""The book's lexicon as a stored value: its JSON form answers as the lexicon built from the
+text does, an import stores it with the book, and a book stored without one (imported before
+lexicons were stored) gets one built and stored on first use."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from folio.adapters.storage.memory_books import InMemoryLibrary
+from folio.agent.lexicon import Lexicons
+from folio.agent.tools import default_registry
+from folio.agent.tools.base import ToolContext, ToolServices
+from folio.domain.errors import StorageError, StorageErrorCode
+from folio.domain.lexicon import LEXICON_VERSION, Lexicon
+from folio.domain.passages import PEOPLE
+from folio.entrypoints.cli.demo import bundled_book
+from tests.unit.test_book_tools import StoryLibrary, make_story
+from tests.unit.test_ingest import FakeParse, make_ingest
+
+FRANKENSTEIN = bundled_book().read_text(encoding="utf-8")
+ASKED = ["Clerval", "Henry Clerval", "Elizabeth", "Victor", "Mr. Kirwin", "Walton", "Justine"]
+
+
+@pytest.fixture(scope="module")
+def built() -> Lexicon:
+    return Lexicon.of(FRANKENSTEIN)
+
+
+def test_the_stored_form_reads_back_as_the_same_lexicon(built: Lexicon) -> None:
+    read = Lexicon.from_json(built.to_json())
+    assert read == built and read is not None
+    assert json.loads(built.to_json())["version"] == LEXICON_VERSION
+    end = len(FRANKENSTEIN)
+    assert read.people(0, end, 20) == built.people(0, end, 20)
+    assert read.people(0, end // 3, 12) == built.people(0, end // 3, 12)
+    for name in ASKED:
+        assert read.find(name) == built.find(name), name
+    sentence = "Victor told Clerval that Elizabeth and Justine were in Geneva."
+    assert read.mentioned(sentence) == built.mentioned(sentence)
+
+
+def test_a_lexicon_of_another_version_reads_as_none(built: Lexicon) -> None:
+    data = json.loads(built.to_json())
+    data["version"] = LEXICON_VERSION + 1
+    assert Lexicon.from_json(json.dumps(data)) is None
+
+
+def test_an_imported_book_is_stored_with_its_lexicon(tmp_path: Path) -> None:
+    library = InMemoryLibrary()
+    path = tmp_path / "frankenstein.txt"
+    path.write_text(FRANKENSTEIN, encoding="utf-8")
+    make_ingest(library, FakeParse()).execute(path)
+    assert library.lexicon("book-1") == Lexicon.of(library.get_text("book-1"))
+
+
+class CountingLibrary(InMemoryLibrary):
+    """The in-memory library, counting the whole-text reads a lexicon would be built from."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.text_reads = 0
+        self.read_only = False
+
+    def get_text(self, book_id: str, start: int = 0, end: int | None = None) -> str:
+        self.text_reads += start == 0 and end == self.get(book_id).char_count
+        return super().get_text(book_id, start, end)
+
+    def save_lexicon(self, book_id: str, lexicon: Lexicon) -> None:
+        if self.read_only:
+            raise StorageError("read-only library", code=StorageErrorCode.READ_ONLY)
+        super().save_lexicon(book_id, lexicon)
+
+
+def _story(library: CountingLibrary, *, lexicon: bool) -> StoryLibrary:
+    story = make_story()
+    for book_id, book in story.library.books.items():
+        text = story.library.texts[book_id]
+        stored = Lexicon.of(text) if lexicon else None
+        library.add(book, text, story.library.chunks[book_id], lexicon=stored)
+    return StoryLibrary(library, story.searcher, story.book, story.text)
+
+
+def _ask(story: StoryLibrary, lexicons: Lexicons, name: str) -> object:
+    services = ToolServices(story.searcher, story.library, story.library, lexicons=lexicons)
+    result = default_registry().execute(
+        PEOPLE, ToolContext(book=story.book), services, {"name": name}
+    )
+    assert result.success
+    return result.data
+
+
+def test_the_people_tool_reads_the_stored_lexicon_not_the_text() -> None:
+    library = CountingLibrary()
+    story = _story(library, lexicon=True)
+    answer = _ask(story, Lexicons(), "Clerval")
+    assert library.text_reads == 0
+    assert answer == _ask(_story(CountingLibrary(), lexicon=False), Lexicons(), "Clerval")
+
+
+def test_a_book_without_a_stored_lexicon_gets_one_on_first_use() -> None:
+    library = CountingLibrary()
+    story = _story(library, lexicon=False)
+    assert library.lexicon(story.book.id) is None
+    lexicons = Lexicons()
+    first = _ask(story, lexicons, "Clerval")
+    assert library.text_reads == 1
+    assert library.lexicon(story.book.id) == Lexicon.of(story.text)
+    assert _ask(story, lexicons, "Clerval") == first  # kept in the process: no second build
+    assert library.text_reads == 1
+    assert _ask(story, Lexicons(), "Clerval") == first  # a new process reads the stored one
+    assert library.text_reads == 1
+
+
+def test_a_library_that_cannot_store_the_lexicon_still_answers() -> None:
+    library = CountingLibrary()
+    library.read_only = True
+    story = _story(library, lexicon=False)
+    answer = _ask(story, Lexicons(), "Clerval")
+    assert library.lexicon(story.book.id) is None
+    assert answer == _ask(_story(CountingLibrary(), lexicon=True), Lexicons(), "Clerval")

@@ -11,6 +11,11 @@ DEVSTAMP := $(VENV)/.installed-dev
 # cores of this 2-core machine keeps them busy.
 JOBS ?= 4
 
+# folio is installed editable: its modules are compiled from src/ the first time they run. A shell
+# that sets PYTHONDONTWRITEBYTECODE (some containers do) would make every folio process (a test
+# suite starts hundreds) compile them all again; Python's default, caching the bytecode, is kept.
+unexport PYTHONDONTWRITEBYTECODE
+
 .PHONY: demo test check lint bench install dev clean
 
 $(BIN)/python:

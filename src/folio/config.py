@@ -21,17 +21,13 @@ from typing import Annotated, Any, Literal
 from platformdirs import user_cache_dir, user_data_dir
 from pydantic import (
     AfterValidator,
+    BaseModel,
     BeforeValidator,
+    ConfigDict,
     Field,
     PrivateAttr,
     ValidationError,
     model_validator,
-)
-from pydantic_settings import (
-    BaseSettings,
-    PydanticBaseSettingsSource,
-    SettingsConfigDict,
-    TomlConfigSettingsSource,
 )
 
 from folio.domain.errors import ConfigError
@@ -120,10 +116,12 @@ def _postgres_url(value: str) -> str:
     return value
 
 
-class Settings(BaseSettings):
-    """folio's settings. Build them with ``load_settings`` (environment + config file)."""
+class Settings(BaseModel):
+    """folio's settings. Build them with ``load_settings`` (environment + config file), which
+    reads every source itself: the model only validates. Names are case-insensitive
+    (``History_Messages = 5`` in the file is ``history_messages``)."""
 
-    model_config = SettingsConfigDict(frozen=True, extra="forbid", validate_default=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True)
 
     home: Path = Field(default_factory=lambda: Path(user_data_dir("folio", appauthor=False)))
     provider: Literal["anthropic", "openai", "ollama", "offline", "scripted"] | None = None
@@ -186,18 +184,12 @@ class Settings(BaseSettings):
     # Where each value came from (``load_settings`` fills it): see ``source_of``.
     _sources: dict[str, str] = PrivateAttr(default_factory=dict)
 
+    @model_validator(mode="before")
     @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        # ``load_settings`` merges the file, the environment (folio's own variable names) and the
-        # overrides in that order and passes the result in; nothing is read behind its back.
-        return (init_settings,)
+    def _names_in_any_case(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            return {k.lower() if isinstance(k, str) else k: v for k, v in data.items()}
+        return data
 
     @model_validator(mode="after")
     def _conversations_beside_the_books(self) -> Settings:
@@ -317,8 +309,11 @@ def _default_home() -> Path:
 
 
 def _read_config_file(path: Path) -> dict[str, Any]:
+    import tomllib
+
     try:
-        data = TomlConfigSettingsSource(Settings, toml_file=path)()
+        with path.open("rb") as f:
+            data = {str(k).lower(): v for k, v in tomllib.load(f).items()}
     except (OSError, UnicodeDecodeError, ValueError) as e:  # tomllib.TOMLDecodeError is one
         raise ConfigError(f"Cannot read config file {path}: {e}") from e
     known = set(Settings.model_fields) - {"home", "config_file"}

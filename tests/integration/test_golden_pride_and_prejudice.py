@@ -1,0 +1,89 @@
+"""A golden offline conversation of a reader in Pride and Prejudice (through Chapter X), the book on
+which ten ordinary reader questions once got no useful answer: who a person is leads with that
+person (not a relative sharing the surname), small talk is answered without a search and never
+joins a later search, a person the book brings in later gets an honest "not yet" with no hint,
+no sentence is quoted twice, and nothing past the position is cited.
+
+Real SQLite, the real ingest and chat use cases and the default embedder (which tells small talk),
+on the first sixteen chapters of the novel (the shared data set): enough text past the position
+for a later person to exist, a quarter of the import time of the whole book.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from folio.app.chat import TurnResult
+from folio.bootstrap import Container
+from folio.config import load_settings
+
+QUESTIONS = [
+    "Who is Miss Bingley?",  # 0 not her brother, Mr. Bingley
+    "thanks, that helps!",  # 1 small talk
+    "Who is Charlotte Lucas?",  # 2 not her mother, Lady Lucas
+    "Where does she live?",  # 3 a pronoun follow-up
+    "Who is Wickham?",  # 4 first met in Chapter XV: not yet
+    "Why does Elizabeth dislike Mr. Darcy?",  # 5 a why question
+]
+
+
+@pytest.fixture(scope="module")
+def turns(
+    real_model: None, books_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[list[TurnResult], int]:
+    home = tmp_path_factory.mktemp("pride")
+    lines = (books_dir / "pg1342_pride_and_prejudice.txt").read_text(encoding="utf-8").split("\n")
+    excerpt = home.parent / "pride_and_prejudice.txt"
+    excerpt.write_text("\n".join(lines[: lines.index("CHAPTER XVII.")]), encoding="utf-8")
+    container = Container(load_settings(env={"FOLIO_HOME": str(home)}, conversation_store="sqlite"))
+    book = container.ingest.execute(excerpt).book
+    book = container.library.set_position(book.id, chapter="Chapter 10")
+    assert book.position.char_offset is not None
+    chat = container.chat(provider="offline")
+    conversation = container.conversations.create(book.id, "golden pride")
+    return [chat.execute(conversation.id, q) for q in QUESTIONS], book.position.char_offset
+
+
+def quotes(turn: TurnResult) -> list[str]:
+    return re.findall(r'^- "(.+?)"(?: …)? \(', turn.answer, re.M)
+
+
+def test_who_is_leads_with_the_person_asked_about(turns: tuple[list[TurnResult], int]) -> None:
+    played, _ = turns
+    bingley, charlotte = quotes(played[0]), quotes(played[2])
+    assert bingley and "Miss Bingley" in bingley[0], played[0].answer
+    assert charlotte and re.search(r"Charlotte|Miss Lucas", charlotte[0]), played[2].answer
+    assert not any(q.startswith("Lady Lucas") for q in charlotte), played[2].answer
+
+
+def test_small_talk_is_never_searched_nor_joins_a_later_search(
+    turns: tuple[list[TurnResult], int],
+) -> None:
+    played, _ = turns
+    assert played[1].searches == () and '"' not in played[1].answer
+    assert all("thanks" not in q.lower() for t in played for q in t.searches)
+
+
+def test_a_later_person_is_not_yet_met_with_no_hint(turns: tuple[list[TurnResult], int]) -> None:
+    played, _ = turns
+    first_line = played[4].answer.splitlines()[0]
+    assert first_line == "Nothing up to Chapter X mentions Wickham.", played[4].answer
+    assert "later" not in played[4].answer
+
+
+def test_a_pronoun_follow_up_searches_with_the_readers_question(
+    turns: tuple[list[TurnResult], int],
+) -> None:
+    played, _ = turns
+    assert any("Charlotte Lucas" in q for q in played[3].searches), played[3].searches
+
+
+def test_no_quote_twice_and_nothing_past_the_position(turns: tuple[list[TurnResult], int]) -> None:
+    played, limit = turns
+    for turn in played:
+        assert max(Counter(quotes(turn)).values(), default=1) == 1, turn.answer
+        assert all(s.char_end <= limit for s in turn.citations), turn.citations

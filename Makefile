@@ -38,7 +38,7 @@ demo: $(STAMP)
 
 test: $(DEVSTAMP)
 	$(BIN)/lint-imports
-	$(BIN)/python -m pytest -n $(JOBS)
+	$(BIN)/python -m pytest -n $(JOBS) --durations=25
 
 check: lint
 	$(BIN)/python -m pytest -n $(JOBS) tests/unit tests/contract

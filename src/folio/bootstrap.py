@@ -688,6 +688,11 @@ def make_provider(
     chosen = name or settings.effective_provider()
     model = model or settings.model
     timeout, retries = settings.llm_timeout, settings.llm_max_retries
+    if chosen in ("anthropic", "openai"):  # a missing key is said before the SDK is loaded
+        from folio.adapters.llm._common import check_credentials
+
+        key = settings.anthropic_api_key if chosen == "anthropic" else settings.openai_api_key
+        check_credentials(chosen, key, settings.openai_base_url)
     if chosen == "anthropic":
         with requires_extra("anthropic", "The Anthropic provider"):
             from folio.adapters.llm.anthropic import AnthropicProvider

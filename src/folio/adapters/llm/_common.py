@@ -168,3 +168,18 @@ def unsupported_tools(provider: str, model: str) -> LLMError:
         code=LLMErrorCode.UNSUPPORTED_FEATURE,
         provider=provider,
     )
+
+
+def check_credentials(provider: str, api_key: str | None, base_url: str | None = None) -> None:
+    """Raise the ``AUTH`` error a provider without its key would raise, before its SDK (about a
+    second to import) is loaded: ``anthropic`` needs a key, ``openai`` a key or a compatible
+    server's URL."""
+    if api_key or (provider == "openai" and base_url):
+        return
+    message = {
+        "anthropic": "No Anthropic API key: set ANTHROPIC_API_KEY (or choose another provider)",
+        "openai": (
+            "No OpenAI API key: set OPENAI_API_KEY, or OPENAI_BASE_URL for a compatible server"
+        ),
+    }[provider]
+    raise LLMError(message, code=LLMErrorCode.AUTH, provider=provider)

@@ -15,6 +15,7 @@ import anthropic
 from folio.adapters.llm._common import (
     PartialToolCall,
     bad_response,
+    check_credentials,
     invocation,
     split_system,
     status_error,
@@ -63,12 +64,7 @@ class AnthropicProvider:
         http_client: Any = None,
     ) -> None:
         """``http_client``: an ``httpx2.Client`` for the SDK (tests pass a mock transport)."""
-        if not api_key:
-            raise LLMError(
-                "No Anthropic API key: set ANTHROPIC_API_KEY (or choose another provider)",
-                code=LLMErrorCode.AUTH,
-                provider=PROVIDER,
-            )
+        check_credentials(PROVIDER, api_key)
         self._model = model or DEFAULT_MODEL
         self._timeout = timeout
         self._max_tokens = max_tokens

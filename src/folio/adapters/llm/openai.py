@@ -18,6 +18,7 @@ import openai
 from folio.adapters.llm._common import (
     PartialToolCall,
     bad_response,
+    check_credentials,
     invocation,
     status_error,
     text_or_none,
@@ -57,12 +58,7 @@ class OpenAIProvider:
     ) -> None:
         """``supports_tools=False`` for a compatible server without tool calling;
         ``http_client``: an ``httpx2.Client`` for the SDK (tests pass a mock transport)."""
-        if not api_key and not base_url:
-            raise LLMError(
-                "No OpenAI API key: set OPENAI_API_KEY, or OPENAI_BASE_URL for a compatible server",
-                code=LLMErrorCode.AUTH,
-                provider=PROVIDER,
-            )
+        check_credentials(PROVIDER, api_key, base_url)
         self._model = model or DEFAULT_MODEL
         self._timeout = timeout
         self._max_retries = max_retries

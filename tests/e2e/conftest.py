@@ -16,7 +16,8 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -95,6 +96,31 @@ class _Runner:
 def runner(home: Path, *, embedding: str | None = HASHING) -> RunFolio:
     """A ``run_folio`` bound to ``home`` and to the embedding model its books were imported with."""
     return _Runner(home, embedding)
+
+
+@contextmanager
+def terminals(run: RunFolio, *, columns: int, timeout: float = 90) -> Iterator[Callable[..., Any]]:
+    """``start(*args, pager="cat", dimensions=(50, columns))``: ``folio ARGS`` in a
+    pseudo-terminal (pexpect) on ``run``'s home and embedder, plain output (no colours, no cursor
+    queries); every child is closed when the block ends."""
+    import pexpect
+
+    children: list[Any] = []
+
+    def start(*args: str, pager: str = "cat", dimensions: tuple[int, int] = (50, columns)) -> Any:
+        command = folio_command(*args)
+        extra = {"PROMPT_TOOLKIT_NO_CPR": "1", "NO_COLOR": "1", "TERM": "xterm", "PAGER": pager}
+        env = folio_env(run.home, embedding=run.embedding, extra=extra)
+        child = pexpect.spawn(command[0], command[1:], env=env, encoding="utf-8",
+                              timeout=timeout, dimensions=dimensions)  # fmt: skip
+        children.append(child)
+        return child
+
+    try:
+        yield start
+    finally:
+        for child in children:
+            child.close(force=True)
 
 
 def ok(result: subprocess.CompletedProcess[str]) -> str:

@@ -10,7 +10,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pexpect
 import pytest
 
 from tests.e2e.api_server import FolioServer
@@ -18,11 +17,10 @@ from tests.e2e.conftest import (
     DemoRun,
     RunFolio,
     copy_home,
-    folio_command,
-    folio_env,
     ok,
     run_folio_in,
     runner,
+    terminals,
 )
 
 TIMEOUT_S = 90
@@ -45,20 +43,9 @@ def folio(read_to_chapter_5: Path, tmp_path: Path) -> RunFolio:
 
 @pytest.fixture
 def spawn(folio: RunFolio) -> Iterator[Any]:
-    children: list[pexpect.spawn] = []
-
-    def start(*args: str, dimensions: tuple[int, int] = (50, 80)) -> pexpect.spawn:
-        command = folio_command(*args)
-        extra = {"PROMPT_TOOLKIT_NO_CPR": "1", "NO_COLOR": "1", "TERM": "xterm", "PAGER": "cat"}
-        env = folio_env(folio.home, embedding=None, extra=extra)
-        child = pexpect.spawn(command[0], command[1:], env=env, encoding="utf-8",
-                              timeout=TIMEOUT_S, dimensions=dimensions)  # fmt: skip
-        children.append(child)
-        return child
-
-    yield start
-    for child in children:
-        child.close(force=True)
+    """``spawn(*args)``: folio in a pseudo-terminal; every child is closed after the test."""
+    with terminals(folio, columns=80, timeout=TIMEOUT_S) as start:
+        yield start
 
 
 def test_each_quote_of_an_answer_carries_the_number_of_its_source(folio: RunFolio) -> None:

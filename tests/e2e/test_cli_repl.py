@@ -15,12 +15,12 @@ import pytest
 from tests.e2e.conftest import (
     RunFolio,
     copy_home,
-    folio_command,
     folio_env,
     ok,
     ok_json,
     run_folio_in,
     runner,
+    terminals,
 )
 
 TIMEOUT_S = 90
@@ -41,22 +41,8 @@ def folio(frankenstein_home: Path, tmp_path: Path) -> RunFolio:
 @pytest.fixture
 def spawn(folio: RunFolio) -> Iterator[Any]:
     """``spawn(*args)``: folio in a pseudo-terminal; every child is closed after the test."""
-    children: list[pexpect.spawn] = []
-
-    def start(
-        *args: str, pager: str = "cat", dimensions: tuple[int, int] = (50, 160)
-    ) -> pexpect.spawn:
-        command = folio_command(*args)
-        env = folio_env(folio.home, extra={"PROMPT_TOOLKIT_NO_CPR": "1", "NO_COLOR": "1",
-                                            "TERM": "xterm", "PAGER": pager})  # fmt: skip
-        child = pexpect.spawn(command[0], command[1:], env=env, encoding="utf-8",
-                              timeout=TIMEOUT_S, dimensions=dimensions)  # fmt: skip
-        children.append(child)
-        return child
-
-    yield start
-    for child in children:
-        child.close(force=True)
+    with terminals(folio, columns=160, timeout=TIMEOUT_S) as start:
+        yield start
 
 
 def conversations(run: RunFolio) -> list[dict[str, Any]]:

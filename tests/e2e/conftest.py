@@ -149,6 +149,19 @@ def copy_home(source: Path, target: Path) -> Path:
     return target
 
 
+def demo_book_home(tmp_path_factory: pytest.TempPathFactory, name: str) -> Path:
+    """A private home holding the bundled book (Frankenstein) imported with the hashing embedder:
+    imported once per run (every xdist worker) and copied for each caller."""
+    from folio.entrypoints.cli.demo import bundled_book
+    from tests.shared_homes import built_once
+
+    def build(root: Path) -> None:
+        ok_json(run_folio_in(root / "home", "add", str(bundled_book()), "--json"))
+
+    built = built_once(tmp_path_factory, "hashed-demo-book", build)
+    return copy_home(built / "home", tmp_path_factory.mktemp(name) / "home")
+
+
 @pytest.fixture
 def e2e_home(tmp_path: Path) -> Path:
     home = tmp_path / "home"

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis.errors import Unsatisfiable
 
 from tests.e2e.api_server import FolioServer
-from tests.e2e.conftest import ok_json, run_folio_in
+from tests.e2e.conftest import demo_book_home
 
 schemathesis = pytest.importorskip("schemathesis")
 
@@ -28,10 +28,7 @@ DEEP = b"[" * 100_000 + b"]" * 100_000
 
 @pytest.fixture(scope="module")
 def fuzzed_server(tmp_path_factory: pytest.TempPathFactory):
-    from folio.entrypoints.cli.demo import bundled_book
-
-    home = tmp_path_factory.mktemp("fuzz") / "home"
-    ok_json(run_folio_in(home, "add", str(bundled_book()), "--json"))
+    home = demo_book_home(tmp_path_factory, "fuzz")
     env = {"FOLIO_MAX_REQUEST_MB": "1", "FOLIO_MAX_BOOK_MB": "1"}
     with FolioServer(home, env=env) as server:
         yield server

@@ -18,7 +18,7 @@ import pytest
 from httpx_sse import connect_sse
 
 from tests.e2e.api_server import DEFAULT_SCRIPT, FolioServer
-from tests.e2e.conftest import folio_env, ok, ok_json, run_folio_in
+from tests.e2e.conftest import demo_book_home, folio_env, ok, ok_json, run_folio_in
 
 V1 = "/api/v1"
 SLOW_SCRIPT = {"delay": 0.05, "steps": [" ".join(["word"] * 400)]}
@@ -26,12 +26,8 @@ SLOW_SCRIPT = {"delay": 0.05, "steps": [" ".join(["word"] * 400)]}
 
 @pytest.fixture(scope="module")
 def library(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A home with the bundled demo book imported through the CLI."""
-    from folio.entrypoints.cli.demo import bundled_book
-
-    home = tmp_path_factory.mktemp("api-home")
-    ok_json(run_folio_in(home, "add", str(bundled_book()), "--json"))
-    return home
+    """A home with the bundled demo book imported through the CLI (copied from the run's)."""
+    return demo_book_home(tmp_path_factory, "api-home")
 
 
 @pytest.fixture(scope="module")

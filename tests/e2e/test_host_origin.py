@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from tests.e2e.api_server import FolioServer
-from tests.e2e.conftest import ok, ok_json, run_folio_in
+from tests.e2e.conftest import demo_book_home, ok, ok_json, run_folio_in
 
 V1 = "/api/v1"
 EVIL = "http://evil.example"
@@ -23,10 +23,7 @@ EVIL = "http://evil.example"
 
 @pytest.fixture(scope="module")
 def library(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from folio.entrypoints.cli.demo import bundled_book
-
-    home = tmp_path_factory.mktemp("origin") / "home"
-    ok_json(run_folio_in(home, "add", str(bundled_book()), "--json"))
+    home = demo_book_home(tmp_path_factory, "origin")
     return home
 
 

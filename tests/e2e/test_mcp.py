@@ -17,7 +17,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.e2e.api_server import FolioServer
-from tests.e2e.conftest import folio_env, ok_json, run_folio_in
+from tests.e2e.conftest import demo_book_home, folio_env, ok_json, run_folio_in
 
 BOOK_TOOLS = {"search_book", "read_passage", "list_chapters"}
 
@@ -25,10 +25,7 @@ BOOK_TOOLS = {"search_book", "read_passage", "list_chapters"}
 @pytest.fixture(scope="module")
 def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The demo book, read to 10%."""
-    from folio.entrypoints.cli.demo import bundled_book
-
-    home = tmp_path_factory.mktemp("mcp-home")
-    ok_json(run_folio_in(home, "add", str(bundled_book()), "--json"))
+    home = demo_book_home(tmp_path_factory, "mcp-home")
     return home
 
 

@@ -19,7 +19,7 @@ from httpx_sse import connect_sse
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.e2e.api_server import FolioServer
-from tests.e2e.conftest import ok_json, run_folio_in
+from tests.e2e.conftest import demo_book_home, ok_json, run_folio_in
 
 V1 = "/api/v1"
 ANSWER = "Henry Clerval is the friend who nursed Victor through his fever."
@@ -46,10 +46,7 @@ GIVEN_ID = "trace-7f3a.e2e:1"
 @pytest.fixture(scope="module")
 def library(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A home with the bundled demo book imported through the CLI."""
-    from folio.entrypoints.cli.demo import bundled_book
-
-    home = tmp_path_factory.mktemp("obs-home")
-    ok_json(run_folio_in(home, "add", str(bundled_book()), "--json"))
+    home = demo_book_home(tmp_path_factory, "obs-home")
     return home
 
 

@@ -14,7 +14,7 @@ import openai
 import pytest
 
 from tests.e2e.api_server import FolioServer
-from tests.e2e.conftest import ok_json, run_folio_in
+from tests.e2e.conftest import demo_book_home, ok_json, run_folio_in
 
 FIRST = "Who is Victor's friend from Geneva?"
 FOLLOW_UP = "What happens to him?"
@@ -28,10 +28,7 @@ THIRD = "And who is Elizabeth?"
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FolioServer]:
-    from folio.entrypoints.cli.demo import bundled_book
-
-    home = tmp_path_factory.mktemp("openai-home")
-    ok_json(run_folio_in(home, "add", str(bundled_book()), "--json"))
+    home = demo_book_home(tmp_path_factory, "openai-home")
     with FolioServer(home, env={"FOLIO_PROVIDER": "offline"}) as s:
         yield s
 

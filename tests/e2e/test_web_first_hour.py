@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from tests.e2e.api_server import DEFAULT_SCRIPT, FolioServer
-from tests.e2e.conftest import ok_json, run_folio_in
+from tests.e2e.conftest import demo_book_home
 from tests.e2e.web_support import Page, chromium, fresh_page, shot
 
 V1 = "/api/v1"
@@ -42,10 +42,7 @@ In spring the flats were mapped again and the new channel had a name.
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FolioServer]:
-    from folio.entrypoints.cli.demo import bundled_book
-
-    home = tmp_path_factory.mktemp("web-first-hour")
-    ok_json(run_folio_in(home, "add", str(bundled_book()), "--json"))
+    home = demo_book_home(tmp_path_factory, "web-first-hour")
     with FolioServer(home) as s:
         yield s
 

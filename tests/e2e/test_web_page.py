@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from tests.e2e.api_server import DEFAULT_SCRIPT, FolioServer
-from tests.e2e.conftest import ok_json, run_folio_in
+from tests.e2e.conftest import demo_book_home
 from tests.e2e.web_support import SHOTS, Page, chromium, fresh_page, shot
 
 V1 = "/api/v1"
@@ -57,10 +57,7 @@ The visitor came back in spring and asked for his old room above the stables.
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FolioServer]:
     """folio serve on a home holding the bundled demo book (Frankenstein)."""
-    from folio.entrypoints.cli.demo import bundled_book
-
-    home = tmp_path_factory.mktemp("web-home")
-    ok_json(run_folio_in(home, "add", str(bundled_book()), "--json"))
+    home = demo_book_home(tmp_path_factory, "web-home")
     with FolioServer(home, env={"FOLIO_MAX_CONCURRENT_TURNS": "8"}) as s:
         yield s
 

@@ -10,16 +10,13 @@ from typing import Any
 import pytest
 
 from tests.e2e.api_server import FolioServer
-from tests.e2e.conftest import ok_json, run_folio_in
+from tests.e2e.conftest import demo_book_home, ok_json, run_folio_in
 from tests.e2e.web_support import chromium, fresh_page
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[FolioServer, str]]:
-    from folio.entrypoints.cli.demo import bundled_book
-
-    home = tmp_path_factory.mktemp("web-users")
-    ok_json(run_folio_in(home, "add", str(bundled_book()), "--json"))  # the local user's book
+    home = demo_book_home(tmp_path_factory, "web-users")  # the local user's book
     alice = ok_json(run_folio_in(home, "users", "add", "alice", "--json"))
     with FolioServer(home) as s:
         yield s, str(alice["token"])

@@ -139,16 +139,18 @@ def add_cmd(
                     }
                 )
                 continue
-            book = container.library.get(result.book.id)  # named apart from a same-titled book
             results.append(
                 {
                     "file": str(path),
                     "status": "completed" if result.resumed else "added",
-                    "book": book_summary(book),
+                    "book": result.book,
                     "chunks": result.chunk_count,
-                    "same_title": _same_title(container.library.list_books(), book),
+                    "same_title": [],
                 }
             )
+    _name_apart(
+        results, container.library.list_books() if any("book" in r for r in results) else []
+    )
     _print_add_results(results, as_json)
     if not as_json and (len(paths) > 1 or skipped):
         _print_add_summary(results, skipped)
@@ -187,14 +189,19 @@ def _ask_again(progress: Any) -> Any:
     return retry
 
 
-def _same_title(books: list[Any], book: Any) -> list[dict[str, Any]]:
-    """The other books titled like ``book``, with the names that tell them apart."""
-    book = next((b for b in books if b.id == book.id), book)
-    return [
-        {"id": b.id, "name": b.name, "format": b.format.value, "source_name": b.source_name}
-        for b in books
-        if b.id != book.id and b.title.casefold() == book.title.casefold()
-    ]
+def _name_apart(results: list[dict[str, Any]], books: list[Any]) -> None:
+    """Each added book as the library now names it (told apart from a same-titled book, one
+    added in the same run included) and the other books sharing its title: one listing for all."""
+    by_id = {b.id: b for b in books}
+    for result in results:
+        if "book" in result:
+            book = by_id.get(result["book"].id, result["book"])
+            result["book"] = book_summary(book)
+            result["same_title"] = [
+                {"id": b.id, "name": b.name, "format": b.format.value, "source_name": b.source_name}
+                for b in books
+                if b.id != book.id and b.title.casefold() == book.title.casefold()
+            ]
 
 
 def book_files(given: tuple[Path, ...]) -> tuple[list[Path], list[Path]]:

@@ -590,3 +590,12 @@ def cite_location(
     pages = f"p. {page_start}" if page_start == page_end else f"pp. {page_start}-{page_end}"
     place = f"{chapter}, {pages}" if chapter else pages
     return f"{volume}, {place}" if volume else place
+
+
+def no_position_notice(name: str, how: str) -> str:
+    """The one line an answer from a book without a reading position ends with, on every surface;
+    ``how``: the way to set one there."""
+    return (
+        f"No reading position is set for {name}, so answers may come from all of it: say how far"
+        f" you have read {how}."
+    )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from folio.domain.books import Book, SearchHit
+from folio.domain.books import Book, SearchHit, no_position_notice
 from folio.domain.chapter_labels import is_bare_label
 from folio.domain.window import ReadingWindow
 
@@ -160,9 +160,8 @@ def turn_result_dict(result: TurnResult) -> dict[str, Any]:
     }
 
 
-NO_POSITION_NOTICE = (
-    "No reading position is set for this book, so answers may come from all of it: say how far "
-    'you have read with PUT /api/v1/books/{book_id}/position ({"chapter": "Chapter 5"}).'
+NO_POSITION_NOTICE = no_position_notice(
+    "this book", 'with PUT /api/v1/books/{book_id}/position ({"chapter": "Chapter 5"})'
 )
 
 

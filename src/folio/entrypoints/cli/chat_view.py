@@ -13,7 +13,7 @@ from rich.markdown import Markdown
 from rich.status import Status
 from rich.text import Text
 
-from folio.domain.books import numbered_places
+from folio.domain.books import no_position_notice, numbered_places
 from folio.domain.passages import LIST_CHAPTERS, READ_PASSAGE, SEARCH_BOOK
 from folio.entrypoints.cli.output import clean
 
@@ -183,10 +183,7 @@ class TurnView:
             if self._in_repl
             else f"folio position {self._book.id[:8]} --chapter 5"
         )
-        return (
-            f"No reading position is set for {self._book.name}, so answers may come from all of"
-            f" it: say how far you have read with {how}."
-        )
+        return no_position_notice(self._book.name, f"with {how}")
 
     def _print_answer(self, answer: str) -> None:
         # Markdown is rendered for a terminal; piped output keeps the answer's own text, unwrapped.

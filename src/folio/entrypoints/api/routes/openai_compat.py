@@ -42,7 +42,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from folio.app.cancellation import TurnCancelled
 from folio.app.chat import AnswerDelta, ChatEvent, TurnResult
 from folio.bootstrap import UserScope
-from folio.domain.books import Book, places_line
+from folio.domain.books import Book, no_position_notice, places_line
 from folio.domain.errors import FolioError
 from folio.entrypoints.api.deps import ScopeDep, TurnSlotsDep, UserDep
 from folio.entrypoints.api.errors import ApiError, openai_error_body, status_for
@@ -55,9 +55,8 @@ log = logging.getLogger("folio.api")
 
 MAX_MESSAGES = 1000
 _SOURCES_LINE = re.compile(r"\n*Sources: [^\n]*\s*$")
-NO_POSITION_LINE = (
-    "(No reading position is set for this book, so this answer may come from all of it: say how"
-    " far you have read on folio's page, or with `folio position BOOK --chapter 5`.)"
+NO_POSITION_LINE = "({})".format(
+    no_position_notice("this book", "on folio's page, or with `folio position BOOK --chapter 5`")
 )
 
 

@@ -135,11 +135,17 @@ def test_the_lua_reader_takes_koreaders_literals_and_escapes() -> None:
 @pytest.mark.parametrize(
     "text",
     ['return os.execute("rm -rf /")', "return { a = b }", "return { 1 + 2 }",
-     'return { "unterminated }', "return {} extra", "return " + "{" * 100 + "}" * 100],
+     'return { "unterminated }', "return {} extra", "--[[ never closed\n" * 3 + "return {}"],
 )  # fmt: skip
 def test_the_lua_reader_refuses_anything_but_literals(text: str) -> None:
     with pytest.raises(ValueError, match="not a Lua data file"):
         loads(text)
+
+
+def test_the_lua_reader_states_its_nesting_bound() -> None:
+    assert loads("return " + "{" * 64 + "}" * 64) is not None
+    with pytest.raises(ValueError, match="tables nested deeper than 64"):
+        loads("return " + "{" * 65 + "}" * 65)
 
 
 def test_koreader_annotations_give_highlights_notes_and_bookmarks() -> None:

@@ -17,7 +17,8 @@ from typing import Any
 MAX_DEPTH = 64
 _NUMBER = re.compile(r"-?(?:0[xX][0-9a-fA-F]+|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)")
 _NAME = re.compile(r"[A-Za-z_]\w*")
-_SKIP = re.compile(r"(?:\s+|--\[(=*)\[.*?\]\1\]|--[^\n]*)+", re.S)
+_SKIP = re.compile(r"(?:\s+|--(?!\[=*\[)[^\n]*)+")  # whitespace and line comments
+_LONG_COMMENT = re.compile(r"--\[(=*)\[")  # --[[ ... ]] or --[==[ ... ]==]
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "f": "\f", "v": "\v",
             "\\": "\\", '"': '"', "'": "'", "\n": "\n"}  # fmt: skip
 
@@ -45,9 +46,20 @@ class _Parser:
         raise ValueError(f"not a Lua data file: {what} at offset {self.at}")
 
     def skip(self) -> None:
-        m = _SKIP.match(self.text, self.at)
-        if m:
-            self.at = m.end()
+        """Past whitespace and comments; a long comment's end is found once (an unterminated one
+        is refused, not searched for again from each later line)."""
+        while True:
+            m = _SKIP.match(self.text, self.at)
+            if m:
+                self.at = m.end()
+            m = _LONG_COMMENT.match(self.text, self.at)
+            if m is None:
+                return
+            close = f"]{m.group(1)}]"
+            end = self.text.find(close, m.end())
+            if end < 0:
+                self.fail("an unterminated comment")
+            self.at = end + len(close)
 
     def value(self, depth: int) -> Any:
         self.skip()

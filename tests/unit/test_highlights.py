@@ -309,3 +309,49 @@ def test_a_model_asking_for_highlights_gets_only_those_within_the_position() -> 
     sent = provider.calls[1].messages[-1].content
     assert "grew up in Geneva" in sent and "check the map" in sent
     assert not any(word in sent for word in SECRET_WORDS)
+
+
+def test_a_file_over_the_size_bound_is_refused_naming_the_bound(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from folio.adapters.parsers import kindle_clippings, koreader_highlights
+
+    monkeypatch.setattr(kindle_clippings, "MAX_FILE_BYTES", 2_000_000)
+    monkeypatch.setattr(koreader_highlights, "MAX_FILE_BYTES", 2_000_000)
+    big = tmp_path / "My Clippings.txt"
+    big.write_text(CLIPPINGS * (2_000_000 // len(CLIPPINGS) + 1), encoding="utf-8")
+    with pytest.raises(HighlightError, match=r"My Clippings\.txt is larger than 2 MB"):
+        read_highlights(big)
+    lua = tmp_path / "metadata.epub.lua"
+    lua.write_text(KOREADER_NEW + " " * 2_000_000, encoding="utf-8")
+    with pytest.raises(HighlightError, match=r"metadata\.epub\.lua is larger than 2 MB"):
+        read_highlights(lua)
+
+
+def test_a_file_over_the_entry_bound_is_refused_and_nothing_is_kept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from folio.app import highlights as use_case
+
+    monkeypatch.setattr(use_case, "MAX_ENTRIES", 2)
+    story, store = make_story(), InMemoryHighlightStore()
+    highlights = Highlights(store, story.library, lambda _: parse_koreader(loads(KOREADER_NEW)),
+                            user_id="local")  # fmt: skip
+    with pytest.raises(HighlightError, match="holds 3 entries; folio imports at most 2"):
+        highlights.import_file(Path("x.sdr"))
+    assert store.of_book(story.book.id, "local") == []
+
+
+def test_long_fields_are_cut_at_the_bound_and_huge_numbers_are_no_page() -> None:
+    from folio.domain.highlights import MAX_TEXT_CHARS
+
+    long = "word " * MAX_TEXT_CHARS
+    record = f"{long} (Some One)\n- Your Highlight on page {'9' * 5000} | Location 1-2\n\n{long}\n"
+    (found,) = parse_clippings(record)
+    assert len(found.title) <= MAX_TEXT_CHARS and len(found.text) <= MAX_TEXT_CHARS
+    assert found.page is None and found.location == "Location 1-2"
+    lua = loads(KOREADER_NEW)
+    lua["annotations"][1]["chapter"] = long
+    lua["annotations"][1]["note"] = long
+    first = parse_koreader(lua)[0]
+    assert len(first.chapter or "") <= MAX_TEXT_CHARS and len(first.note or "") <= MAX_TEXT_CHARS

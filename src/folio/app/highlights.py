@@ -17,7 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from folio.domain.books import Book
-from folio.domain.highlights import Anchorer, Highlight, ImportedHighlight
+from folio.domain.highlights import (
+    MAX_ENTRIES,
+    Anchorer,
+    Highlight,
+    HighlightError,
+    ImportedHighlight,
+)
 from folio.domain.ports import BookRepository, HighlightRepository
 from folio.domain.window import ReadingWindow
 
@@ -89,6 +95,11 @@ class Highlights:
         """Import ``path`` (a KOReader ``.sdr`` folder or ``metadata.*.lua``, or a Kindle ``My
         Clippings.txt``): every entry into ``book``, or each into the book it names."""
         entries = self._read(path)
+        if len(entries) > MAX_ENTRIES:
+            raise HighlightError(
+                f"{path.name} holds {len(entries):,} entries; folio imports at most"
+                f" {MAX_ENTRIES:,} from one file"
+            )
         groups: dict[str, tuple[Book, list[ImportedHighlight]]] = {}
         unmatched: dict[str, None] = {}
         shelf = self._books.list() if book is None else [book]
@@ -99,15 +110,18 @@ class Highlights:
                 unmatched[named] = None
                 continue
             groups.setdefault(target.id, (target, []))[1].append(entry)
-        done = tuple(self._keep(b, items) for b, items in groups.values())
+        # every book's entries are anchored before the first is stored: a book whose text
+        # cannot be read stores nothing of the file
+        kept = [(b, self._anchored_all(b, items)) for b, items in groups.values()]
+        done = tuple(
+            BookImport(b, len(rows), self._store.add(rows), sum(h.anchored for h in rows))
+            for b, rows in kept
+        )
         return HighlightImport(done, tuple(unmatched))
 
-    def _keep(self, book: Book, entries: list[ImportedHighlight]) -> BookImport:
+    def _anchored_all(self, book: Book, entries: list[ImportedHighlight]) -> list[Highlight]:
         anchorer = Anchorer(self._books.get_text(book.id))
-        kept = [self._anchored(book, anchorer, e) for e in entries]
-        added = self._store.add(kept)
-        anchored = sum(h.anchored for h in kept)
-        return BookImport(book, len(entries), added, anchored)
+        return [self._anchored(book, anchorer, e) for e in entries]
 
     def _anchored(self, book: Book, anchorer: Anchorer, entry: ImportedHighlight) -> Highlight:
         near = None

@@ -23,7 +23,8 @@ from typing import ClassVar
 from folio.domain.errors import FolioError
 
 MAX_FILE_BYTES = 20_000_000  # a metadata.lua or My Clippings.txt larger than this is refused
-MAX_TEXT_CHARS = 20_000  # one highlight's text or note, cut beyond
+MAX_TEXT_CHARS = 20_000  # one entry's text, note, title, chapter..., cut beyond (``clip``)
+MAX_ENTRIES = 100_000  # entries of one file; a file with more is refused
 SOURCE_KOREADER = "KOReader"
 SOURCE_KINDLE = "Kindle"
 
@@ -68,6 +69,12 @@ class ImportedHighlight:
         """Identity across imports: the same entry imported twice is kept once."""
         raw = "\x1f".join((self.kind, self.text, self.note or "", self.location or ""))
         return hashlib.sha256(raw.encode()).hexdigest()[:32]
+
+
+def clip(value: str | None) -> str | None:
+    """A device's text stripped and cut at ``MAX_TEXT_CHARS`` (None when nothing is left)."""
+    cut = value.strip()[:MAX_TEXT_CHARS] if value else ""
+    return cut or None
 
 
 @dataclass(frozen=True, slots=True)

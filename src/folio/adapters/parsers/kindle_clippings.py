@@ -13,17 +13,18 @@ from pathlib import Path
 
 from folio.domain.highlights import (
     MAX_FILE_BYTES,
-    MAX_TEXT_CHARS,
     SOURCE_KINDLE,
     HighlightError,
     HighlightKind,
     ImportedHighlight,
+    clip,
 )
 
 SEPARATOR = "=========="
 _META = re.compile(r"^-\s*Your (?P<kind>Highlight|Note|Bookmark)\b(?P<rest>.*)$", re.I)
-_PAGE = re.compile(r"\bpage\s+(?P<page>\d+)", re.I)
-_LOCATION = re.compile(r"\blocation\s+(?P<loc>\d+(?:-\d+)?)", re.I)
+# at most 9 digits: a longer number is no page or location (and would not fit an int column)
+_PAGE = re.compile(r"\bpage\s+(?P<page>\d{1,9})\b", re.I)
+_LOCATION = re.compile(r"\blocation\s+(?P<loc>\d{1,9}(?:-\d{1,9})?)\b", re.I)
 _ADDED = re.compile(r"\bAdded on\s+(?P<date>.+)$", re.I)
 _AUTHOR = re.compile(r"^(?P<title>.*?)\s*\((?P<author>[^()]*)\)\s*$")
 _KINDS = {"highlight": HighlightKind.HIGHLIGHT, "note": HighlightKind.NOTE,
@@ -83,23 +84,23 @@ def _record(record: str) -> ImportedHighlight | None:
     title, author = lines[0], None
     named = _AUTHOR.match(lines[0])
     if named and named.group("title"):
-        title, author = named.group("title"), named.group("author").strip() or None
+        title, author = named.group("title"), clip(named.group("author"))
     rest = meta.group("rest")
     page = _PAGE.search(rest)
     location = _LOCATION.search(rest)
     added = _ADDED.search(rest)
     where = [f"page {page.group('page')}" if page else "",
              f"Location {location.group('loc')}" if location else ""]  # fmt: skip
-    body = "\n".join(lines[2:]).strip()[:MAX_TEXT_CHARS]
+    body = clip("\n".join(lines[2:])) or ""
     kind = _KINDS[meta.group("kind").lower()]
     return ImportedHighlight(
-        title=title,
+        title=clip(title) or "",
         author=author,
         kind=kind,
         text="" if kind is HighlightKind.NOTE else body,
         note=body if kind is HighlightKind.NOTE and body else None,
         location=", ".join(w for w in where if w) or None,
         page=int(page.group("page")) if page else None,
-        created=added.group("date").strip() if added else None,
+        created=clip(added.group("date")) if added else None,
         source=SOURCE_KINDLE,
     )

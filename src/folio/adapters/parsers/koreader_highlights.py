@@ -18,11 +18,11 @@ from typing import Any
 from folio.adapters.parsers.lua_table import loads
 from folio.domain.highlights import (
     MAX_FILE_BYTES,
-    MAX_TEXT_CHARS,
     SOURCE_KOREADER,
     HighlightError,
     HighlightKind,
     ImportedHighlight,
+    clip,
 )
 
 
@@ -52,7 +52,7 @@ def read_koreader(path: Path) -> list[ImportedHighlight]:
 
 def parse_koreader(data: Mapping[Any, Any]) -> list[ImportedHighlight]:
     props = _map(data.get("doc_props"))
-    title, author = _str(props.get("title")) or "", _str(props.get("authors"))
+    title, author = clip(_str(props.get("title"))) or "", clip(_str(props.get("authors")))
     if author:
         author = author.replace("\n", ", ")
     annotations = _list(data.get("annotations"))
@@ -116,12 +116,12 @@ def _value(
         title=title,
         author=author,
         kind=kind,
-        text=text.strip()[:MAX_TEXT_CHARS],
-        note=note.strip()[:MAX_TEXT_CHARS] if note and note.strip() else None,
-        chapter=_str(entry.get("chapter")),
-        location=location,
+        text=clip(text) or "",
+        note=clip(note),
+        chapter=clip(_str(entry.get("chapter"))),
+        location=clip(location),
         page=page,
-        created=_str(entry.get("datetime")),
+        created=clip(_str(entry.get("datetime"))),
         source=SOURCE_KOREADER,
     )
 

@@ -61,6 +61,17 @@ def test_the_library_names_its_books_and_resolves_a_name() -> None:
     assert shelf.resolve("Emma").name == "Emma"
 
 
+def test_a_short_title_with_the_format_names_a_book_with_a_long_title() -> None:
+    long_txt = replace(TXT, title="Frankenstein; or, the Modern Prometheus")
+    long_epub = replace(EPUB, title="Frankenstein; or, the Modern Prometheus")
+    shelf = library(long_txt, long_epub, EMMA)
+    assert shelf.resolve("Frankenstein (EPUB)").id == long_epub.id
+    assert shelf.resolve("frankenstein txt").id == long_txt.id
+    with pytest.raises(BookError) as caught:
+        shelf.resolve("Modern Prometheus")  # both: the reader must say which
+    assert caught.value.code == BookErrorCode.AMBIGUOUS
+
+
 def test_an_ambiguous_reference_lists_the_names_to_use() -> None:
     with pytest.raises(BookError) as caught:
         library(TXT, EPUB).resolve("frank")

@@ -9,6 +9,7 @@ guesses.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -62,7 +63,9 @@ class Library:
 
     def resolve(self, ref: str) -> Book:
         """The one book that ``ref`` names: its id, its name ("Frankenstein (EPUB)") or title
-        (case-insensitive), a unique id prefix or a unique part of its name, tried in that order.
+        (case-insensitive), a unique id prefix or a unique part of its name, then a name holding
+        every word of ``ref`` ("Frankenstein (EPUB)" for "Frankenstein; or, the Modern
+        Prometheus (EPUB)"), tried in that order.
 
         Raises:
             BookError: ``NOT_FOUND`` (with close titles suggested) or ``AMBIGUOUS`` (listing ids).
@@ -71,7 +74,7 @@ class Library:
         if not wanted:
             raise BookError("Name a book by its title or id", code=BookErrorCode.NOT_FOUND)
         books = self.list_books()
-        for match in (_by_id, _by_name, _by_title, _by_prefix_or_part):
+        for match in (_by_id, _by_name, _by_title, _by_prefix_or_part, _by_words):
             found = match(books, wanted)
             if len(found) == 1:
                 return found[0]
@@ -271,9 +274,17 @@ def _by_title(books: list[Book], ref: str) -> list[Book]:
     return [b for b in books if b.title.casefold() == folded]
 
 
+_WORD = re.compile(r"\w+")
+
+
 def _by_prefix_or_part(books: list[Book], ref: str) -> list[Book]:
     folded = ref.casefold()
     return [b for b in books if b.id.startswith(ref) or folded in b.name.casefold()]
+
+
+def _by_words(books: list[Book], ref: str) -> list[Book]:
+    wanted = set(_WORD.findall(ref.casefold()))
+    return [b for b in books if wanted and wanted <= set(_WORD.findall(b.name.casefold()))]
 
 
 def describe(book: Book) -> str:

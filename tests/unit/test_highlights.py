@@ -245,6 +245,16 @@ def test_an_import_anchors_each_highlight_in_the_books_text() -> None:
     assert not rows[-1].anchored and rows[-1].kind is HighlightKind.BOOKMARK
 
 
+def test_a_page_bookmark_is_never_anchored_by_its_label() -> None:
+    story = make_story()
+    labelled = KOREADER_NEW.replace('"in Chapter 1"', '"Victor Frankenstein grew up in Geneva"')
+    store = InMemoryHighlightStore()
+    Highlights(store, story.library, lambda _: parse_koreader(loads(labelled)),
+               user_id="local").import_file(Path("x.sdr"))  # fmt: skip
+    (bookmark,) = [h for h in store.of_book(story.book.id, "local") if h.kind == "bookmark"]
+    assert bookmark.text == "" and not bookmark.anchored
+
+
 def run_tool(story: StoryLibrary, store: InMemoryHighlightStore, **arguments: object):
     services = ToolServices(story.searcher, story.library, story.library, highlights=store)
     return default_registry().execute(SEARCH_HIGHLIGHTS, ToolContext(book=story.book, user="local"),

@@ -64,13 +64,15 @@ def parse_koreader(data: Mapping[Any, Any]) -> list[ImportedHighlight]:
 def _annotation(
     entry: Mapping[Any, Any], title: str, author: str | None
 ) -> ImportedHighlight | None:
-    text = _str(entry.get("text")) or ""
     note = _str(entry.get("note"))
-    # an entry without a drawer is a page bookmark: no highlighted text of its own
-    bookmark = entry.get("drawer") is None
-    kind = HighlightKind.BOOKMARK if bookmark else HighlightKind.HIGHLIGHT
-    if not text and not note and kind is HighlightKind.HIGHLIGHT:
-        return None
+    # an entry without a drawer is a page bookmark: no highlighted text of its own (its "text"
+    # is KOReader's label of the page, which must not be anchored as if highlighted)
+    if entry.get("drawer") is None:
+        kind, text = HighlightKind.BOOKMARK, ""
+    else:
+        kind, text = HighlightKind.HIGHLIGHT, _str(entry.get("text")) or ""
+        if not text and not note:
+            return None
     page = entry.get("pageno")
     return _value(title, author, kind, text, note, entry, page if isinstance(page, int) else None)
 

@@ -365,3 +365,14 @@ def test_long_fields_are_cut_at_the_bound_and_huge_numbers_are_no_page() -> None
     lua["annotations"][1]["note"] = long
     first = parse_koreader(lua)[0]
     assert len(first.chapter or "") <= MAX_TEXT_CHARS and len(first.note or "") <= MAX_TEXT_CHARS
+
+
+def test_search_highlights_matches_words_as_the_query_is_read() -> None:
+    from dataclasses import replace
+
+    story = make_story()
+    store = imported(story)
+    geneva = next(h for h in store.of_book(story.book.id, "local") if "Geneva" in h.text)
+    store.add([replace(geneva, id="x", key="x", note="die Straße nach Genf")])
+    found = run_tool(story, store, query="Straße").data.passages
+    assert [p.text.endswith("[the reader's note: die Straße nach Genf]") for p in found] == [True]

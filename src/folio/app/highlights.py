@@ -23,6 +23,7 @@ from folio.domain.highlights import (
     Highlight,
     HighlightError,
     ImportedHighlight,
+    within,
 )
 from folio.domain.ports import BookRepository, HighlightRepository
 from folio.domain.window import ReadingWindow
@@ -153,13 +154,7 @@ class Highlights:
         """The owner's highlights of the window's book that lie inside the window, and how many
         others are withheld (past the position, in unread matter, or not found in the text)."""
         every = self.of_book(window.book)
-        shown = [
-            h
-            for h in every
-            if h.char_start is not None
-            and h.char_end is not None
-            and window.allows(window.book.id, h.char_start, h.char_end)
-        ]
+        shown = within(window, every)
         return shown, len(every) - len(shown)
 
 

@@ -16,11 +16,15 @@ from __future__ import annotations
 import bisect
 import hashlib
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from folio.domain.errors import FolioError
+
+if TYPE_CHECKING:
+    from folio.domain.window import ReadingWindow
 
 MAX_FILE_BYTES = 20_000_000  # a metadata.lua or My Clippings.txt larger than this is refused
 MAX_TEXT_CHARS = 20_000  # one entry's text, note, title, chapter..., cut beyond (``clip``)
@@ -99,6 +103,18 @@ class Highlight:
     @property
     def anchored(self) -> bool:
         return self.char_start is not None and self.char_end is not None
+
+
+def within(window: ReadingWindow, highlights: Iterable[Highlight]) -> list[Highlight]:
+    """The highlights whose anchored span lies wholly inside ``window``: one past the position,
+    in unread matter, or not found in the book's text never does."""
+    return [
+        h
+        for h in highlights
+        if h.char_start is not None
+        and h.char_end is not None
+        and window.allows(h.book_id, h.char_start, h.char_end)
+    ]
 
 
 _FOLD = str.maketrans(

@@ -14,7 +14,7 @@ from typing import Any
 
 from folio.agent.tools.base import BaseTool, ToolCategory, ToolContext, ToolResult, ToolServices
 from folio.domain.books import Book
-from folio.domain.highlights import Highlight
+from folio.domain.highlights import Highlight, within
 from folio.domain.passages import SEARCH_HIGHLIGHTS, Passage, SearchResults
 from folio.domain.search import query_terms
 from folio.domain.users import LOCAL_USER_ID
@@ -40,7 +40,8 @@ def _passage(book: Book, h: Highlight, score: float, *, own: Book) -> Passage:
 
 
 def _score(h: Highlight, terms: list[str]) -> float:
-    words = {w.casefold() for w in _WORD.findall(f"{h.text} {h.note or ''} {h.chapter or ''}")}
+    # lowercased as ``query_terms`` lowercases the query (casefold would make "ß" "ss" here only)
+    words = {w.lower() for w in _WORD.findall(f"{h.text} {h.note or ''} {h.chapter or ''}")}
     return float(sum(t in words for t in terms))
 
 
@@ -70,18 +71,15 @@ class SearchHighlightsTool(BaseTool):
     def execute(
         self, ctx: ToolContext, services: ToolServices, *, query: str = "", k: int | None = None
     ) -> ToolResult:
-        where = ctx.book.describe_position()
         if services.highlights is None:
             return ToolResult.fail("No highlights are kept here.", "UNAVAILABLE")
+        where = ctx.book.describe_position()
         window = ctx.window
         user = ctx.user or LOCAL_USER_ID
         found = [
             (v, h)
             for v in window.volumes
-            for h in services.highlights.of_book(v.id, user)
-            if h.char_start is not None
-            and h.char_end is not None
-            and window.allows(v.id, h.char_start, h.char_end)
+            for h in within(window, services.highlights.of_book(v.id, user))
         ]
         terms = query_terms(query) if query.strip() else []
         scored = [(v, h, _score(h, terms) if terms else 0.0) for v, h in found]

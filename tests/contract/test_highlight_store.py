@@ -73,6 +73,16 @@ def test_a_highlight_is_kept_once_per_book_owner_and_entry(stores: Stores) -> No
     assert stores.highlights.of_book("b1", "nobody") == []
 
 
+def test_a_large_import_is_kept_whole_and_once(stores: Stores) -> None:
+    stores.library.add(BOOK, "x" * 100, [])
+    many = [replace(H, id=f"h{i}", key=f"k{i}", char_start=i % 90, char_end=i % 90 + 5)
+            for i in range(1201)]  # fmt: skip
+    assert stores.highlights.add([*many, replace(many[0], id="twin")]) == 1201
+    assert stores.highlights.add(many) == 0
+    kept = stores.highlights.of_book("b1", "u1")
+    assert len(kept) == 1201 and "twin" not in {h.id for h in kept}
+
+
 def test_highlights_come_in_the_books_order_unanchored_last(stores: Stores) -> None:
     stores.library.add(BOOK, "x" * 100, [])
     late = replace(H, id="late", key="k2", char_start=80, char_end=90, note=None)

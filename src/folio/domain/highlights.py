@@ -105,6 +105,12 @@ class Highlight:
         return self.char_start is not None and self.char_end is not None
 
 
+def book_order(h: Highlight) -> tuple[bool, int, str]:
+    """The book's order (every store's): anchored highlights by their offset, then the others
+    as imported."""
+    return (h.char_start is None, h.char_start or 0, h.created or "")
+
+
 def within(window: ReadingWindow, highlights: Iterable[Highlight]) -> list[Highlight]:
     """The highlights whose anchored span lies wholly inside ``window``: one past the position,
     in unread matter, or not found in the book's text never does."""

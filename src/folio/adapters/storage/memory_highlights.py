@@ -4,12 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from folio.domain.highlights import Highlight
-
-
-def book_order(h: Highlight) -> tuple[bool, int, str]:
-    """The book's order: anchored highlights by their offset, then the others as imported."""
-    return (h.char_start is None, h.char_start or 0, h.created or "")
+from folio.domain.highlights import Highlight, book_order
 
 
 class InMemoryHighlightStore:

@@ -9,14 +9,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from folio.adapters.storage.memory_highlights import book_order
 from folio.adapters.storage.sql_sync import Run
-from folio.domain.highlights import Highlight, HighlightKind
+from folio.domain.highlights import Highlight, HighlightKind, book_order
 
 _COLUMNS = (
     "id, book_id, user_id, kind, text, note, chapter, location, char_start, char_end, created,"
     " source, key"
 )
+_ROW = f"({', '.join('?' * 13)})"
+_BATCH = 500  # rows per INSERT (13 parameters each: under SQLite's 32,766 and PostgreSQL's 65,535)
 
 
 class SqlHighlightStore:
@@ -27,22 +28,28 @@ class SqlHighlightStore:
         self._run = run
 
     def add(self, highlights: Sequence[Highlight]) -> int:
-        new = 0
+        """One query for the keys each (book, owner) has, then the new rows in a few multi-row
+        INSERTs (not two statements, each its own transaction, per row)."""
+        known: dict[tuple[str, str], set[str]] = {}
+        new: dict[tuple[str, str, str], Highlight] = {}
         for h in highlights:
-            known = self._run(
-                "SELECT 1 FROM highlights WHERE book_id = ? AND user_id = ? AND key = ?",
-                (h.book_id, h.user_id, h.key),
-            )
-            if known:
-                continue
+            owner = (h.book_id, h.user_id)
+            if owner not in known:
+                rows = self._run(
+                    "SELECT key FROM highlights WHERE book_id = ? AND user_id = ?", owner
+                )
+                known[owner] = {str(r[0]) for r in rows}
+            if h.key not in known[owner]:
+                new.setdefault((h.book_id, h.user_id, h.key), h)
+        fresh = list(new.values())
+        for start in range(0, len(fresh), _BATCH):
+            batch = fresh[start : start + _BATCH]
             self._run(
-                f"INSERT INTO highlights ({_COLUMNS}) VALUES ({', '.join('?' * 13)})"
+                f"INSERT INTO highlights ({_COLUMNS}) VALUES {', '.join([_ROW] * len(batch))}"
                 " ON CONFLICT (book_id, user_id, key) DO NOTHING",
-                (h.id, h.book_id, h.user_id, h.kind.value, h.text, h.note, h.chapter, h.location,
-                 h.char_start, h.char_end, h.created, h.source, h.key),
-            )  # fmt: skip
-            new += 1
-        return new
+                tuple(value for h in batch for value in _values(h)),
+            )
+        return len(fresh)
 
     def of_book(self, book_id: str, user_id: str) -> list[Highlight]:
         rows = self._run(
@@ -50,6 +57,11 @@ class SqlHighlightStore:
             (book_id, user_id),
         )
         return sorted((_highlight(r) for r in rows), key=book_order)
+
+
+def _values(h: Highlight) -> tuple[Any, ...]:
+    return (h.id, h.book_id, h.user_id, h.kind.value, h.text, h.note, h.chapter, h.location,
+            h.char_start, h.char_end, h.created, h.source, h.key)  # fmt: skip
 
 
 def _highlight(row: Sequence[Any]) -> Highlight:

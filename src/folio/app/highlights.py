@@ -46,10 +46,6 @@ class HighlightImport:
     books: tuple[BookImport, ...] = ()
     unmatched: tuple[str, ...] = field(default=())  # "Title (Author)" of entries with no book
 
-    @property
-    def read(self) -> int:
-        return sum(b.read for b in self.books)
-
 
 def _fold(text: str) -> str:
     return " ".join(re.findall(r"\w+", text.casefold()))

@@ -16,12 +16,10 @@ def read_highlights(path: Path) -> list[ImportedHighlight]:
     ``.sdr`` folder's name (KOReader names it after the book's file)."""
     if not path.exists():
         raise HighlightError(f"No such file or folder: {path}", code=HighlightErrorCode.NOT_FOUND)
-    try:
-        if path.is_dir() or path.suffix.lower() == ".lua":
-            found = read_koreader(path)
-            folder = path if path.is_dir() else path.parent
-            stem = folder.name.removesuffix(".sdr") if folder.name.endswith(".sdr") else ""
-            return [replace(h, title=h.title or stem) for h in found]
-        return read_clippings(path)
-    except UnicodeError as e:
-        raise HighlightError(f"{path.name} is not text: {e}") from e
+    # both readers decode with errors="replace": an undecodable byte is no UnicodeError
+    if path.is_dir() or path.suffix.lower() == ".lua":
+        found = read_koreader(path)
+        folder = path if path.is_dir() else path.parent
+        stem = folder.name.removesuffix(".sdr") if folder.name.endswith(".sdr") else ""
+        return [replace(h, title=h.title or stem) for h in found]
+    return read_clippings(path)

@@ -43,7 +43,7 @@ def read_koreader(path: Path) -> list[ImportedHighlight]:
         raise HighlightError(f"{file.name} is larger than {MAX_FILE_BYTES // 1_000_000} MB")
     try:
         data = loads(file.read_text(encoding="utf-8", errors="replace"))
-    except (ValueError, RecursionError) as e:
+    except ValueError as e:  # not a literal, or nested deeper than lua_table.MAX_DEPTH
         raise HighlightError(f"{file.name} is not a KOReader metadata file: {e}") from e
     if not isinstance(data, Mapping):
         raise HighlightError(f"{file.name} is not a KOReader metadata file (not a table)")

@@ -135,7 +135,8 @@ def test_the_lua_reader_takes_koreaders_literals_and_escapes() -> None:
 @pytest.mark.parametrize(
     "text",
     ['return os.execute("rm -rf /")', "return { a = b }", "return { 1 + 2 }",
-     'return { "unterminated }', "return {} extra", "--[[ never closed\n" * 3 + "return {}"],
+     'return { "unterminated }', "return {} extra", "--[[ never closed\n" * 3 + "return {}",
+     "return { [{}] = 1 }", "return { [nil] = 1 }", r'return "\999"'],
 )  # fmt: skip
 def test_the_lua_reader_refuses_anything_but_literals(text: str) -> None:
     with pytest.raises(ValueError, match="not a Lua data file"):

@@ -109,6 +109,8 @@ class _Parser:
         if self.text.startswith("[", self.at) and not self.text.startswith("[[", self.at):
             self.at += 1
             key = self.value(depth)
+            if key is None or isinstance(key, dict):
+                self.fail("a nil or table key")  # Lua refuses nil; a table is no dict key
             self.skip()
             if not self.text.startswith("]", self.at):
                 self.fail("expected ']'")
@@ -152,8 +154,10 @@ class _Parser:
                 out.append(_ESCAPES[nxt])
                 self.at += 2
             elif nxt.isdigit():
-                digits = re.match(r"\d{1,3}", text[self.at + 1 :])
+                digits = re.match(r"\d{1,3}", text[self.at + 1 : self.at + 4])
                 assert digits is not None
+                if int(digits.group()) > 255:
+                    self.fail("a decimal escape above 255")
                 out.append(chr(int(digits.group())))
                 self.at += 1 + len(digits.group())
             else:

@@ -189,6 +189,10 @@ def test_a_file_that_is_neither_is_refused_with_its_name(tmp_path: Path) -> None
     lua.write_text("return dofile('x')")
     with pytest.raises(HighlightError, match=r"metadata\.epub\.lua is not a KOReader metadata"):
         read_highlights(lua)
+    german = tmp_path / "My Clippings.txt"
+    german.write_text("Buch (Autor)\n- Ihre Markierung bei Position 1-2\n\nWorte\n==========\n")
+    with pytest.raises(HighlightError, match=r"no record has a '- Your Highlight"):
+        read_highlights(german)
     with pytest.raises(HighlightError) as missing:
         read_highlights(tmp_path / "gone.sdr")
     assert missing.value.is_not_found

@@ -39,6 +39,12 @@ def read_clippings(path: Path) -> list[ImportedHighlight]:
     found = parse_clippings(text)
     if not found and SEPARATOR not in text:
         raise HighlightError(f"{path.name} is not a Kindle clippings file (no '{SEPARATOR}')")
+    if not found and any(r.strip().lstrip("\ufeff") for r in text.split(SEPARATOR)):
+        # records folio cannot read, as a Kindle set to another language writes them
+        raise HighlightError(
+            f"{path.name}: no record has a '- Your Highlight/Note/Bookmark ...' line"
+            " (folio reads the clippings of a Kindle set to English)"
+        )
     return found
 
 

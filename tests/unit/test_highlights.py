@@ -169,6 +169,20 @@ def test_older_koreader_files_merge_bookmark_notes_with_their_highlights() -> No
     ]
 
 
+def test_an_old_page_bookmark_keeps_the_readers_note_not_koreaders_label() -> None:
+    def bookmark(text: str) -> str:
+        return (f'{{ ["datetime"] = "2023-05-01 10:00:00", ["notes"] = "dans Chapitre 2",'
+                f' ["page"] = 3, ["text"] = "{text}" }}')  # fmt: skip
+
+    labels = ["Page 3 dans Chapitre 2 @ 2023-05-01 10:00:00", "dans Chapitre 2"]
+    mine = "in the end he left"
+    lua = f'return {{ ["bookmarks"] = {{ {", ".join(bookmark(t) for t in [*labels, mine])} }} }}'
+    found = parse_koreader(loads(lua))
+    assert [(h.kind, h.text, h.note) for h in found] == [
+        (HighlightKind.BOOKMARK, "", None), (HighlightKind.BOOKMARK, "", None),
+        (HighlightKind.BOOKMARK, "", mine)]  # fmt: skip
+
+
 def test_kindle_clippings_keep_a_note_on_its_highlight() -> None:
     found = parse_clippings(CLIPPINGS)
     assert [h.kind for h in found] == [HighlightKind.HIGHLIGHT, HighlightKind.BOOKMARK,

@@ -87,7 +87,7 @@ def _legacy(data: Mapping[Any, Any], title: str, author: str | None) -> list[Imp
         text, note = _str(entry.get("notes")) or "", _str(entry.get("text"))
         kind = HighlightKind.HIGHLIGHT if entry.get("highlighted") else HighlightKind.BOOKMARK
         if kind is HighlightKind.BOOKMARK:
-            text, note = "", note if note and not note.startswith("in ") else None
+            text, note = "", None if note and _auto_text(entry, note) else note
         page = entry.get("page")
         out.append(_value(title, author, kind, text, note, entry,
                           page if isinstance(page, int) else None))  # fmt: skip
@@ -101,6 +101,14 @@ def _legacy(data: Mapping[Any, Any], title: str, author: str | None) -> list[Imp
                 kind = HighlightKind.HIGHLIGHT
                 out.append(_value(title, author, kind, text, None, entry, number))
     return out
+
+
+def _auto_text(entry: Mapping[Any, Any], text: str) -> bool:
+    """Whether a page bookmark's ``text`` is KOReader's own label, not the reader's note: its
+    chapter label (``notes``, "in Chapter 2") or the label made of it and the bookmark's time
+    ("Page 3 in Chapter 2 @ 2023-05-01 10:00:00"), in whatever language the device used."""
+    chapter, when = _str(entry.get("notes")), _str(entry.get("datetime"))
+    return text == chapter or (when is not None and when in text)
 
 
 def _value(

@@ -152,11 +152,12 @@ def _folded(text: str) -> tuple[str, list[int]]:
 
 def _nearest(haystack: str, needle: str, near: int | None) -> int | None:
     """The start of the occurrence of ``needle`` nearest ``near`` (the first without one)."""
+    if near is None:  # the first: no need to find every occurrence of a short quote
+        at = haystack.find(needle)
+        return None if at < 0 else at
     found = [m.start() for m in re.finditer(re.escape(needle), haystack)]
     if not found:
         return None
-    if near is None:
-        return found[0]
     return min(found, key=lambda at: abs(at - near))
 
 

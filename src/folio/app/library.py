@@ -239,8 +239,8 @@ def _passage(window: ReadingWindow, volume: Book, start: int, end: int, text: st
     from folio.domain.passages import Passage
 
     chapter = volume.chapter_at(start)
-    first = volume.page_at(start).label if volume.pages else "?"
-    last = volume.page_at(max(start, end - 1)).label if volume.pages else "?"
+    first = volume.page_label(start)
+    last = volume.page_label(max(start, end - 1))
     other = volume.id != window.book.id
     return Passage(
         None, chapter.title if chapter else None, first, last, start, end, text,

@@ -243,7 +243,7 @@ class Book:
             return f"the very beginning (nothing read yet, {percent})"
         if pos.kind is PositionKind.PERCENT and limit >= self.char_count:
             return "the whole book"  # what a reader who read it all chose
-        page = f"p. {self._page_label(limit - 1)} of {self.page_count}" if self.pages else ""
+        page = f"p. {self.page_label(limit - 1)} of {self.page_count}" if self.pages else ""
         chapter = self.position_chapter
         title = chapter.title if chapter else ""
         matter = ", front and back matter included" if pos.include_matter else ""
@@ -253,7 +253,8 @@ class Book:
             return f"through {page} ({_join(title, percent)}){matter}"
         return f"through {percent} of the book ({_join(title, page)}){matter}"
 
-    def _page_label(self, offset: int) -> str:
+    def page_label(self, offset: int) -> str:
+        """The printed label of the page holding ``offset``; "?" for a book without pages."""
         return self.page_at(offset).label if self.pages else "?"
 
     # --- structure lookups ------------------------------------------------------------------------
@@ -407,7 +408,7 @@ class Book:
         if len(found) == 1:
             return found[0]
         if found:
-            names = "; ".join(f"{c.title} (p. {self._page_label(c.char_start)})" for c in found)
+            names = "; ".join(f"{c.title} (p. {self.page_label(c.char_start)})" for c in found)
             raise BookError(
                 f"{wanted!r} matches {len(found)} chapters of {self.name!r}: {names}. "
                 "Name one of them by more of its title, or with its part ('part 2 chapter 5').",

@@ -30,10 +30,6 @@ MAX_PAGES = 3  # per read_passage call
 CONTEXT_CHARS = 600  # read_passage(chunk_id): text kept on each side of the chunk
 
 
-def _label(book: Book, offset: int) -> str:
-    return book.page_at(offset).label if book.pages else "?"
-
-
 def _chapter(book: Book, offset: int) -> str | None:
     chapter = book.chapter_at(offset)
     return chapter.title if chapter else None
@@ -98,7 +94,7 @@ def _passage(ctx: ToolContext, hit: SearchHit) -> Passage | None:
     if chunk == hit.chunk:
         first, last = hit.page_label_start, hit.page_label_end
     else:  # cut here: the pages are those of the text that is left
-        first, last = _label(volume, chunk.char_start), _label(volume, chunk.char_end - 1)
+        first, last = volume.page_label(chunk.char_start), volume.page_label(chunk.char_end - 1)
     other = volume.id != ctx.book.id
     return Passage(
         book_id=volume.id if other else None,
@@ -236,7 +232,7 @@ def _text_result(
             ToolErrorCode.NOT_ALLOWED,
         )
     text = services.books.get_text(book.id, start, end)
-    first, last = _label(book, start), _label(book, max(start, end - 1))
+    first, last = book.page_label(start), book.page_label(max(start, end - 1))
     cut_by_position = book.id == ctx.book.id and ctx.limit is not None and end >= ctx.limit
     other = book.id != ctx.book.id
     passage = Passage(
@@ -261,7 +257,7 @@ class ListChaptersTool(BaseTool):
         book = ctx.book
         reached = ctx.window.chapters()
         chapters = tuple(
-            ChapterEntry(c.index, c.title, _label(book, c.char_start)) for c in reached
+            ChapterEntry(c.index, c.title, book.page_label(c.char_start)) for c in reached
         )
         note = None if book.chapters else "This book has no chapter structure."
         data = ChapterList(chapters, ctx.book.describe_position(), note)

@@ -24,17 +24,13 @@ DEFAULT_K = 8
 _WORD = re.compile(r"\w+")
 
 
-def _label(book: Book, offset: int) -> str:
-    return book.page_at(offset).label if book.pages else "?"
-
-
 def _passage(book: Book, h: Highlight, score: float, *, own: Book) -> Passage:
     assert h.char_start is not None and h.char_end is not None
     text = " ".join(h.text.split())
     if h.note:
         text += f" [the reader's note: {' '.join(h.note.split())}]"
     other = book.id != own.id
-    return Passage(None, h.chapter, _label(book, h.char_start), _label(book, h.char_end - 1),
+    return Passage(None, h.chapter, book.page_label(h.char_start), book.page_label(h.char_end - 1),
                    h.char_start, h.char_end, text, score, book_id=book.id if other else None,
                    volume=book.title if other else None)  # fmt: skip
 

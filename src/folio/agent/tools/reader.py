@@ -48,18 +48,15 @@ _NOT_NAMES = frozenset(
 )  # fmt: skip
 
 
-def _label(book: Book, offset: int) -> str:
-    return book.page_at(offset).label if book.pages else "?"
-
-
 def _passage(
     book: Book, chapter: str | None, start: int, end: int, text: str, *, volume: Book | None = None
 ) -> Passage:
     """A passage of ``book``; ``volume``: the book of the conversation, when ``book`` is an
     earlier volume of its series (the passage then names it)."""
     other = volume is not None and volume.id != book.id
-    return Passage(None, chapter, _label(book, start), _label(book, max(start, end - 1)), start,
-                   end, " ".join(text.split()), book_id=book.id if other else None,
+    first, last = book.page_label(start), book.page_label(max(start, end - 1))
+    return Passage(None, chapter, first, last, start, end, " ".join(text.split()),
+                   book_id=book.id if other else None,
                    volume=book.title if other else None)  # fmt: skip
 
 

@@ -424,12 +424,14 @@ class Container:
 
     @cached_property
     def highlights(self) -> Highlights:
-        """Importing and listing the (local) reader's highlights."""
+        """Importing and listing the (local) reader's highlights, matched against the local
+        reader's own books only (never another user's of the same library)."""
         from folio.adapters.parsers.highlights import read_highlights
         from folio.app.highlights import Highlights
         from folio.domain.users import LOCAL_USER_ID
 
-        return Highlights(self.highlight_store, self.books, read_highlights, user_id=LOCAL_USER_ID)
+        books = self.for_user(LOCAL_USER_ID).books
+        return Highlights(self.highlight_store, books, read_highlights, user_id=LOCAL_USER_ID)
 
     @cached_property
     def progress_sync(self) -> ProgressSync:

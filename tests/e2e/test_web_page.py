@@ -240,11 +240,11 @@ def test_position_by_chapter_page_and_percent(
     assert book["reading_position"]["kind"] == "chapter"
     assert "Unread chapter" not in page.inner_text(".position-form select[name=chapter]")
     page.get_by_label("Show the titles of unread chapters").check()  # the reader's choice
+    # the book is fetched again and the panel drawn anew (a new form): wait until it is
+    page.wait_for_selector(".chapters:not([aria-busy])")
     assert page.locator(".chapters li.unread").count() > 10  # still marked unread
-    drawn = page.query_selector(".position-form")
     page.get_by_label("Show the titles of unread chapters").uncheck()
-    # the panel is drawn again (a new form) after the book is fetched: use the new one
-    page.wait_for_function("(form) => !form.isConnected", arg=drawn)
+    page.wait_for_selector(".chapters:not([aria-busy])")
 
     page.select_option(".position-form select[name=kind]", "page")
     page.fill(".position-form input", "40")

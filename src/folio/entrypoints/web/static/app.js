@@ -399,7 +399,7 @@ async function watchImport(started, item, cards, resumed) {
 
 // ---------------------------------------------------------------- a book: position, conversations, chat
 
-const view = { bookId: null, book: null, cid: null, busy: null, els: null };
+const view = { bookId: null, book: null, cid: null, busy: null, els: null, revealAsked: 0 };
 
 async function bookView(bookId, cid) {
   if (view.bookId === bookId && view.els && main.contains(view.els.chat)) {
@@ -515,11 +515,18 @@ function renderPosition() {
   reveal.addEventListener("change", async () => {
     view.reveal = reveal.checked;
     localStorage.setItem(`folio.reveal.${view.bookId}`, view.reveal ? "1" : "");
+    // toggled twice quickly, the answers can come back in any order: the last toggle's is drawn
+    const asked = (view.revealAsked += 1);
+    els.chapters.setAttribute("aria-busy", "true");
     try {
-      view.book = await loadBook(view.bookId);
+      const book = await loadBook(view.bookId);
+      if (asked !== view.revealAsked) return;
+      view.book = book;
       renderPosition();
     } catch (e) {
-      error.textContent = e.message;
+      if (asked === view.revealAsked) error.textContent = e.message;
+    } finally {
+      if (asked === view.revealAsked) els.chapters.removeAttribute("aria-busy");
     }
   });
   els.reveal.replaceChildren(h("label", { class: "reveal" }, reveal, " Show the titles of unread chapters (they can give things away)"));

@@ -71,3 +71,40 @@ def test_the_vectors_alias_is_still_importable_at_run_time() -> None:
     assert Vectors == npt.NDArray[np.float32]
     with pytest.raises(AttributeError):
         ports.NoSuchPort  # type: ignore[attr-defined]  # noqa: B018
+
+
+def test_adding_a_text_file_imports_no_other_formats_library(tmp_path: Path) -> None:
+    """The parsers are imported when a file of their format comes: adding a text file pays for
+    neither the PDF nor the Markdown library."""
+    code = (
+        "import sys\n"
+        "from folio.entrypoints.cli.main import main\n"
+        f"sys.argv = ['folio', 'add', {str(bundled_book())!r}]\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit as e:\n"
+        "    assert not e.code, e.code\n"
+        "heavy = ('pypdf', 'markdown_it', 'folio.adapters.parsers.pdf')\n"
+        "print([m for m in heavy if m in sys.modules], file=sys.stderr)\n"
+    )
+    env = {**os.environ, "FOLIO_HOME": str(tmp_path), "FOLIO_EMBEDDING_MODEL": "hashing"}
+    env.pop("FOLIO_CONFIG", None)
+    env.pop("FOLIO_DATABASE_URL", None)
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60
+    )
+
+    assert "Added Frankenstein" in result.stdout, result.stderr
+    assert result.stderr.strip().splitlines()[-1] == "[]"
+
+
+def test_each_parser_loaded_on_first_use_reads_the_formats_it_is_registered_for() -> None:
+    import importlib
+
+    from folio.adapters.parsers.registry import DEFAULT_PARSERS, OnFirstUse
+
+    lazy = [p for p in DEFAULT_PARSERS if isinstance(p, OnFirstUse)]
+    assert len(lazy) == 4
+    for parser in lazy:
+        module, name = parser._where
+        assert getattr(importlib.import_module(module), name).formats == parser.formats

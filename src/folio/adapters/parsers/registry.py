@@ -6,13 +6,11 @@ Invariant: ``ParserRegistry.parse`` either returns a ``ParsedBook`` with text, o
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-from folio.adapters.parsers.epub import EpubParser
-from folio.adapters.parsers.html_parser import HtmlParser
-from folio.adapters.parsers.markdown_parser import MarkdownParser
-from folio.adapters.parsers.pdf import PdfParser
 from folio.adapters.parsers.plaintext import PlainTextParser
 from folio.adapters.parsers.structure import corrupt
 from folio.domain.books import BookFormat, ParsedBook
@@ -30,12 +28,37 @@ EXTENSIONS: dict[str, BookFormat] = {
     ".epub": BookFormat.EPUB,
     ".pdf": BookFormat.PDF,
 }
+
+
+class OnFirstUse:
+    """A parser whose module (and format library) is imported when a file of its format is first
+    parsed: adding an EPUB never pays for importing the PDF library."""
+
+    def __init__(
+        self, module: str, name: str, formats: tuple[BookFormat, ...], **options: Any
+    ) -> None:
+        self.formats = formats
+        self._where = (f"folio.adapters.parsers.{module}", name)
+        self._options = options
+        self._parser: BookParser | None = None
+
+    def parse(self, path: Path) -> ParsedBook:
+        if self._parser is None:
+            module, name = self._where
+            self._parser = getattr(importlib.import_module(module), name)(**self._options)
+        return self._parser.parse(path)
+
+
+def _epub(**options: Any) -> BookParser:
+    return OnFirstUse("epub", "EpubParser", (BookFormat.EPUB,), **options)
+
+
 DEFAULT_PARSERS: tuple[BookParser, ...] = (
     PlainTextParser(),
-    MarkdownParser(),
-    HtmlParser(),
-    EpubParser(),
-    PdfParser(),
+    OnFirstUse("markdown_parser", "MarkdownParser", (BookFormat.MARKDOWN,)),
+    OnFirstUse("html_parser", "HtmlParser", (BookFormat.HTML,)),
+    _epub(),
+    OnFirstUse("pdf", "PdfParser", (BookFormat.PDF,)),
 )
 _MAGIC_WINDOW = 1024
 
@@ -120,5 +143,5 @@ def parse_book(path: Path) -> tuple[ParsedBook, BookFormat]:
 
 def bounded_parser(*, max_unpacked_bytes: int) -> ParserRegistry:
     """The default parsers, with archives (EPUB) bounded in what they may unpack to."""
-    parsers = [p for p in DEFAULT_PARSERS if not isinstance(p, EpubParser)]
-    return ParserRegistry([*parsers, EpubParser(max_unpacked_bytes=max_unpacked_bytes)])
+    parsers = [p for p in DEFAULT_PARSERS if BookFormat.EPUB not in p.formats]
+    return ParserRegistry([*parsers, _epub(max_unpacked_bytes=max_unpacked_bytes)])

@@ -9,7 +9,8 @@
   a state-changing request before its body, the body bounded while it streams, per route);
 - routes declare ``container: ContainerDep, user: UserDep`` from ``folio.entrypoints.api.deps``
   and raise folio errors, which ``errors.py`` turns into the one JSON error body;
-- the MCP server (``folio.entrypoints.mcp``) is mounted at ``/mcp/`` behind the same tokens;
+- the MCP server (``folio.entrypoints.mcp``) is mounted at ``/mcp/`` behind the same tokens, and
+  built on its first request (``mcp_mount.py``: the MCP SDK is slow to import);
 - a static page is mounted at ``/`` from ``folio/entrypoints/web/static`` when that folder has an
   ``index.html`` (or pass ``static_dir=``); ``/api``, ``/docs`` and ``/openapi.json`` keep working;
 - every response carries an ``X-Request-ID`` that the request's log lines name
@@ -62,19 +63,19 @@ def create_app(
 
     from folio import __version__
     from folio.adapters.observability.metrics import PrometheusTelemetry
+    from folio.entrypoints.api.mcp_mount import McpOnFirstRequest
     from folio.entrypoints.api.request_id import RequestIdMiddleware
-    from folio.entrypoints.mcp.server import http_app
 
     owned = container is None  # a container the app built is closed with it
     container = container or Container(telemetry=PrometheusTelemetry())
-    mcp_app, mcp_sessions = http_app(container, version=__version__)
+    mcp_app = McpOnFirstRequest(container, version=__version__)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         try:
-            async with mcp_sessions.run():
-                yield
+            yield
         finally:
+            await mcp_app.close()
             if owned:
                 container.close()
                 if isinstance(container.telemetry, PrometheusTelemetry):

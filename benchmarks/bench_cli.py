@@ -12,7 +12,8 @@
 
     .venv/bin/python benchmarks/bench_cli.py [--runs 5]
 
-With ``--before REV``, only ``folio --help`` and ``folio books`` are measured, for REV's code (a
+With ``--before REV``, ``folio --help``, ``folio books``, ``folio add`` (the bundled book into an
+empty library) and ``folio serve`` (until it answers) are measured, for REV's code (a
 temporary git worktree run with this interpreter and packages through PYTHONPATH) and for this
 checkout's (or ``--after REV``'s), the runs interleaved so that both versions meet the same load
 on a shared machine; each version lists a library of one book it imported itself (the bundled
@@ -219,11 +220,46 @@ def compare(sources: dict[str, Path], *, runs: int) -> dict[str, dict[str, list[
             _run([str(FOLIO), "books"], env)  # warm the OS file cache; not counted
             envs[label] = env
             times[label] = {"help": [], "books": []}
-        for _ in range(runs):
+            times[label].update(add=[], serve=[])
+        for run in range(runs):
             for label, env in envs.items():
                 times[label]["help"].append(_run([str(FOLIO), "--help"], env)[0])
                 times[label]["books"].append(_run([str(FOLIO), "books"], env)[0])
+                fresh = {**env, "FOLIO_HOME": str(Path(tmp) / f"{label}-add-{run}")}
+                add = [str(FOLIO), "add", str(BUNDLED_BOOK)]
+                times[label]["add"].append(
+                    _run(add, {**fresh, "FOLIO_EMBEDDING_MODEL": "hashing"})[0]
+                )
+                times[label]["serve"].append(_serve_ready(env))
     return times
+
+
+def _serve_ready(env: dict[str, str]) -> float:
+    """Seconds from starting ``folio serve`` until it answers ``GET /api/v1/books``."""
+    import socket
+    import urllib.request
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    started = time.perf_counter()
+    server = subprocess.Popen(
+        [str(FOLIO), "serve", "--port", str(port), "--log-level", "warning"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        while time.perf_counter() - started < 60:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v1/books", timeout=1):
+                    return time.perf_counter() - started
+            except OSError:
+                time.sleep(0.01)
+        raise RuntimeError("folio serve did not answer within 60 s")
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
 
 
 def report_comparison(times: dict[str, dict[str, list[float]]]) -> None:
@@ -234,7 +270,12 @@ def report_comparison(times: dict[str, dict[str, list[float]]]) -> None:
         )
     labels = list(times)
     print(f"{'wall median (min-max), s':26}" + "".join(f"{label:>30}" for label in labels))
-    for command, name in (("help", "folio --help"), ("books", "folio books (one book)")):
+    for command, name in (
+        ("help", "folio --help"),
+        ("books", "folio books (one book)"),
+        ("add", "folio add (txt, hashing)"),
+        ("serve", "folio serve, until ready"),
+    ):
         cells = []
         for label in labels:
             t = times[label][command]

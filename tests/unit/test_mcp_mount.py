@@ -18,13 +18,16 @@ from folio.entrypoints.api.mcp_mount import McpOnFirstRequest
 
 
 class FakeManager:
-    def __init__(self, failures: int = 0) -> None:
+    def __init__(self, failures: int = 0, gate: asyncio.Event | None = None) -> None:
         self.entered = 0
         self.exited = 0
         self.failures = failures
+        self.gate = gate
 
     @asynccontextmanager
     async def run(self) -> AsyncIterator[None]:
+        if self.gate is not None:
+            await self.gate.wait()
         if self.failures:
             self.failures -= 1
             raise RuntimeError("cannot start")
@@ -84,6 +87,49 @@ def test_a_manager_failing_to_start_fails_that_request_and_the_next_tries_again(
 
     asyncio.run(scenario())
     assert len(served) == 1 and (manager.entered, manager.exited) == (1, 1)
+
+
+def test_a_request_that_gives_up_waiting_does_not_stop_the_start_for_the_next(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async def scenario() -> tuple[FakeManager, list[object]]:
+        manager = FakeManager(gate=asyncio.Event())
+        served = fake_server(monkeypatch, manager)
+        mount = McpOnFirstRequest(object(), version="1")  # type: ignore[arg-type]
+        first = asyncio.create_task(mount({"n": 1}, None, None))
+        await asyncio.sleep(0.05)  # the manager is being entered (held at its gate)
+        first.cancel()  # the client went away while the manager was starting
+        second = asyncio.create_task(mount({"n": 2}, None, None))
+        await asyncio.sleep(0.05)
+        assert manager.gate is not None
+        manager.gate.set()
+        await second
+        await mount.close()
+        return manager, served
+
+    manager, served = asyncio.run(scenario())
+    assert served == [{"n": 2}]
+    assert (manager.entered, manager.exited) == (1, 1)
+
+
+def test_closing_while_the_manager_starts_leaves_nothing_running(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async def scenario() -> FakeManager:
+        manager = FakeManager(gate=asyncio.Event())
+        fake_server(monkeypatch, manager)
+        mount = McpOnFirstRequest(object(), version="1")  # type: ignore[arg-type]
+        request = asyncio.create_task(mount({}, None, None))
+        await asyncio.sleep(0.05)
+        await mount.close()
+        assert manager.gate is not None
+        manager.gate.set()
+        await asyncio.gather(request, return_exceptions=True)
+        await asyncio.sleep(0.05)
+        return manager
+
+    manager = asyncio.run(scenario())
+    assert manager.entered == manager.exited
 
 
 def test_the_api_serves_without_importing_the_mcp_sdk_until_an_mcp_request(

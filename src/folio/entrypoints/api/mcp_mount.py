@@ -14,7 +14,6 @@ exception and the next request tries again.
 from __future__ import annotations
 
 import asyncio
-import functools
 from collections.abc import Callable, MutableMapping
 from typing import Any
 
@@ -30,47 +29,63 @@ class McpOnFirstRequest:
         self._container = container
         self._version = version
         self._app: Asgi | None = None
-        self._lock = asyncio.Lock()
-        self._stop = asyncio.Event()
+        self._starting: asyncio.Task[Asgi] | None = None
         self._runner: asyncio.Task[None] | None = None
+        self._stop = asyncio.Event()
 
     async def __call__(self, scope: MutableMapping[str, Any], receive: Any, send: Any) -> None:
-        app = self._app or await self._start()
+        app = self._app or await self._started()
         await app(scope, receive, send)
 
+    async def _started(self) -> Asgi:
+        """The app, once the start (one task, whichever request came first) is done. A request
+        that gives up waiting (a client gone) does not cancel the start for the others."""
+        if self._starting is None:
+            self._starting = asyncio.create_task(self._start(), name="mcp-start")
+        starting = self._starting
+        try:
+            return await asyncio.shield(starting)
+        except Exception:
+            if self._starting is starting:
+                self._starting = None  # it failed: the next request tries again
+            raise
+
+    def _build(self) -> tuple[Asgi, Any]:
+        from folio.entrypoints.mcp.server import http_app
+
+        return http_app(self._container, version=self._version)
+
     async def _start(self) -> Asgi:
-        async with self._lock:
-            if self._app is not None:
-                return self._app
-            from folio.entrypoints.mcp.server import http_app
+        app, manager = await anyio.to_thread.run_sync(self._build)  # the import, off the loop
+        started: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
-            build = functools.partial(http_app, self._container, version=self._version)
-            app, manager = await anyio.to_thread.run_sync(build)
-            started: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-
-            async def serve() -> None:
-                try:
-                    async with manager.run():
-                        started.set_result(None)
-                        await self._stop.wait()
-                except Exception as e:
-                    if started.done():
-                        raise
-                    started.set_exception(e)  # to the request waiting for it
-
-            self._runner = asyncio.create_task(serve(), name="mcp-session-manager")
+        async def serve() -> None:
             try:
-                await started
-            except Exception:
-                self._runner = None  # the next request tries again
-                raise
-            self._app = app
-            return app
+                async with manager.run():
+                    started.set_result(None)
+                    await self._stop.wait()
+            except Exception as e:
+                if started.done():
+                    raise
+                started.set_exception(e)  # to the requests waiting for it
+
+        self._runner = asyncio.create_task(serve(), name="mcp-session-manager")
+        try:
+            await started
+        except Exception:
+            self._runner = None
+            raise
+        self._app = app
+        return app
 
     async def close(self) -> None:
-        """Stop the session manager if a request started it."""
-        if self._runner is None:
-            return
+        """Stop the session manager if a request started it (or is starting it)."""
         self._stop.set()
-        runner, self._runner = self._runner, None
-        await runner
+        if self._starting is not None and not self._starting.done():
+            self._starting.cancel()
+            await asyncio.gather(self._starting, return_exceptions=True)
+        if self._runner is not None:
+            runner, self._runner = self._runner, None
+            if self._app is None:
+                runner.cancel()  # still entering the manager: nothing to drain
+            await asyncio.gather(runner, return_exceptions=True)

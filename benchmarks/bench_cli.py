@@ -219,8 +219,7 @@ def compare(sources: dict[str, Path], *, runs: int) -> dict[str, dict[str, list[
             )
             _run([str(FOLIO), "books"], env)  # warm the OS file cache; not counted
             envs[label] = env
-            times[label] = {"help": [], "books": []}
-            times[label].update(add=[], serve=[])
+            times[label] = {"help": [], "books": [], "add": [], "serve": []}
         for run in range(runs):
             for label, env in envs.items():
                 times[label]["help"].append(_run([str(FOLIO), "--help"], env)[0])

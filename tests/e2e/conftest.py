@@ -23,6 +23,8 @@ from typing import Any, Protocol
 
 import pytest
 
+from tests.forked_cli import ForkServer
+
 HASHING = "hashing"
 REAL_MODEL = None  # the default embedding model of the settings
 TIMEOUT_S = 600
@@ -61,14 +63,20 @@ def run_folio_in(
     embedding: str | None = HASHING,
 ) -> subprocess.CompletedProcess[str]:
     """Run ``folio ARGS`` with FOLIO_HOME=``home``; ``env`` adds or overrides variables. stdin is
-    ``input`` (or empty), so it is never a terminal."""
+    ``input`` (or empty), so it is never a terminal. The process is forked from a server that has
+    imported folio (``tests/forked_cli.py``) unless the environment changes what an interpreter
+    decides at start-up."""
+    environment = folio_env(home, embedding=embedding, extra=env)
+    server = ForkServer.shared()
+    if server.serves(environment):
+        return server.run(args, input=input or "", env=environment, timeout=TIMEOUT_S)
     return subprocess.run(
         folio_command(*args),
         input=input or "",
         capture_output=True,
         text=True,
         encoding="utf-8",
-        env=folio_env(home, embedding=embedding, extra=env),
+        env=environment,
         timeout=TIMEOUT_S,
     )
 

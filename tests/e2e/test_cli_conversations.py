@@ -6,9 +6,7 @@ not depend on a chat provider."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -19,6 +17,7 @@ from folio.adapters.storage.sqlite_conversations import SqliteConversationStore
 from folio.adapters.storage.sqlite_db import Database
 from folio.domain.conversations import ChatMessage, Source, Turn
 from folio.domain.llm import PromptRole, ToolInvocation
+from tests.e2e.conftest import run_folio_in
 
 BOOK = """Moby Test
 
@@ -36,15 +35,7 @@ T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 def folio(
     home: Path, *args: str, input: str | None = None, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    extra = env or {}
-    env = {k: v for k, v in os.environ.items()
-           if k not in {"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OLLAMA_HOST", "FOLIO_DEBUG",
-                        "FOLIO_CONFIG", "FOLIO_PROVIDER", "FOLIO_CONVERSATION_STORE"}}  # fmt: skip
-    env.update(FOLIO_HOME=str(home), FOLIO_EMBEDDING_MODEL="hashing", COLUMNS="200", **extra)
-    return subprocess.run(
-        [sys.executable, "-m", "folio.entrypoints.cli.main", *args],
-        capture_output=True, text=True, env=env, input=input, timeout=120,
-    )  # fmt: skip
+    return run_folio_in(home, *args, input=input, env={"COLUMNS": "200", **(env or {})})
 
 
 def ok(result: subprocess.CompletedProcess[str]) -> str:

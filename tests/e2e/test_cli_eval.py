@@ -5,7 +5,6 @@ files. The hashing embedder keeps these fast; one slow test runs the default ONN
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -14,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.e2e.conftest import run_folio_in
 
 pytestmark = pytest.mark.data
 
@@ -24,16 +25,7 @@ KEYS = ("recall@5", "recall@10", "mrr", "turns_scored", "llm_calls_per_turn", "s
 def folio(
     home: Path, *args: str, embedder: str | None = "hashing"
 ) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items()
-           if k not in {"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OLLAMA_HOST", "FOLIO_DEBUG",
-                        "FOLIO_CONFIG", "FOLIO_PROVIDER", "FOLIO_EMBEDDING_MODEL"}}  # fmt: skip
-    env.update(FOLIO_HOME=str(home), COLUMNS="200")
-    if embedder:
-        env["FOLIO_EMBEDDING_MODEL"] = embedder
-    return subprocess.run(
-        [sys.executable, "-m", "folio.entrypoints.cli.main", *args],
-        capture_output=True, text=True, env=env, timeout=600,
-    )  # fmt: skip
+    return run_folio_in(home, *args, env={"COLUMNS": "200"}, embedding=embedder)
 
 
 def ok_json(result: subprocess.CompletedProcess[str]) -> Any:

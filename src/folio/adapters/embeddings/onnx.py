@@ -65,6 +65,7 @@ class OnnxEmbedder:
         batch_size: int = 32,
         threads: int | None = None,
         int8: bool = False,
+        spinning: bool = False,
     ) -> None:
         self._model_dir = Path(model_dir)
         self._int8 = int8
@@ -72,6 +73,7 @@ class OnnxEmbedder:
         self._max_length = max_length
         self._batch_size = batch_size
         self._threads = threads
+        self._spinning = spinning  # onnxruntime's busy-waiting threads (off: see _open_session)
         self._session: Any = None
         self._tokenizer: Any = None
         self._counter: Any = None  # an untruncated tokenizer, for counting
@@ -153,7 +155,8 @@ class OnnxEmbedder:
             if self._session is None:
                 tokenizer_path = self._model_dir / TOKENIZER_FILE
                 self._tokenizer = _load_tokenizer(tokenizer_path, self._max_length)
-                self._session = _open_session(self.prepare(), self._threads)
+                path = self.prepare()
+                self._session = _open_session(path, self._threads, spinning=self._spinning)
         return self._session, self._tokenizer
 
 
@@ -203,13 +206,18 @@ def _load_tokenizer(path: Path, max_length: int | None) -> Any:
     return tokenizer
 
 
-def _open_session(path: Path, threads: int | None) -> Any:
+def _open_session(path: Path, threads: int | None, *, spinning: bool) -> Any:
     import onnxruntime as ort
 
     options = ort.SessionOptions()
     if threads is not None:
         options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
+    # By default threads that finish their share of a batch sleep instead of spinning for the next
+    # one: on a machine busy with anything else (the HTTP server's requests, other imports)
+    # spinning burnt a fifth more CPU and took about twice as long; idle, the two are within 5%
+    # (benchmarks/bench_embed.py --load 2).
+    options.add_session_config_entry("session.intra_op.allow_spinning", "1" if spinning else "0")
     options.log_severity_level = 3
     try:
         return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
@@ -268,10 +276,8 @@ def _quantize(float_model: Path, target: Path) -> None:
         quiet.setLevel(level)
     feeds = model_feeds([[101, 2023, 2003, 1037, 3231, 1012, 102], [101, 7592, 102]])
     mask = feeds["attention_mask"]
-    vectors = [
-        mean_pool_normalised(_open_session(p, None).run(["last_hidden_state"], feeds)[0], mask)
-        for p in (float_model, target)
-    ]
+    sessions = [_open_session(p, None, spinning=False) for p in (float_model, target)]
+    vectors = [mean_pool_normalised(s.run(["last_hidden_state"], feeds)[0], mask) for s in sessions]
     cosine = (vectors[0] * vectors[1]).sum(axis=1)
     if float(cosine.min()) < 0.95:
         raise ConfigError(f"The int8 model strays from float32 (cosine {cosine.min():.3f})")

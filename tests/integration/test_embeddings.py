@@ -12,6 +12,7 @@ Slow: runs the model, quantises it to int8, and exports it again with torch.
 from __future__ import annotations
 
 import importlib.util
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -252,3 +253,74 @@ def test_the_maintainers_export_script_makes_the_shipped_model_again() -> None:
 
     assert result.returncode == 0, result.stdout + result.stderr
     assert "the shipped model is what this script makes" in result.stdout
+
+
+def test_the_demo_books_passages_are_looked_up_and_are_what_the_model_computes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The demo's first import computes no vector (scripts/known_vectors.py wrote them all), and
+    the looked-up vectors are the model's own."""
+    from folio.adapters.embeddings import make_embedder
+    from folio.bootstrap import Container
+    from folio.config import load_settings
+    from folio.entrypoints.cli.demo import bundled_book
+
+    shipped = make_embedder("all-MiniLM-L6-v2", cache_dir=tmp_path / "models")
+    looked_up: list[tuple[str, np.ndarray]] = []
+    embed = shipped.embed
+
+    def recording(texts: list[str]) -> np.ndarray:
+        vectors = embed(texts)
+        looked_up.extend(zip(texts, vectors, strict=True))
+        return vectors
+
+    def no_model() -> None:
+        raise AssertionError("a passage of the demo book was embedded, not looked up")
+
+    monkeypatch.setattr(shipped, "embed", recording)
+    monkeypatch.setattr(shipped, "_load", no_model)
+    settings = load_settings(env={"FOLIO_HOME": str(tmp_path / "home")})
+    container = Container(settings, embedder=shipped)
+    result = container.ingest.execute(bundled_book())
+    container.close()
+    assert result.chunk_count == len(looked_up) > 400
+
+    model = OnnxEmbedder(packaged_model_dir(), tmp_path / "models")  # no table
+    sample = looked_up[:: len(looked_up) // 6]
+    computed = model.embed([text for text, _ in sample])
+    cosines = [float(vector @ row) for (_, vector), row in zip(sample, computed, strict=True)]
+    assert min(cosines) > 0.9999, cosines
+
+
+def test_a_table_of_known_vectors_is_used_only_for_the_model_and_window_it_was_made_with(
+    tmp_path: Path, cache_dir: Path
+) -> None:
+    from folio.adapters.embeddings.onnx import write_known_vectors
+
+    text, other_model = "Call me Ishmael.", tmp_path / "other-model"
+    other_model.mkdir()
+    manifest = {"files": {"model.onnx": {"sha256": "0" * 64}}}
+    (other_model / "manifest.json").write_text(json.dumps(manifest))
+    marked = np.zeros((1, 384), dtype=np.float32)
+    marked[0, 7] = 1.0
+    tables = {
+        "ours": (packaged_model_dir(), 256),
+        "another model's": (other_model, 256),
+        "another window's": (packaged_model_dir(), 128),
+    }
+    found = {}
+    for name, (model_dir, window) in tables.items():
+        path = tmp_path / f"{name}.npz"
+        write_known_vectors(path, [text], marked, model_dir, window)
+        embedder = OnnxEmbedder(packaged_model_dir(), tmp_path, known_vectors=path)
+        found[name] = bool(np.array_equal(embedder.embed([text, "The whale!"])[0], marked[0]))
+    int8 = OnnxEmbedder(
+        packaged_model_dir(), cache_dir, int8=True, known_vectors=tmp_path / "ours.npz"
+    )
+    found["ours, by the int8 model"] = bool(np.array_equal(int8.embed([text])[0], marked[0]))
+    assert found == {
+        "ours": True,
+        "another model's": False,
+        "another window's": False,
+        "ours, by the int8 model": False,
+    }

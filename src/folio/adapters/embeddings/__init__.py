@@ -11,7 +11,13 @@ import re
 from pathlib import Path
 
 from folio.adapters.embeddings.hashing import HashingEmbedder
-from folio.adapters.embeddings.onnx import INT8_SUFFIX, MODEL_NAME, OnnxEmbedder, packaged_model_dir
+from folio.adapters.embeddings.onnx import (
+    INT8_SUFFIX,
+    KNOWN_VECTORS_FILE,
+    MODEL_NAME,
+    OnnxEmbedder,
+    packaged_model_dir,
+)
 from folio.adapters.embeddings.sentence_transformers import SentenceTransformerEmbedder
 from folio.domain.errors import ConfigError
 from folio.domain.ports import Embedder
@@ -35,7 +41,8 @@ def make_embedder(name: str, *, cache_dir: Path) -> Embedder:
     """The embedder configured by ``name``.
 
     - ``"all-MiniLM-L6-v2"`` (default; also ``"sentence-transformers/all-MiniLM-L6-v2"``): the
-      ONNX model shipped in this package, on onnxruntime.
+      ONNX model shipped in this package, on onnxruntime; the bundled demo book's passages have
+      their vectors shipped beside it, so the demo's first import computes none.
     - ``"all-MiniLM-L6-v2-int8"``: the same model with its weights dynamically quantised to int8
       (per channel) once into ``cache_dir`` (needs the ``int8`` extra): faster on a CPU, vectors
       at cosine ~0.99.
@@ -48,7 +55,8 @@ def make_embedder(name: str, *, cache_dir: Path) -> Embedder:
     """
     key = name.strip()
     if key in _PACKAGED_NAMES:
-        return OnnxEmbedder(packaged_model_dir(), cache_dir)
+        model_dir = packaged_model_dir()
+        return OnnxEmbedder(model_dir, cache_dir, known_vectors=model_dir / KNOWN_VECTORS_FILE)
     if key in _PACKAGED_INT8:
         return OnnxEmbedder(packaged_model_dir(), cache_dir, int8=True)
     if key == "hashing":

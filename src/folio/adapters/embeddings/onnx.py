@@ -7,6 +7,9 @@ onnxruntime and the ``tokenizers`` library; nothing is exported or downloaded on
 Invariants:
 - ``name`` and ``dimensions`` never load the model; the session is created on the first ``embed()``;
 - ``embed()`` returns float32 rows, L2-normalised, in the order of the input texts;
+- texts whose vectors ship with the model (``minilm/known_vectors.npz``: the bundled demo book's
+  passages, written by ``scripts/known_vectors.py``) are looked up, not computed, by the float32
+  model whose sha256 and window they were computed with; any other table is ignored;
 - the int8 variant is quantised once from the shipped file into ``cache_dir``, named by that
   file's sha256 (so every checkout and virtualenv shares it); it is complete or absent: written
   under a file lock to a temporary name, checked against float32, then atomically renamed.
@@ -14,6 +17,7 @@ Invariants:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -28,6 +32,8 @@ import numpy as np
 from folio.domain.errors import ConfigError, EmbeddingError
 from folio.domain.ports import Vectors
 
+_log = logging.getLogger(__name__)
+
 MODEL_NAME = "all-MiniLM-L6-v2"
 INT8_SUFFIX = "-int8"
 DIMENSIONS = 384
@@ -37,6 +43,7 @@ DIMENSIONS = 384
 RELEVANCE_FLOOR = 0.3
 MODEL_FILE = "model.onnx"
 TOKENIZER_FILE = "tokenizer.json"
+KNOWN_VECTORS_FILE = "known_vectors.npz"
 
 
 def packaged_model_dir() -> Path:
@@ -66,6 +73,7 @@ class OnnxEmbedder:
         threads: int | None = None,
         int8: bool = False,
         spinning: bool = False,
+        known_vectors: Path | None = None,
     ) -> None:
         self._model_dir = Path(model_dir)
         self._int8 = int8
@@ -74,6 +82,8 @@ class OnnxEmbedder:
         self._batch_size = batch_size
         self._threads = threads
         self._spinning = spinning  # onnxruntime's busy-waiting threads (off: see _open_session)
+        self._known_path = None if int8 else known_vectors
+        self._known: dict[bytes, np.ndarray] | None = None
         self._session: Any = None
         self._tokenizer: Any = None
         self._counter: Any = None  # an untruncated tokenizer, for counting
@@ -131,16 +141,38 @@ class OnnxEmbedder:
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
-        if not texts:
+        known = self._known_vectors()
+        todo = []
+        for i, text in enumerate(texts):
+            vector = known.get(text_key(text)) if known else None
+            if vector is None:
+                todo.append(i)
+            else:
+                out[i] = vector
+        if not todo:
             return out
         session, tokenizer = self._load()
-        encodings = tokenizer.encode_batch(list(texts))
+        encodings = tokenizer.encode_batch([texts[i] for i in todo])
         # Sorting by length keeps padding (wasted compute) small; rows go back to input order.
-        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        order = sorted(range(len(todo)), key=lambda j: len(encodings[j].ids))
         for start in range(0, len(order), self._batch_size):
-            rows = order[start : start + self._batch_size]
-            out[rows] = self._embed_batch(session, [encodings[i].ids for i in rows])
+            batch = order[start : start + self._batch_size]
+            out[[todo[j] for j in batch]] = self._embed_batch(
+                session, [encodings[j].ids for j in batch]
+            )
         return out
+
+    def _known_vectors(self) -> dict[bytes, np.ndarray]:
+        """The shipped table of known vectors (empty when there is none for this model)."""
+        if self._known is None:
+            with self._load_lock:
+                if self._known is None:
+                    self._known = (
+                        read_known_vectors(self._known_path, self._model_dir, self._max_length)
+                        if self._known_path is not None
+                        else {}
+                    )
+        return self._known
 
     def _embed_batch(self, session: Any, ids: list[list[int]]) -> Vectors:
         feeds = model_feeds(ids)
@@ -158,6 +190,47 @@ class OnnxEmbedder:
                 path = self.prepare()
                 self._session = _open_session(path, self._threads, spinning=self._spinning)
         return self._session, self._tokenizer
+
+
+def text_key(text: str) -> bytes:
+    """The key of a text in a table of known vectors."""
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
+
+
+def read_known_vectors(path: Path, model_dir: Path, max_tokens: int) -> dict[bytes, np.ndarray]:
+    """The vectors in ``path`` by text key, when they were computed by the model in ``model_dir``
+    with a window of ``max_tokens``; else (or when the file is missing or unreadable) none."""
+    if not path.is_file():
+        return {}
+    try:
+        with np.load(path, allow_pickle=False) as table:
+            keys, vectors = table["keys"], table["vectors"]
+            computed_by = (str(table["model_sha256"]), int(table["max_tokens"]))
+    except (OSError, ValueError, KeyError) as e:
+        _log.warning("known vectors %s not used: %s", path, e)
+        return {}
+    if computed_by != (_shipped_sha256(model_dir), max_tokens):
+        _log.info("known vectors %s are another model's or window's: not used", path)
+        return {}
+    if keys.shape != (len(vectors), 16) or vectors.shape[1:] != (DIMENSIONS,):
+        _log.warning("known vectors %s not used: shapes %s, %s", path, keys.shape, vectors.shape)
+        return {}
+    matrix = vectors.astype(np.float32)
+    return {bytes(key): matrix[i] for i, key in enumerate(keys)}
+
+
+def write_known_vectors(
+    path: Path, texts: Sequence[str], vectors: Vectors, model_dir: Path, max_tokens: int
+) -> None:
+    """Write the table ``read_known_vectors`` reads: ``vectors[i]`` is ``texts[i]``'s vector."""
+    keys = np.frombuffer(b"".join(text_key(t) for t in texts), dtype=np.uint8).reshape(-1, 16)
+    np.savez_compressed(
+        path,
+        keys=keys,
+        vectors=np.asarray(vectors, dtype=np.float32),
+        model_sha256=np.str_(_shipped_sha256(model_dir)),
+        max_tokens=np.int64(max_tokens),
+    )
 
 
 def model_feeds(ids: list[list[int]]) -> dict[str, np.ndarray]:

@@ -11,21 +11,24 @@ signal, negative) returned as a process's would be.
 
 What a fresh interpreter decides at start-up is the server's: a run whose environment changes a
 ``PYTHON*``, ``LANG`` or ``LC_*`` variable gets a fresh interpreter instead, and so does every run
-when ``FOLIO_TEST_FRESH_PROCESSES=1``. Tests of start-up itself (imports, ``--help`` time),
-terminals (pexpect) and servers start fresh interpreters and do not come here. The server holds
-no thread but OpenBLAS's idle one and no open file of folio's; onnxruntime, the HTTP server and
-the MCP SDK are left for each child to import.
+when ``FOLIO_TEST_FRESH_PROCESSES=1``. ``spawn`` starts a long-running one (``folio serve``) as
+a ``subprocess.Popen`` would. Tests of start-up itself (imports, ``--help`` time) and of terminals
+(pexpect) start fresh interpreters and do not come here. The server holds no thread but OpenBLAS's
+idle one and no open file of folio's; onnxruntime, which starts a thread when imported, is left
+for each child to import.
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import gc
 import importlib
 import json
 import os
 import pkgutil
 import runpy
+import select
 import selectors
 import signal
 import socket
@@ -40,8 +43,7 @@ from pathlib import Path
 from typing import NoReturn
 
 MODULE = "folio.entrypoints.cli.main"
-# Left out of the server: imported by the child that needs them (threads at import, or servers).
-_NOT_PRELOADED = ("folio.entrypoints.api", "folio.entrypoints.mcp", "folio.entrypoints.web")
+STDOUT = "=stdout"  # as ``stderr``: the child's stderr is its stdout (subprocess.STDOUT)
 _STARTUP_VARIABLES = ("PYTHON", "LANG", "LC_")
 # (pid, exit status, CPU seconds the child used): only the pid is meaningful in the first message
 _STATUS = struct.Struct("!qqd")
@@ -54,8 +56,7 @@ def _preload() -> None:
     import folio
 
     for module in pkgutil.walk_packages(folio.__path__, "folio."):
-        if not module.name.startswith(_NOT_PRELOADED):
-            importlib.import_module(module.name)
+        importlib.import_module(module.name)
     assert "onnxruntime" not in sys.modules, "onnxruntime starts a thread at import"
 
 
@@ -75,6 +76,9 @@ def _child(request: dict[str, object], inherited: Sequence[object]) -> NoReturn:
         os.environ.update(env)
         for fd, name, flags in ((0, "stdin", os.O_RDONLY), (1, "stdout", os.O_WRONLY),
                                 (2, "stderr", os.O_WRONLY)):  # fmt: skip
+            if request[name] == STDOUT:
+                os.dup2(1, fd)
+                continue
             opened = os.open(str(request[name]), flags)
             os.dup2(opened, fd)
             os.close(opened)
@@ -200,6 +204,18 @@ class ForkServer:
         atexit.register(self.stop)
 
     @classmethod
+    def serving(cls, env: Mapping[str, str]) -> ForkServer | None:
+        """The shared server when it can run a process with ``env``; ``None`` when that process
+        must be a fresh interpreter: asked by ``FOLIO_TEST_FRESH_PROCESSES=1``, outside a test
+        (a benchmark timing a server), or an interpreter setting in ``env`` differs."""
+        if os.environ.get("FOLIO_TEST_FRESH_PROCESSES") == "1":
+            return None
+        if "PYTEST_CURRENT_TEST" not in os.environ:
+            return None
+        server = cls.shared()
+        return server if server.serves(env) else None
+
+    @classmethod
     def shared(cls) -> ForkServer:
         with cls._lock:
             if cls._instance is None:
@@ -220,8 +236,6 @@ class ForkServer:
 
     def serves(self, env: Mapping[str, str]) -> bool:
         """Whether a child of this server runs as a fresh interpreter given ``env`` would."""
-        if os.environ.get("FOLIO_TEST_FRESH_PROCESSES") == "1":
-            return False
         names = (set(env) | set(self.environment)) - {"PYTHONIOENCODING"}
         return (
             all(
@@ -232,6 +246,30 @@ class ForkServer:
             and env.get("PYTHONIOENCODING") == "utf-8"
         )
 
+    def spawn(
+        self,
+        args: Sequence[str],
+        *,
+        env: Mapping[str, str],
+        stdin: str = os.devnull,
+        stdout: str,
+        stderr: str,
+    ) -> ForkedProcess:
+        """Start ``folio ARGS`` with its standard streams on these files (``stderr`` may be
+        ``STDOUT``); it runs until it exits or is signalled, like a ``subprocess.Popen``."""
+        request = {"args": list(args), "env": dict(env), "cwd": os.getcwd(),
+                   "stdin": stdin, "stdout": stdout, "stderr": stderr}  # fmt: skip
+        connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            connection.connect(self.socket_path)
+            connection.sendall(json.dumps(request).encode())
+            connection.shutdown(socket.SHUT_WR)
+            pid, _, _ = _STATUS.unpack(_receive(connection, _STATUS.size))
+        except BaseException:
+            connection.close()
+            raise
+        return ForkedProcess(self, connection, pid, [sys.executable, "-m", MODULE, *args])
+
     def run(
         self, args: Sequence[str], *, input: str, env: Mapping[str, str], timeout: float
     ) -> subprocess.CompletedProcess[str]:
@@ -240,25 +278,60 @@ class ForkServer:
             Path(files["stdin"]).write_text(input, encoding="utf-8")
             for name in ("stdout", "stderr"):
                 Path(files[name]).touch()
-            request = {"args": list(args), "env": dict(env), "cwd": os.getcwd(), **files}
-            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
-                connection.connect(self.socket_path)
-                connection.sendall(json.dumps(request).encode())
-                connection.shutdown(socket.SHUT_WR)
-                connection.settimeout(timeout)
-                pid, _, _ = _STATUS.unpack(_receive(connection, _STATUS.size))
-                try:
-                    _, returncode, cpu = _STATUS.unpack(_receive(connection, _STATUS.size))
-                except TimeoutError:
-                    os.kill(pid, signal.SIGKILL)
-                    raise subprocess.TimeoutExpired([MODULE, *args], timeout) from None
-            self.children_cpu_seconds += cpu
+            process = self.spawn(args, env=env, **files)
+            try:
+                returncode = process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+                raise
             return subprocess.CompletedProcess(
-                [sys.executable, "-m", MODULE, *args],
+                process.args,
                 returncode,
                 Path(files["stdout"]).read_text(encoding="utf-8"),
                 Path(files["stderr"]).read_text(encoding="utf-8"),
             )
+
+
+class ForkedProcess:
+    """A child of the fork server, as much of ``subprocess.Popen`` as the tests use."""
+
+    def __init__(
+        self, server: ForkServer, connection: socket.socket, pid: int, args: list[str]
+    ) -> None:
+        self._server = server
+        self._connection = connection
+        self.pid = pid
+        self.args = args
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None and select.select([self._connection], [], [], 0)[0]:
+            self.wait()
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        if self.returncode is None:
+            self._connection.settimeout(timeout)
+            try:
+                _, returncode, cpu = _STATUS.unpack(_receive(self._connection, _STATUS.size))
+            except TimeoutError:
+                raise subprocess.TimeoutExpired(self.args, timeout or 0) from None
+            self._connection.close()
+            self._server.children_cpu_seconds += cpu
+            self.returncode = returncode
+        return self.returncode
+
+    def send_signal(self, sig: int) -> None:
+        if self.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, sig)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
 
 
 def _receive(connection: socket.socket, size: int) -> bytes:

@@ -20,6 +20,7 @@ from typing import Any
 import httpx
 
 from tests.e2e.conftest import folio_env
+from tests.forked_cli import STDOUT, ForkedProcess, ForkServer
 
 DEFAULT_SCRIPT: dict[str, Any] = {
     "steps": [
@@ -60,7 +61,7 @@ class FolioServer:
         self.env = folio_env(home, extra=extra)
         self.workers = workers
         self.args = args
-        self.process: subprocess.Popen[bytes] | None = None
+        self.process: subprocess.Popen[bytes] | ForkedProcess | None = None
         self.log = home / "server.log"
 
     def set_script(self, script: dict[str, Any]) -> None:
@@ -86,10 +87,17 @@ class FolioServer:
             sys.executable, "-m", "folio.entrypoints.cli.main", "serve",
             "--port", str(self.port), "--workers", str(self.workers), *self.args,
         ]  # fmt: skip
-        with self.log.open("wb") as log:
-            self.process = subprocess.Popen(
-                command, env=self.env, stdout=log, stderr=subprocess.STDOUT
+        self.log.write_bytes(b"")
+        forks = ForkServer.serving(self.env)
+        if forks is not None:
+            self.process = forks.spawn(
+                command[3:], env=self.env, stdout=str(self.log), stderr=STDOUT
             )
+        else:
+            with self.log.open("wb") as log:
+                self.process = subprocess.Popen(
+                    command, env=self.env, stdout=log, stderr=subprocess.STDOUT
+                )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

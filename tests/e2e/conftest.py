@@ -67,8 +67,8 @@ def run_folio_in(
     imported folio (``tests/forked_cli.py``) unless the environment changes what an interpreter
     decides at start-up."""
     environment = folio_env(home, embedding=embedding, extra=env)
-    server = ForkServer.shared()
-    if server.serves(environment):
+    server = ForkServer.serving(environment)
+    if server is not None:
         return server.run(args, input=input or "", env=environment, timeout=TIMEOUT_S)
     return subprocess.run(
         folio_command(*args),

@@ -22,12 +22,15 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 
+# --no-compile: pip would compile every module of every package it installs (torch's thousands
+# included) to bytecode, a third of the dev install's time; Python compiles and caches the modules
+# a program imports the first time it imports them.
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install -q -e .
+	$(BIN)/python -m pip install -q --no-compile -e .
 	touch $@
 
 $(DEVSTAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install -q -e '.[dev]'
+	$(BIN)/python -m pip install -q --no-compile -e '.[dev]'
 	touch $@ $(STAMP)
 
 install: $(STAMP)

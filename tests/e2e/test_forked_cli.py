@@ -35,13 +35,18 @@ def forked(home: Path, *args: str, input: str = "") -> subprocess.CompletedProce
     return ForkServer.shared().run(args, input=input, env=folio_env(home), timeout=120)
 
 
+@pytest.fixture(scope="module")
+def library(tmp_path_factory: pytest.TempPathFactory, bundled_book: Path) -> Path:
+    home = tmp_path_factory.mktemp("forked") / "home"
+    assert fresh(home, "add", str(bundled_book)).returncode == 0
+    return home
+
+
 @pytest.mark.parametrize("args", COMMANDS, ids=lambda a: " ".join(a))
 def test_a_forked_run_prints_and_exits_as_a_fresh_interpreter(
-    args: tuple[str, ...], tmp_path: Path, bundled_book: Path
+    args: tuple[str, ...], library: Path
 ) -> None:
-    home = tmp_path / "home"
-    assert fresh(home, "add", str(bundled_book)).returncode == 0
-    one, other = fresh(home, *args), forked(home, *args)
+    one, other = fresh(library, *args), forked(library, *args)
     assert (other.returncode, other.stdout, other.stderr) == (
         one.returncode,
         one.stdout,

@@ -8,7 +8,8 @@ STAMP := $(VENV)/.installed-runtime
 DEVSTAMP := $(VENV)/.installed-dev
 
 # Test processes (pytest-xdist): most tests wait on subprocesses, servers and SQLite, so twice the
-# cores of this 2-core machine keeps them busy.
+# cores of this 2-core machine keeps them busy. --dist worksteal: a process that runs out of tests
+# takes half of another's queue, so no process finishes half a minute after the rest (4:34 -> 4:15).
 JOBS ?= 4
 
 # folio is installed editable: its modules are compiled from src/ the first time they run. A shell
@@ -41,10 +42,10 @@ demo: $(STAMP)
 
 test: $(DEVSTAMP)
 	$(BIN)/lint-imports
-	$(BIN)/python -m pytest -n $(JOBS) --durations=25
+	$(BIN)/python -m pytest -n $(JOBS) --dist worksteal --durations=25
 
 check: lint
-	$(BIN)/python -m pytest -n $(JOBS) tests/unit tests/contract
+	$(BIN)/python -m pytest -n $(JOBS) --dist worksteal tests/unit tests/contract
 
 lint: $(DEVSTAMP)
 	$(BIN)/ruff check .

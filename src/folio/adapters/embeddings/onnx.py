@@ -288,7 +288,7 @@ def _open_session(path: Path, threads: int | None, *, spinning: bool) -> Any:
     options.inter_op_num_threads = 1
     # By default threads that finish their share of a batch sleep instead of spinning for the next
     # one: on a machine busy with anything else (the HTTP server's requests, other imports)
-    # spinning burnt a fifth more CPU and took about twice as long; idle, the two are within 5%
+    # spinning took 1.3x the time and 1.1x the CPU; idle, sleeping is 5-8% slower
     # (benchmarks/bench_embed.py --load 2).
     options.add_session_config_entry("session.intra_op.allow_spinning", "1" if spinning else "0")
     options.log_severity_level = 3

@@ -45,8 +45,8 @@ from typing import NoReturn
 MODULE = "folio.entrypoints.cli.main"
 STDOUT = "=stdout"  # as ``stderr``: the child's stderr is its stdout (subprocess.STDOUT)
 _STARTUP_VARIABLES = ("PYTHON", "LANG", "LC_")
-# (pid, exit status, CPU seconds the child used): only the pid is meaningful in the first message
-_STATUS = struct.Struct("!qqd")
+# (pid, exit status): the first message has the pid only, the second (once it has exited) both
+_STATUS = struct.Struct("!qq")
 
 
 # --- the server (this file run as a script) --------------------------------------------------
@@ -161,16 +161,17 @@ def serve(path: str) -> None:
                 if pid == 0:
                     _child(request, [selector, listener, connection, wake_read, wake_write])
                 waiting[pid] = connection
-                connection.sendall(_STATUS.pack(pid, 0, 0.0))
+                with contextlib.suppress(OSError):  # a caller that has gone changes nothing
+                    connection.sendall(_STATUS.pack(pid, 0))
             if key.data == "child":
                 os.read(wake_read, 4096)
                 while waiting:
-                    pid, status, usage = os.wait4(-1, os.WNOHANG)
+                    pid, status = os.waitpid(-1, os.WNOHANG)
                     if pid == 0:
                         break
                     connection = waiting.pop(pid)
-                    cpu = usage.ru_utime + usage.ru_stime
-                    connection.sendall(_STATUS.pack(pid, os.waitstatus_to_exitcode(status), cpu))
+                    with contextlib.suppress(OSError):
+                        connection.sendall(_STATUS.pack(pid, os.waitstatus_to_exitcode(status)))
                     connection.close()
 
 
@@ -187,7 +188,6 @@ class ForkServer:
         self._directory = tempfile.mkdtemp(prefix="folio-forks-")
         self.socket_path = os.path.join(self._directory, "server.sock")
         self.environment = {**os.environ, "PYTHONIOENCODING": "utf-8"}
-        self.children_cpu_seconds = 0.0  # the CPU time of every command run so far
         self._process = subprocess.Popen(
             [sys.executable, __file__, self.socket_path],
             stdin=subprocess.PIPE,
@@ -264,11 +264,11 @@ class ForkServer:
             connection.connect(self.socket_path)
             connection.sendall(json.dumps(request).encode())
             connection.shutdown(socket.SHUT_WR)
-            pid, _, _ = _STATUS.unpack(_receive(connection, _STATUS.size))
+            pid, _ = _STATUS.unpack(_receive(connection, _STATUS.size))
         except BaseException:
             connection.close()
             raise
-        return ForkedProcess(self, connection, pid, [sys.executable, "-m", MODULE, *args])
+        return ForkedProcess(connection, pid, [sys.executable, "-m", MODULE, *args])
 
     def run(
         self, args: Sequence[str], *, input: str, env: Mapping[str, str], timeout: float
@@ -296,10 +296,7 @@ class ForkServer:
 class ForkedProcess:
     """A child of the fork server, as much of ``subprocess.Popen`` as the tests use."""
 
-    def __init__(
-        self, server: ForkServer, connection: socket.socket, pid: int, args: list[str]
-    ) -> None:
-        self._server = server
+    def __init__(self, connection: socket.socket, pid: int, args: list[str]) -> None:
         self._connection = connection
         self.pid = pid
         self.args = args
@@ -314,11 +311,10 @@ class ForkedProcess:
         if self.returncode is None:
             self._connection.settimeout(timeout)
             try:
-                _, returncode, cpu = _STATUS.unpack(_receive(self._connection, _STATUS.size))
+                _, returncode = _STATUS.unpack(_receive(self._connection, _STATUS.size))
             except TimeoutError:
                 raise subprocess.TimeoutExpired(self.args, timeout or 0) from None
             self._connection.close()
-            self._server.children_cpu_seconds += cpu
             self.returncode = returncode
         return self.returncode
 

@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 from filelock import FileLock
 
 BUILT = ".built"
+T = TypeVar("T")
 
 
 def run_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -45,6 +48,21 @@ def built_once(
             raise
         (target / BUILT).touch()
     return target
+
+
+def computed_once(
+    tmp_path_factory: pytest.TempPathFactory, name: str, compute: Callable[[Path], T]
+) -> T:
+    """What ``compute(folder)`` returns, computed by the first worker of the run that asks and
+    pickled for the others: for a module fixture whose tests pytest-xdist spreads over several
+    workers, which would each compute it again. ``folder`` is the build's own directory."""
+
+    def build(root: Path) -> None:
+        (root / "value.pickle").write_bytes(pickle.dumps(compute(root)))
+
+    root = built_once(tmp_path_factory, name, build)
+    value: T = pickle.loads((root / "value.pickle").read_bytes())
+    return value
 
 
 def save_process(result: subprocess.CompletedProcess[str], path: Path) -> None:

@@ -22,6 +22,7 @@ from tests.e2e.conftest import (
     runner,
 )
 from tests.series_books import write_epub
+from tests.shared_homes import built_once, load_process, save_process
 
 FORMATS = ("frankenstein.epub", "frankenstein.pdf", "frankenstein.html", "frankenstein.md")
 TXT = "pg84_frankenstein.txt"
@@ -34,9 +35,14 @@ LibraryRun = tuple[Path, Any]
 def library(books_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> LibraryRun:
     """A home holding the four formats of Frankenstein and its .txt (hashing embeddings): the home
     and the parsed ``add --json`` output."""
-    home = tmp_path_factory.mktemp("library")
     files = [str(books_dir / "formats" / name) for name in FORMATS] + [str(books_dir / TXT)]
-    return home, ok_json(run_folio_in(home, "add", *files, "--json"))
+
+    def build(root: Path) -> None:  # once for the run: xdist spreads this module's tests
+        (root / "home").mkdir()
+        save_process(run_folio_in(root / "home", "add", *files, "--json"), root / "add.json")
+
+    root = built_once(tmp_path_factory, "cli-library", build)
+    return root / "home", ok_json(load_process(root / "add.json"))
 
 
 @pytest.fixture

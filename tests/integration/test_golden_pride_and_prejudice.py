@@ -20,6 +20,7 @@ import pytest
 from folio.app.chat import TurnResult
 from folio.bootstrap import Container
 from folio.config import load_settings
+from tests.shared_homes import computed_once
 
 QUESTIONS = [
     "Who is Miss Bingley?",  # 0 not her brother, Mr. Bingley
@@ -35,17 +36,23 @@ QUESTIONS = [
 def turns(
     real_model: None, books_dir: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> tuple[list[TurnResult], int]:
-    home = tmp_path_factory.mktemp("pride")
-    lines = (books_dir / "pg1342_pride_and_prejudice.txt").read_text(encoding="utf-8").split("\n")
-    excerpt = home.parent / "pride_and_prejudice.txt"
-    excerpt.write_text("\n".join(lines[: lines.index("CHAPTER XVII.")]), encoding="utf-8")
-    container = Container(load_settings(env={"FOLIO_HOME": str(home)}, conversation_store="sqlite"))
-    book = container.ingest.execute(excerpt).book
-    book = container.library.set_position(book.id, chapter="Chapter 10")
-    assert book.position.char_offset is not None
-    chat = container.chat(provider="offline")
-    conversation = container.conversations.create(book.id, "golden pride")
-    return [chat.execute(conversation.id, q) for q in QUESTIONS], book.position.char_offset
+    """The conversation, played once for the whole run (the import is most of its cost)."""
+
+    def play(root: Path) -> tuple[list[TurnResult], int]:
+        lines = (books_dir / "pg1342_pride_and_prejudice.txt").read_text(encoding="utf-8")
+        lines = lines.split("\n")
+        excerpt = root / "pride_and_prejudice.txt"
+        excerpt.write_text("\n".join(lines[: lines.index("CHAPTER XVII.")]), encoding="utf-8")
+        env = {"FOLIO_HOME": str(root / "home")}
+        container = Container(load_settings(env=env, conversation_store="sqlite"))
+        book = container.ingest.execute(excerpt).book
+        book = container.library.set_position(book.id, chapter="Chapter 10")
+        assert book.position.char_offset is not None
+        chat = container.chat(provider="offline")
+        conversation = container.conversations.create(book.id, "golden pride")
+        return [chat.execute(conversation.id, q) for q in QUESTIONS], book.position.char_offset
+
+    return computed_once(tmp_path_factory, "golden-pride", play)
 
 
 def quotes(turn: TurnResult) -> list[str]:

@@ -101,15 +101,43 @@ def test_vectors_are_float32_and_unit_length(embedder: OnnxEmbedder) -> None:
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
 
 
-def test_rows_come_back_in_input_order_across_batches_of_mixed_lengths(
-    embedder: OnnxEmbedder,
-) -> None:
+def test_rows_come_back_in_input_order_across_batches_of_mixed_lengths(cache_dir: Path) -> None:
     texts = list(reversed(SENTENCES))  # long first: sorting by length must be undone
+    # Two embedders, so that neither answers from the vectors it computed last.
+    batched, alone = (OnnxEmbedder(packaged_model_dir(), cache_dir, batch_size=4) for _ in "ab")
 
-    together = embedder.embed(texts)
-    one_by_one = np.vstack([embedder.embed([text]) for text in texts])
+    together = batched.embed(texts)
+    one_by_one = np.vstack([alone.embed([text]) for text in texts])
 
     np.testing.assert_allclose(together, one_by_one, atol=1e-5)
+
+
+def test_texts_embedded_lately_and_repeats_in_one_call_run_the_model_once(
+    cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from folio.adapters.embeddings import onnx
+
+    embedder = OnnxEmbedder(packaged_model_dir(), cache_dir)
+    run = embedder._embed_batch
+    rows_run: list[int] = []
+
+    def counting(session: object, ids: list[list[int]]) -> np.ndarray:
+        rows_run.append(len(ids))
+        return run(session, ids)
+
+    monkeypatch.setattr(embedder, "_embed_batch", counting)
+    monkeypatch.setattr(onnx, "RECENT_VECTORS", 3)
+    first = embedder.embed(["Call me Ishmael.", "The whale!", "Call me Ishmael."])
+    again = embedder.embed(["The whale!", "Call me Ishmael."])
+    assert rows_run == [2]  # two distinct texts, then nothing to compute
+    np.testing.assert_array_equal(first[0], first[2])
+    np.testing.assert_array_equal(again, first[[1, 0]])
+
+    embedder.embed(["Ahab.", "Starbuck."])  # four texts seen, room for three
+    embedder.embed(["Starbuck.", "The whale!", "Call me Ishmael."])
+    assert rows_run == [2, 2, 1]  # the text used longest ago was let go
+    fresh = OnnxEmbedder(packaged_model_dir(), cache_dir).embed(["Call me Ishmael."])
+    np.testing.assert_allclose(first[0], fresh[0], atol=1e-5)
 
 
 def test_distinct_texts_get_distinct_vectors(embedder: OnnxEmbedder) -> None:

@@ -23,6 +23,7 @@ import logging
 import os
 import threading
 import warnings
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,10 @@ RELEVANCE_FLOOR = 0.3
 MODEL_FILE = "model.onnx"
 TOKENIZER_FILE = "tokenizer.json"
 KNOWN_VECTORS_FILE = "known_vectors.npz"
+# Vectors of the texts embedded last, kept by text (about 1.6 KB each, 6.5 MB in all): the turns of
+# a conversation quote from the same passages and search with the same words again. Replaying 52
+# CoQA turns embeds 937 questions and sentences, 239 of them distinct.
+RECENT_VECTORS = 4096
 
 
 def packaged_model_dir() -> Path:
@@ -84,6 +89,8 @@ class OnnxEmbedder:
         self._spinning = spinning  # onnxruntime's busy-waiting threads (off: see _open_session)
         self._known_path = None if int8 else known_vectors
         self._known: dict[bytes, np.ndarray] | None = None
+        self._recent: OrderedDict[bytes, np.ndarray] = OrderedDict()
+        self._recent_lock = threading.Lock()
         self._session: Any = None
         self._tokenizer: Any = None
         self._counter: Any = None  # an untruncated tokenizer, for counting
@@ -142,24 +149,35 @@ class OnnxEmbedder:
     def embed(self, texts: Sequence[str]) -> Vectors:
         out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
         known = self._known_vectors()
-        todo = []
-        for i, text in enumerate(texts):
-            vector = known.get(text_key(text)) if known else None
-            if vector is None:
-                todo.append(i)
-            else:
-                out[i] = vector
+        keys = [text_key(text) for text in texts]
+        todo: dict[bytes, list[int]] = {}  # a text given twice is embedded once
+        with self._recent_lock:
+            for i, key in enumerate(keys):
+                vector = known.get(key) if known else None
+                if vector is None and (vector := self._recent.get(key)) is not None:
+                    self._recent.move_to_end(key)
+                if vector is None:
+                    todo.setdefault(key, []).append(i)
+                else:
+                    out[i] = vector
         if not todo:
             return out
         session, tokenizer = self._load()
-        encodings = tokenizer.encode_batch([texts[i] for i in todo])
+        rows = [places[0] for places in todo.values()]
+        encodings = tokenizer.encode_batch([texts[i] for i in rows])
         # Sorting by length keeps padding (wasted compute) small; rows go back to input order.
-        order = sorted(range(len(todo)), key=lambda j: len(encodings[j].ids))
+        order = sorted(range(len(rows)), key=lambda j: len(encodings[j].ids))
         for start in range(0, len(order), self._batch_size):
             batch = order[start : start + self._batch_size]
-            out[[todo[j] for j in batch]] = self._embed_batch(
+            out[[rows[j] for j in batch]] = self._embed_batch(
                 session, [encodings[j].ids for j in batch]
             )
+        with self._recent_lock:
+            for key, places in todo.items():
+                out[places[1:]] = out[places[0]]
+                self._recent[key] = out[places[0]].copy()
+            while len(self._recent) > RECENT_VECTORS:
+                self._recent.popitem(last=False)
         return out
 
     def _known_vectors(self) -> dict[bytes, np.ndarray]:

@@ -52,12 +52,23 @@ _STATUS = struct.Struct("!qq")
 # --- the server (this file run as a script) --------------------------------------------------
 
 
+# What folio itself imports only when a command needs it: the vendor SDKs (3 s of CPU to import,
+# for the few children that chat with a vendor's API) and the MCP SDK.
+_LEFT_TO_CHILDREN = (
+    "folio.adapters.llm.anthropic",
+    "folio.adapters.llm.openai",
+    "folio.entrypoints.mcp.server",
+)
+
+
 def _preload() -> None:
     import folio
 
     for module in pkgutil.walk_packages(folio.__path__, "folio."):
-        importlib.import_module(module.name)
+        if module.name not in _LEFT_TO_CHILDREN:
+            importlib.import_module(module.name)
     assert "onnxruntime" not in sys.modules, "onnxruntime starts a thread at import"
+    assert not {"anthropic", "openai", "mcp"} & set(sys.modules), "see _LEFT_TO_CHILDREN"
 
 
 def _child(request: dict[str, object], inherited: Sequence[object]) -> NoReturn:

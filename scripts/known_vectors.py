@@ -2,6 +2,7 @@
 
     python scripts/known_vectors.py          # rewrites minilm/known_vectors.npz beside the model
     python scripts/known_vectors.py --check  # says whether the shipped table is whole and right
+    python scripts/known_vectors.py --tests  # the test excerpts' table (tests/excerpts.py)
 
 `folio demo` imports the bundled book (Frankenstein) with the shipped model on a reader's first run;
 its passages' vectors are shipped so that import computes none (about half a minute of CPU on a
@@ -10,11 +11,15 @@ into a temporary library with the shipped float32 model, table lookups off, and 
 passage it embeds. Run it when the model, the chunker or the book changes: the table is keyed by
 each passage's text and stamped with the model's sha256 and window, so a stale table is never
 wrong, only incomplete (`--check`, and a test, say so).
+
+`--tests` does the same for the parts of the shared data set's books that the real-model tests
+import (`tests/excerpts.py`), into `tests/fixtures/known_vectors.npz`; it needs ../shared/data.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -54,25 +59,40 @@ class _Recording:
         return vectors
 
 
-def passages_and_vectors() -> tuple[list[str], Vectors, int]:
+def passages_and_vectors(books: Sequence[Path]) -> tuple[list[str], Vectors, int]:
     with tempfile.TemporaryDirectory(prefix="folio-known-") as tmp:
         home = Path(tmp)
         model = OnnxEmbedder(packaged_model_dir(), home / "models")  # no table: computes all
         recording = _Recording(model)
         settings = load_settings(env={"FOLIO_HOME": str(home / "home")})
         container = Container(settings, embedder=recording)  # type: ignore[arg-type]
-        container.ingest.execute(bundled_book())
+        for book in books:
+            container.ingest.execute(book)
         container.close()
     return recording.texts, np.concatenate(recording.vectors), model.max_tokens
+
+
+def _test_excerpts(folder: Path) -> tuple[list[Path], Path]:
+    root = Path(__file__).resolve().parents[1]
+    sys.path.insert(0, str(root))
+    from tests.excerpts import KNOWN_VECTORS, write_excerpts
+
+    shared = Path(os.environ.get("FOLIO_SHARED_DATA") or root.parent / "shared" / "data")
+    return write_excerpts(shared, folder), KNOWN_VECTORS
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="compare with the shipped table")
+    parser.add_argument("--tests", action="store_true", help="the test excerpts' table instead")
     args = parser.parse_args()
-    texts, vectors, window = passages_and_vectors()
     model_dir = packaged_model_dir()
-    target = model_dir / KNOWN_VECTORS_FILE
+    with tempfile.TemporaryDirectory(prefix="folio-excerpts-") as tmp:
+        if args.tests:
+            books, target = _test_excerpts(Path(tmp))
+        else:
+            books, target = [bundled_book()], model_dir / KNOWN_VECTORS_FILE
+        texts, vectors, window = passages_and_vectors(books)
     if args.check:
         known = read_known_vectors(target, model_dir, window)
         pairs = [(known.get(text_key(t)), v) for t, v in zip(texts, vectors, strict=True)]

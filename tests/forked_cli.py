@@ -15,7 +15,8 @@ when ``FOLIO_TEST_FRESH_PROCESSES=1``. ``spawn`` starts a long-running one (``fo
 a ``subprocess.Popen`` would. Tests of start-up itself (imports, ``--help`` time) and of terminals
 (pexpect) start fresh interpreters and do not come here. The server holds no thread but OpenBLAS's
 idle one and no open file of folio's; onnxruntime, which starts a thread when imported, is left
-for each child to import.
+for each child to import. The children look up the shipped model's vectors of the test excerpts'
+passages (``tests/excerpts.py``) besides the demo book's; a fresh interpreter computes them.
 """
 
 from __future__ import annotations
@@ -139,8 +140,27 @@ def _finish(code: int) -> int:
     return code
 
 
-def serve(path: str) -> None:
+def _look_up_test_vectors(table: str) -> None:
+    """The shipped model's vectors of the test excerpts' passages (``tests/excerpts.py``), added
+    to the shipped table of known vectors wherever folio reads it: the children import those
+    excerpts without computing what the model computed once for them."""
+    from folio.adapters.embeddings import onnx
+
+    shipped = onnx.read_known_vectors
+
+    def read(path: Path, model_dir: Path, max_tokens: int) -> dict[bytes, object]:
+        return {
+            **shipped(Path(table), model_dir, max_tokens),
+            **shipped(path, model_dir, max_tokens),
+        }
+
+    onnx.read_known_vectors = read  # type: ignore[assignment]
+
+
+def serve(path: str, *, known_vectors: str | None = None) -> None:
     _preload()
+    if known_vectors:
+        _look_up_test_vectors(known_vectors)
     gc.freeze()  # the children's collections leave the server's objects alone
     sys.stdout.flush()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -199,8 +219,10 @@ class ForkServer:
         self._directory = tempfile.mkdtemp(prefix="folio-forks-")
         self.socket_path = os.path.join(self._directory, "server.sock")
         self.environment = {**os.environ, "PYTHONIOENCODING": "utf-8"}
+        from tests.excerpts import KNOWN_VECTORS
+
         self._process = subprocess.Popen(
-            [sys.executable, __file__, self.socket_path],
+            [sys.executable, __file__, self.socket_path, str(KNOWN_VECTORS)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env=self.environment,
@@ -352,4 +374,4 @@ def _receive(connection: socket.socket, size: int) -> bytes:
 
 
 if __name__ == "__main__":
-    serve(sys.argv[1])
+    serve(sys.argv[1], known_vectors=sys.argv[2] if len(sys.argv) > 2 else None)

@@ -4,7 +4,6 @@ books, show, position, search, rm, config; and, with the real embedding model, s
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from tests.e2e.conftest import (
     run_folio_in,
     runner,
 )
+from tests.excerpts import moby_dick_excerpt
 from tests.series_books import write_epub
 from tests.shared_homes import built_once, load_process, save_process
 
@@ -539,27 +539,13 @@ def test_markup_like_titles_and_file_names_are_printed_as_they_are(
 
 
 # --- search quality with the real embedding model -------------------------------------------------
-def moby_excerpt(books_dir: Path, target: Path) -> Path:
-    """Chapters 36-45 of Moby Dick ("The Quarter-Deck" to "The Affidavit"): "Moby Dick" (41) and
-    "The Whiteness of The Whale" (42) among their neighbours. The whole novel (1,200 passages)
-    would take minutes to embed on a 2-core machine; FOLIO_E2E_FULL_BOOKS=1 uses it anyway."""
-    source = books_dir / "melville-moby_dick.txt"
-    if os.environ.get("FOLIO_E2E_FULL_BOOKS"):
-        return source
-    lines = source.read_text(encoding="utf-8").splitlines()
-    start = lines.index("CHAPTER 36")
-    end = lines.index("CHAPTER 46")
-    target.write_text("\n".join([lines[0], "", *lines[start:end]]) + "\n", encoding="utf-8")
-    return target
-
-
 @pytest.fixture(scope="module")
 def real_library(
     real_model: None, books_dir: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> RunFolio:
     """Moby Dick (excerpt) imported ONCE with the real embedding model."""
     home = tmp_path_factory.mktemp("real-library")
-    moby = moby_excerpt(books_dir, home.parent / "moby_dick.txt")
+    moby = moby_dick_excerpt(books_dir, home.parent / "moby_dick.txt")
     run = runner(home, embedding=REAL_MODEL)
     ok(run("add", str(moby)))
     return run

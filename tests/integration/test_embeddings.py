@@ -352,3 +352,50 @@ def test_a_table_of_known_vectors_is_used_only_for_the_model_and_window_it_was_m
         "another window's": False,
         "ours, by the int8 model": False,
     }
+
+
+class _PassagesOnly:
+    """The shipped model's token counting (so passages are cut as folio cuts them) with no vector
+    computed: ``embed`` records the texts and returns zeros."""
+
+    def __init__(self, model: OnnxEmbedder) -> None:
+        self.model = model
+        self.texts: list[str] = []
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.model, name)
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        self.texts.extend(texts)
+        return np.zeros((len(texts), 384), dtype=np.float32)
+
+
+def test_the_tests_table_holds_the_models_vector_of_every_passage_of_the_test_excerpts(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    """tests/fixtures/known_vectors.npz spares the real-model tests a minute of CPU; a change to
+    the chunker or to an excerpt makes it stale (slow, never wrong): this says so."""
+    from folio.adapters.embeddings.onnx import read_known_vectors, text_key
+    from folio.bootstrap import Container
+    from folio.config import load_settings
+    from tests.excerpts import KNOWN_VECTORS, write_excerpts
+
+    model = OnnxEmbedder(packaged_model_dir(), tmp_path / "models")
+    passages = _PassagesOnly(model)
+    container = Container(
+        load_settings(env={"FOLIO_HOME": str(tmp_path / "home")}), embedder=passages
+    )  # type: ignore[arg-type]
+    for book in write_excerpts(shared_data, tmp_path / "books"):
+        container.ingest.execute(book)
+    container.close()
+
+    table = read_known_vectors(KNOWN_VECTORS, packaged_model_dir(), model.max_tokens)
+    missing = [text for text in passages.texts if text_key(text) not in table]
+    assert len(passages.texts) > 400
+    assert not missing, f"{len(missing)} passages: run python scripts/known_vectors.py --tests"
+    sample = passages.texts[:: len(passages.texts) // 6]
+    computed = model.embed(sample)
+    cosines = [
+        float(table[text_key(text)] @ row) for text, row in zip(sample, computed, strict=True)
+    ]
+    assert min(cosines) > 0.9999, cosines

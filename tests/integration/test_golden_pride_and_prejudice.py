@@ -17,9 +17,11 @@ from pathlib import Path
 
 import pytest
 
+from folio.adapters.embeddings.onnx import OnnxEmbedder, packaged_model_dir
 from folio.app.chat import TurnResult
 from folio.bootstrap import Container
 from folio.config import load_settings
+from tests.excerpts import KNOWN_VECTORS, pride_and_prejudice_excerpt
 from tests.shared_homes import computed_once
 
 QUESTIONS = [
@@ -39,12 +41,12 @@ def turns(
     """The conversation, played once for the whole run (the import is most of its cost)."""
 
     def play(root: Path) -> tuple[list[TurnResult], int]:
-        lines = (books_dir / "pg1342_pride_and_prejudice.txt").read_text(encoding="utf-8")
-        lines = lines.split("\n")
-        excerpt = root / "pride_and_prejudice.txt"
-        excerpt.write_text("\n".join(lines[: lines.index("CHAPTER XVII.")]), encoding="utf-8")
+        excerpt = pride_and_prejudice_excerpt(books_dir, root / "pride_and_prejudice.txt")
         env = {"FOLIO_HOME": str(root / "home")}
-        container = Container(load_settings(env=env, conversation_store="sqlite"))
+        embedder = OnnxEmbedder(packaged_model_dir(), root / "models", known_vectors=KNOWN_VECTORS)
+        container = Container(
+            load_settings(env=env, conversation_store="sqlite"), embedder=embedder
+        )
         book = container.ingest.execute(excerpt).book
         book = container.library.set_position(book.id, chapter="Chapter 10")
         assert book.position.char_offset is not None

@@ -7,10 +7,12 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-runtime
 DEVSTAMP := $(VENV)/.installed-dev
 
-# Test processes (pytest-xdist): most tests wait on subprocesses, servers and SQLite, so twice the
-# cores of this 2-core machine keeps them busy. --dist worksteal: a process that runs out of tests
-# takes half of another's queue, so no process finishes half a minute after the rest (4:34 -> 4:15).
-JOBS ?= 4
+# Test processes (pytest-xdist): some tests wait on subprocesses and servers, so one more than the
+# cores of this 2-core machine keeps them busy; each process also collects every test and starts a
+# fork server, so more cost more (one local run each: -n 2 3:48, -n 3 3:24, -n 4 3:40).
+# --dist worksteal: a process that runs out of tests takes half of another's queue, so no process
+# finishes half a minute after the rest (4:34 -> 4:15 with -n 4).
+JOBS ?= 3
 
 # folio is installed editable: its modules are compiled from src/ the first time they run. A shell
 # that sets PYTHONDONTWRITEBYTECODE (some containers do) would make every folio process (a test
@@ -40,8 +42,8 @@ dev: $(DEVSTAMP)
 demo: $(STAMP)
 	$(BIN)/folio demo
 
+# The layer contracts (lint-imports) are checked by a test of the suite (tests/unit/test_layers.py).
 test: $(DEVSTAMP)
-	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -n $(JOBS) --dist worksteal --durations=25
 
 check: lint

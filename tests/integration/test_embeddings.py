@@ -371,10 +371,11 @@ class _PassagesOnly:
 
 
 def test_the_tests_table_holds_the_models_vector_of_every_passage_of_the_test_excerpts(
-    shared_data: Path, tmp_path: Path
+    shared_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """tests/fixtures/known_vectors.npz spares the real-model tests a minute of CPU; a change to
     the chunker or to an excerpt makes it stale (slow, never wrong): this says so."""
+    monkeypatch.delenv("FOLIO_E2E_FULL_BOOKS", raising=False)  # the table is of the excerpts
     from folio.adapters.embeddings.onnx import read_known_vectors, text_key
     from folio.bootstrap import Container
     from folio.config import load_settings

@@ -66,7 +66,8 @@ def packaged_model_dir() -> Path:
 
 class OnnxEmbedder:
     """Sentence embeddings from a BERT-style sentence-transformers model directory (mean pooling,
-    normalised), run with onnxruntime."""
+    normalised), run with onnxruntime. A text found in the table of known vectors, or among the
+    ``RECENT_VECTORS`` texts embedded last, is not computed again."""
 
     def __init__(
         self,

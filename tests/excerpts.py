@@ -1,13 +1,13 @@
 """The parts of the shared data set's books that the real-model tests import, and the table of
 their passages' vectors (``tests/fixtures/known_vectors.npz``).
 
-Importing them embeds about 500 passages with the shipped model, more than a minute of CPU on a
+Importing them embeds 438 passages with the shipped model, more than a minute of CPU on a
 2-core machine, in every run. The vectors are the model's own, computed once by
 ``python scripts/known_vectors.py --tests`` and looked up by each passage's text, as the demo
 book's are: the fork server (``tests/forked_cli.py``) adds this table to the shipped one in the
-``folio`` processes it starts, and in-process tests pass it to their embedder. A passage whose
-text changed (the chunker, an excerpt) is not in the table and is computed as before; a test says
-when the table no longer covers the excerpts.
+``folio`` processes it starts, and the in-process golden conversation passes it to its embedder.
+A passage whose text changed (the chunker, an excerpt) is not in the table and is computed as
+before; a test says when the table no longer covers the excerpts.
 """
 
 from __future__ import annotations

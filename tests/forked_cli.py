@@ -3,7 +3,8 @@
 The end-to-end tests run the CLI hundreds of times; most of a short command's time is Python
 starting and importing folio (0.3-0.5 s of CPU each). Every test process (xdist worker) starts one
 *fork server* on first use: this file run as a script, an interpreter that imports folio's CLI and
-the modules its commands load, then waits on a Unix socket. Each command a test runs is a child
+the modules its commands load (not the vendor and MCP SDKs, which folio imports only when a
+command uses them), then waits on a Unix socket. Each command a test runs is a child
 forked from it that behaves as ``python -m folio.entrypoints.cli.main ARGS`` would: the test's
 environment and working directory, stdin/stdout/stderr on files, ``sys.argv`` as ``python -m``
 sets it, the module run as ``__main__``, atexit handlers run and the exit status (or the killing

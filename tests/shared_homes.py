@@ -3,7 +3,8 @@
 Under pytest-xdist every worker is its own session, so a session fixture would import the same
 book once per worker. ``built_once`` builds a directory in the run's shared temporary folder under
 a file lock: the first worker to ask builds it, the others wait and reuse it. Nobody opens a
-built directory in place: tests copy it (``copy_home``) and work on their copy.
+built directory in place: tests copy it (``copy_home``) and work on their copy. ``computed_once``
+does the same for a value (pickled), such as the turns of a conversation played once.
 """
 
 from __future__ import annotations

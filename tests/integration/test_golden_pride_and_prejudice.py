@@ -52,7 +52,9 @@ def turns(
         assert book.position.char_offset is not None
         chat = container.chat(provider="offline")
         conversation = container.conversations.create(book.id, "golden pride")
-        return [chat.execute(conversation.id, q) for q in QUESTIONS], book.position.char_offset
+        played = [chat.execute(conversation.id, q) for q in QUESTIONS]
+        container.close()
+        return played, book.position.char_offset
 
     return computed_once(tmp_path_factory, "golden-pride", play)
 

@@ -12,6 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_no_layer_imports_what_the_architecture_forbids() -> None:
     lint_imports = Path(sys.executable).with_name("lint-imports")
+    assert lint_imports.is_file(), f"no {lint_imports}: pip install -e '.[dev]'"
     done = subprocess.run(
         [str(lint_imports), "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=300
     )

@@ -67,7 +67,8 @@ def packaged_model_dir() -> Path:
 class OnnxEmbedder:
     """Sentence embeddings from a BERT-style sentence-transformers model directory (mean pooling,
     normalised), run with onnxruntime. A text found in the table of known vectors, or among the
-    ``RECENT_VECTORS`` texts embedded last, is not computed again."""
+    ``recent_vectors`` texts embedded last, is not computed again: its vector is the one computed
+    then, in another batch (equal to float rounding, about 1e-7)."""
 
     def __init__(
         self,
@@ -80,6 +81,7 @@ class OnnxEmbedder:
         int8: bool = False,
         spinning: bool = False,
         known_vectors: Path | None = None,
+        recent_vectors: int = RECENT_VECTORS,
     ) -> None:
         self._model_dir = Path(model_dir)
         self._int8 = int8
@@ -91,6 +93,7 @@ class OnnxEmbedder:
         self._known_path = None if int8 else known_vectors
         self._known: dict[bytes, np.ndarray] | None = None
         self._recent: OrderedDict[bytes, np.ndarray] = OrderedDict()
+        self._recent_size = recent_vectors
         self._recent_lock = threading.Lock()
         self._session: Any = None
         self._tokenizer: Any = None
@@ -176,8 +179,10 @@ class OnnxEmbedder:
         with self._recent_lock:
             for key, places in todo.items():
                 out[places[1:]] = out[places[0]]
-                self._recent[key] = out[places[0]].copy()
-            while len(self._recent) > RECENT_VECTORS:
+                if self._recent_size:
+                    self._recent[key] = out[places[0]].copy()
+                    self._recent.move_to_end(key)  # another thread may have computed it too
+            while len(self._recent) > self._recent_size:
                 self._recent.popitem(last=False)
         return out
 

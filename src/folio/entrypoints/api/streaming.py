@@ -124,6 +124,10 @@ async def stream_turn(
             kind, item = await queue.get()
             if kind == "event":
                 yield _frame(item)
+                # A full queue is read without waiting, and a write the socket's buffers take
+                # does not wait either: without this pause a fast answer could be sent whole, and
+                # stored, before the event loop even hears that the client has gone.
+                await asyncio.sleep(0)
             elif kind == "flush":  # every earlier frame has been sent
                 control._flushed.set()
             elif kind == "done":

@@ -143,6 +143,18 @@ def test_texts_embedded_lately_and_repeats_in_one_call_run_the_model_once(
     np.testing.assert_allclose(kept[0], fresh[0], atol=1e-5)
 
 
+def test_distinct_texts_get_distinct_vectors(embedder: OnnxEmbedder) -> None:
+    vectors = embedder.embed(["Call me Ishmael.", "The whale!"])
+    alone = embedder.embed(["Call me Ishmael."])  # computed again, in a batch of its own
+
+    assert float(vectors[0] @ alone[0]) > 0.9999
+    assert float(vectors[0] @ vectors[1]) < 0.9
+
+
+def test_empty_input_gives_an_empty_matrix(embedder: OnnxEmbedder) -> None:
+    assert embedder.embed([]).shape == (0, 384)
+
+
 _SECOND_PROCESS = """
 import sys, pathlib
 from folio.adapters.embeddings import make_embedder

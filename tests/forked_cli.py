@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import gc
 import importlib
 import json
@@ -145,15 +146,18 @@ def _look_up_test_vectors(table: str) -> None:
     """The shipped model's vectors of the test excerpts' passages (``tests/excerpts.py``), added
     to the shipped table of known vectors wherever folio reads it: the children import those
     excerpts without computing what the model computed once for them."""
+    import numpy as np
+
     from folio.adapters.embeddings import onnx
 
     shipped = onnx.read_known_vectors
+    excerpts = functools.cache(lambda model_dir, window: shipped(Path(table), model_dir, window))
+    if Path(table).is_file():  # read here, once, not again in every child that embeds
+        with np.load(table) as stamped:
+            excerpts(onnx.packaged_model_dir(), int(stamped["max_tokens"]))
 
     def read(path: Path, model_dir: Path, max_tokens: int) -> dict[bytes, object]:
-        return {
-            **shipped(Path(table), model_dir, max_tokens),
-            **shipped(path, model_dir, max_tokens),
-        }
+        return {**excerpts(model_dir, max_tokens), **shipped(path, model_dir, max_tokens)}
 
     onnx.read_known_vectors = read  # type: ignore[assignment]
 

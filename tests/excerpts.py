@@ -13,7 +13,6 @@ before; a test says when the table no longer covers the excerpts.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from pathlib import Path
 
 KNOWN_VECTORS = Path(__file__).resolve().parent / "fixtures" / "known_vectors.npz"
@@ -47,16 +46,12 @@ def coqa_anthology(shared_data: Path, target: Path) -> Path:
     return target
 
 
-EXCERPTS: dict[str, Callable[[Path, Path], Path]] = {
-    "pride_and_prejudice.txt": lambda data, target: pride_and_prejudice_excerpt(
-        data / "books", target
-    ),
-    "moby_dick.txt": lambda data, target: moby_dick_excerpt(data / "books", target),
-    "coqa_anthology_dev.txt": coqa_anthology,
-}
-
-
 def write_excerpts(shared_data: Path, folder: Path) -> list[Path]:
     """Every book above, written into ``folder``."""
     folder.mkdir(parents=True, exist_ok=True)
-    return [make(shared_data, folder / name) for name, make in EXCERPTS.items()]
+    books = shared_data / "books"
+    return [
+        pride_and_prejudice_excerpt(books, folder / "pride_and_prejudice.txt"),
+        moby_dick_excerpt(books, folder / "moby_dick.txt"),
+        coqa_anthology(shared_data, folder / "coqa_anthology_dev.txt"),
+    ]

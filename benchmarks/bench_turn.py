@@ -236,7 +236,7 @@ class LegacyWindow:
         self.max_messages, self.token_budget = max_messages, token_budget
 
     def build_context(
-        self, history: Sequence[ChatMessage], *, limit: int | None = None
+        self, history: Sequence[ChatMessage], *, window: Any = None
     ) -> list[PromptMessage]:
         turns: list[list[ChatMessage]] = []
         for m in history:

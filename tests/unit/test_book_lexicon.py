@@ -1,6 +1,7 @@
 """The book's lexicon as a stored value: its JSON form answers as the lexicon built from the
 text does, an import stores it with the book, and a book stored without one (imported before
-lexicons were stored) gets one built and stored on first use."""
+lexicons were stored) gets one built and stored on first use. People are told from places by
+where the text puts their names, and the people met so far are learned from the text read."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from folio.domain.errors import StorageError, StorageErrorCode
 from folio.domain.lexicon import LEXICON_VERSION, Lexicon
 from folio.domain.passages import PEOPLE
 from folio.entrypoints.cli.demo import bundled_book
+from tests.unit import test_book_tools
 from tests.unit.test_book_tools import StoryLibrary, make_story
 from tests.unit.test_ingest import FakeParse, make_ingest
 
@@ -121,3 +123,74 @@ def test_a_library_that_cannot_store_the_lexicon_still_answers() -> None:
     answer = _ask(story, Lexicons(), "Clerval")
     assert library.lexicon(story.book.id) is None
     assert answer == _ask(_story(CountingLibrary(), lexicon=True), Lexicons(), "Clerval")
+
+
+def test_a_stored_lexicon_of_the_first_version_is_built_again() -> None:
+    data = json.loads(Lexicon.of("Anna met Tom. Then Anna and Tom left.").to_json())
+    data["version"] = 1
+    for name in data["names"]:
+        del name["person"]  # version 1 did not tell people from places
+    assert Lexicon.from_json(json.dumps(data)) is None
+
+
+# Invented names, so that only where the text puts them can tell people from places.
+DAYS = [
+    "Anna said that she was tired, and Tom smiled at her.",
+    "Then Tom said that he would ride to Oxley in the morning.",
+    "They stayed at Brill for a week, and he liked the town.",
+    "At the inn of Oxley, Anna met him again, and she laughed.",
+    "Tom walked from Brill to the river, and she followed him.",
+    "In the evening Anna wrote to Tom, and he answered her from Oxley.",
+    "Mr. Reed said that he had seen the mill near Brill, and Mrs. Reed said she had not.",
+    "Later Mrs. Reed went to Oxley with Anna, and Mr. Reed stayed in Brill with him.",
+]
+
+
+def _people(text: str) -> list[str]:
+    return [n.name for n, _, _ in Lexicon.of(text).people(0, len(text), 10)]
+
+
+def test_names_that_stand_where_places_stand_are_not_people() -> None:
+    text = " ".join(DAYS * 4)
+    lexicon = Lexicon.of(text)
+    assert _people(text) == ["Anna", "Tom", "Mr Reed", "Mrs Reed"]  # both Reeds: two people
+    for place in ("Brill", "Oxley"):
+        known = lexicon.find(place)  # still a name of the book, that a reader may ask about
+        assert known is not None and known.name == place and not known.person
+    assert Lexicon.from_json(lexicon.to_json()) == lexicon  # the kinds are stored
+
+
+def test_the_same_word_is_a_person_or_a_place_by_how_the_text_uses_it() -> None:
+    swapped = " ".join(DAYS * 4).replace("Tom", "Tmp").replace("Brill", "Tom")
+    people = _people(swapped.replace("Tmp", "Brill"))
+    assert "Brill" in people and "Tom" not in people
+
+
+def test_a_text_too_short_to_tell_keeps_every_name() -> None:
+    text = "We saw Anna meet Tom at Brill, and then Tom and Anna left Brill."
+    assert sorted(_people(text)) == ["Anna", "Brill", "Tom"]
+
+
+LATER_ALIAS = [  # "Tom" is "Tom Reed" only past the position (page 4)
+    "Chapter 1. Tom walked to the mill, and then Tom sang to Anna.",
+    "Later Tom and Anna rode home; Anna laughed at Tom.",
+    "Chapter 2. Then Tom met Anna again, and Tom smiled.",
+    "Anna said that Tom was kind, and Anna was right.",
+    "Chapter 3. Everyone called him Tom Reed, and Tom Reed left. Tom Reed was gone.",
+    "Tom Reed never came back, and Tom Reed wrote to Anna.",
+]
+
+
+def test_the_people_met_so_far_have_no_alias_learned_past_the_position(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(test_book_tools, "PAGES", LATER_ALIAS)
+    story = make_story()
+    whole = Lexicon.of(story.text).find("Tom")
+    assert whole is not None and "Tom Reed" in whole.aliases  # the book's own, all read
+    result = default_registry().execute(PEOPLE, ToolContext(book=story.book), story.services(), {})
+    assert result.success
+    people = {p.name: p for p in result.data.people}
+    assert set(people) == {"Tom", "Anna"}
+    assert people["Tom"].aliases == () and people["Tom"].mentions == 7
+    assert "Reed" not in repr(result.data)

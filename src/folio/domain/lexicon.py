@@ -9,10 +9,17 @@ General signals only, the same for any English prose (no list of names or titles
   "Lady", "Professor"): it makes a name of its own ("Miss Bingley" is not "Mr Bingley");
 - a mention is a run of capitalised words holding a name ("Sir William Lucas", "Miss Bennet");
   its shorter forms ("Sir William", "Lucas", "Eliza") are aliases of the most mentioned longer
-  name holding them, and a lone word of a titled name ("Darcy") goes to that name.
+  name holding them, and a lone word of a titled name ("Darcy") goes to that name;
+- a person is a name the book uses in the slots it uses for people: each mention's neighbouring
+  words (the word before it, the one after) are weighed by how often the book puts them around
+  "he", "she", "him" and around its names with a title of people (people) against around "the"
+  and "the <noun>" (things and places: "at the", "at Netherfield"). A title is one of people
+  when its names stand where pronouns stand ("Mr", not "New" of "New Bedford").
 
 Invariant: a ``Lexicon`` only counts and quotes text in the range it is asked about, so a people
-list or a name lookup bounded by the reading position learns nothing past it.
+list or a name lookup bounded by the reading position learns nothing past it. What it learns
+(aliases, who is a person) comes from the text it was built from: a list bounded by the reading
+position is built from the text read (``Lexicon.of``), so no alias or kind is learned past it.
 
 A lexicon is built once, when the book is imported, and stored with it (``to_json`` /
 ``from_json``: one JSON document with a ``version``). ``from_json(lexicon.to_json())`` answers
@@ -23,10 +30,11 @@ older way of building) reads as None, so the caller builds it again from the tex
 from __future__ import annotations
 
 import json
+import math
 import re
 from bisect import bisect_left
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 
@@ -40,9 +48,16 @@ _MID_SENTENCE = re.compile(r"[a-z,;] $")
 MIN_MENTIONS = 2
 MIN_TITLED = 2  # distinct names a title stands before
 PREFIX_LETTERS = 4  # "Eliza" is a form of "Elizabeth"
+MIN_SLOTS = 20  # pronouns and articles a text needs for its people to be told from places
+# the word or mark before a mention, the one after (a possessive counts as a word)
+_BEFORE = re.compile(r"((?<![A-Za-z])[A-Za-z]+|[^\w\s])\s*$")
+_AFTER = re.compile(r"\s*([’']s\b|[A-Za-z]+|[^\w\s])")
+_PRONOUN = re.compile(r"\b(?:he|she|him)\b")  # the slots of people
+_ARTICLE = re.compile(r"\bthe\b")  # the slots of things and places
+_NOUN = re.compile(r"\bthe [a-z]+\b")
 # Raise it whenever what ``Lexicon.of`` builds changes: stored lexicons of another version are
 # built again from their book's text on first use.
-LEXICON_VERSION = 1
+LEXICON_VERSION = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +67,7 @@ class Name:
     name: str
     aliases: frozenset[str]
     offsets: tuple[int, ...] = field(repr=False)
+    person: bool = True  # a place or a thing when False
 
     def mentions(self, start: int, end: int) -> int:
         return bisect_left(self.offsets, end) - bisect_left(self.offsets, start)
@@ -85,7 +101,12 @@ class Lexicon:
                 "version": LEXICON_VERSION,
                 "titles": sorted(self.titles),
                 "names": [
-                    {"name": n.name, "aliases": sorted(n.aliases), "offsets": list(n.offsets)}
+                    {
+                        "name": n.name,
+                        "aliases": sorted(n.aliases),
+                        "offsets": list(n.offsets),
+                        "person": n.person,
+                    }
                     for n in self.names
                 ],
             },
@@ -100,7 +121,8 @@ class Lexicon:
         if not isinstance(data, Mapping) or data.get("version") != LEXICON_VERSION:
             return None
         names = [
-            Name(n["name"], frozenset(n["aliases"]), tuple(n["offsets"])) for n in data["names"]
+            Name(n["name"], frozenset(n["aliases"]), tuple(n["offsets"]), bool(n["person"]))
+            for n in data["names"]
         ]
         return cls(names, frozenset(data["titles"]))
 
@@ -118,9 +140,9 @@ class Lexicon:
         return next((self._by_word[w] for w in reversed(key.split()) if w in self._by_word), None)
 
     def people(self, start: int, end: int, limit: int) -> list[tuple[Name, int, int]]:
-        """``(name, mentions, first offset)`` of the names met in ``[start, end)``, most
-        mentioned first."""
-        met = [(n, n.mentions(start, end), n.first(start, end)) for n in self.names]
+        """``(name, mentions, first offset)`` of the people met in ``[start, end)``, most
+        mentioned first (no places)."""
+        met = [(n, n.mentions(start, end), n.first(start, end)) for n in self.names if n.person]
         found = [(n, c, f) for n, c, f in met if f is not None and c >= MIN_MENTIONS]
         return sorted(found, key=lambda t: (-t[1], t[2]))[:limit]
 
@@ -149,8 +171,8 @@ def runs(text: str) -> Iterable[str]:
 def _build(text: str) -> tuple[list[Name], frozenset[str]]:
     mentions = _mentions(text)
     lower = Counter(_LOWER.findall(text))
-    words = Counter(w for _, form, mid in mentions if mid for w in form.split())
-    capitalised = Counter(w for _, form, _ in mentions for w in form.split())
+    words = Counter(w for _, _, form, mid in mentions if mid for w in form.split())
+    capitalised = Counter(w for _, _, form, _ in mentions for w in form.split())
     named = {
         w
         for w, n in words.items()
@@ -161,28 +183,88 @@ def _build(text: str) -> tuple[list[Name], frozenset[str]]:
     titles = _titles(mentions, named)
     named -= titles
     forms: dict[str, list[int]] = defaultdict(list)
-    for offset, form, _ in mentions:
+    for offset, _, form, _ in mentions:
         kept = _trim(form.split(), named, titles)
         if kept:
             forms[" ".join(kept)].append(offset)
-    return _group(forms, titles), frozenset(titles)
+    scores, of_people = _person_scores(text, mentions, titles)
+    names = [_kind(n, scores, of_people) for n in _group(forms, titles)]
+    return names, frozenset(titles)
 
 
-def _mentions(text: str) -> list[tuple[int, str, bool]]:
-    """``(offset, form, mid-sentence)`` of every capitalised run."""
+Mention = tuple[int, int, str, bool]
+
+
+def _mentions(text: str) -> list[Mention]:
+    """``(start, end, form, mid-sentence)`` of every capitalised run."""
     out = []
     for m in RUN.finditer(text):
         mid = bool(_MID_SENTENCE.search(text[max(0, m.start() - 2) : m.start()]))
-        out.append((m.start(), normal_form(m.group()), mid))
+        out.append((m.start(), m.end(), normal_form(m.group()), mid))
     return out
 
 
-def _titles(mentions: Sequence[tuple[int, str, bool]], named: set[str]) -> set[str]:
+def _person_scores(
+    text: str, mentions: Sequence[Mention], titles: set[str]
+) -> tuple[dict[int, float], set[str]]:
+    """How much each mention (by offset) stands where the book puts people rather than things
+    (log odds of its neighbouring words), and the titles of people."""
+    slots = {o: (_before(text, o), _after(text, e)) for o, e, _, _ in mentions}
+    pronoun = Counter(_before(text, m.start()) for m in _PRONOUN.finditer(text))
+    article = Counter(_before(text, m.start()) for m in _ARTICLE.finditer(text))
+    noun = Counter(_after(text, m.end()) for m in _NOUN.finditer(text))
+    if min(pronoun.total(), article.total()) < MIN_SLOTS:  # too little text to tell
+        return {}, set()
+    titled: dict[str, list[int]] = defaultdict(list)
+    for o, _, form, _ in mentions:
+        if " " in form and form.split()[0] in titles:
+            titled[form.split()[0]].append(o)
+    by_pronoun = _odds(pronoun, article)
+    of_people = {t: os for t, os in titled.items() if sum(by_pronoun(slots[o][0]) for o in os) > 0}
+    people = [slots[o] for os in of_people.values() for o in os]
+    before = _odds(pronoun + Counter(b for b, _ in people), article)
+    after = _odds(Counter(a for _, a in people), noun) if people else (lambda _: 0.0)
+    return {o: before(b) + after(a) for o, (b, a) in slots.items()}, set(of_people)
+
+
+def _before(text: str, at: int) -> str:
+    m = _BEFORE.search(text, max(0, at - 24), at)
+    return m.group(1).lower() if m else ""
+
+
+def _after(text: str, at: int) -> str:
+    m = _AFTER.match(text, at)
+    return m.group(1).lower() if m else ""
+
+
+def _odds(people: Counter[str], things: Counter[str]) -> Callable[[str], float]:
+    """The log odds that a word stands by a person rather than a thing; 0 for a word seen by
+    neither (one unseen observation of each word, on each side in proportion to its size)."""
+    p, t = sum(people.values()) or 1, sum(things.values()) or 1
+    v = len(people.keys() | things.keys()) or 1
+
+    def odds(word: str) -> float:
+        return math.log((people[word] + 1) / (p + v)) - math.log(
+            (things[word] + t / p) / (t + v * t / p)
+        )
+
+    return odds
+
+
+def _kind(name: Name, scores: Mapping[int, float], of_people: set[str]) -> Name:
+    """A name is a person when one of its forms has a title of people, or when its mentions
+    stand, on the whole, where people stand."""
+    titled = any(a.split()[0] in of_people for a in name.aliases if " " in a)
+    person = titled or sum(scores.get(o, 0.0) for o in name.offsets) >= 0
+    return Name(name.name, name.aliases, name.offsets, person)
+
+
+def _titles(mentions: Sequence[Mention], named: set[str]) -> set[str]:
     """Words that stand before several different names, more often than without one."""
     before: dict[str, set[str]] = defaultdict(set)
     titled: Counter[str] = Counter()
     alone: Counter[str] = Counter()
-    for _, form, _ in mentions:
+    for _, _, form, _ in mentions:
         parts = form.split()
         for a, b in pairwise(parts):
             if b in named:

@@ -1,0 +1,53 @@
+"""The people met so far, on real books: people, not the places the story happens in, each
+person once under the titles that tell them apart (Mr. and Mrs. Bennet are two people), and
+nothing the reader has not reached. Real SQLite, the real import, books from ../shared."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from folio.agent.tools.base import ToolContext, ToolServices
+from folio.bootstrap import Container
+from folio.config import load_settings
+from folio.domain.passages import PEOPLE, PeopleList
+
+pytestmark = pytest.mark.data
+
+
+@pytest.fixture(scope="module")
+def library(books_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Container]:
+    home = tmp_path_factory.mktemp("people-not-places")
+    env = {"FOLIO_HOME": str(home), "FOLIO_EMBEDDING_MODEL": "hashing"}
+    container = Container(load_settings(env=env, conversation_store="sqlite"))
+    for name in ("pg1342_pride_and_prejudice.txt", "pg84_frankenstein.txt"):
+        container.ingest.execute(books_dir / name)
+    yield container
+
+
+def _people(container: Container, source: str, chapter: str) -> PeopleList:
+    [book] = [b for b in container.library.list_books() if b.source_name == source]
+    book = container.library.set_position(book.id, chapter=chapter)
+    services = ToolServices(container.searcher, container.books, container.chunk_index)
+    result = container.tools.execute(PEOPLE, ToolContext(book=book), services, {})
+    assert result.success and isinstance(result.data, PeopleList)
+    return result.data
+
+
+def test_pride_and_prejudice_people_not_places(library: Container) -> None:
+    found = _people(library, "pg1342_pride_and_prejudice.txt", "Chapter XII")
+    names = [p.name for p in found.people]
+    assert not {"Netherfield", "Meryton", "Longbourn", "Pemberley", "London"} & set(names)
+    assert "Mr Bennet" in names and "Mrs Bennet" in names  # two people, not one "Bennet"
+    assert {"Elizabeth", "Jane", "Mr Darcy", "Mr Bingley"} <= set(names)
+    assert "Wickham" not in repr(found)  # met in Chapter XV
+
+
+def test_frankenstein_people_not_places(library: Container) -> None:
+    found = _people(library, "pg84_frankenstein.txt", "Chapter 5")
+    names = [p.name for p in found.people]
+    assert not {"Ingolstadt", "Geneva", "Archangel", "Italy"} & set(names)
+    assert {"Clerval", "Elizabeth"} <= set(names)
+    assert "Justine" not in repr(found)  # met in Chapter 6

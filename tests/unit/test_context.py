@@ -1,5 +1,5 @@
-"""The context window: whole turns, each earlier turn reduced to its question, answer and the
-passages the answer used; the window's start moves in blocks so the prompt prefix stays stable."""
+"""The context window: whole turns, each earlier turn reduced to its question and answer; the
+window's start moves in blocks so the prompt prefix stays stable."""
 
 from __future__ import annotations
 
@@ -66,38 +66,27 @@ def _questions(window) -> list[str]:
     return [m.content for m in window if m.role is PromptRole.USER]
 
 
-def test_an_earlier_turn_keeps_only_the_passages_its_answer_cited_shortened():
+def test_an_earlier_turn_is_its_question_and_answer_without_its_tool_traffic():
     window = RecentTurnsStrategy().build_context(_turn(1))
-
-    assert [m.role for m in window] == [
-        PromptRole.USER,
-        PromptRole.ASSISTANT,
-        PromptRole.TOOL_RESULT,
-        PromptRole.ASSISTANT,
-    ]
-    assert window[1].tool_invocations[0].arguments == {"query": "query 1"}
-    assert window[2].tool_use_id == "call-1"
-    data = json.loads(window[2].content)["data"]
-    assert data["query"] == "query 1"
-    assert [r["pages"] for r in data["results"]] == ["5"], "only the cited page's passage"
-    assert len(data["results"][0]["text"]) <= 121 and data["results"][0]["text"].endswith("…")
-    assert set(data["results"][0]) == {"chapter", "pages", "text"}
-
-
-def test_a_passage_the_answer_quotes_is_kept_without_a_page_cite():
-    quote = '"collecting bones from charnel houses"'
-    window = RecentTurnsStrategy().build_context(_turn(1, answer=f"He was {quote}."))
-    results = json.loads(window[2].content)["data"]["results"]
-    assert [r["pages"] for r in results] == ["4", "5", "6"], "every passage holding the quote"
-
-
-def test_a_search_whose_results_the_answer_did_not_use_is_left_out_with_its_call():
-    window = RecentTurnsStrategy().build_context(_turn(1, answer="Hello! Ask me about the book."))
 
     assert [(m.role, m.content) for m in window] == [
         (PromptRole.USER, "question 1"),
-        (PromptRole.ASSISTANT, "Hello! Ask me about the book."),
-    ]
+        (PromptRole.ASSISTANT, "answer 1 (Chapter 2, p. 5)"),
+    ], "the answer keeps its citation; the call and its passages are left out"
+    assert "charnel" not in str(window) and not any(m.tool_invocations for m in window)
+
+
+def test_an_earlier_answer_that_quotes_the_book_keeps_its_quote():
+    quote = '"collecting bones from charnel houses"'
+    window = RecentTurnsStrategy().build_context(_turn(1, answer=f"He was {quote} (p. 5)."))
+    assert window[-1].content == f"He was {quote} (p. 5)."
+
+
+def test_an_earlier_turn_costs_a_fraction_of_its_search_results():
+    turn = _turn(1)
+    stored = sum(len(m.content) for m in turn)
+    window = RecentTurnsStrategy().build_context(turn)
+    assert sum(len(m.content) for m in window) * 20 < stored
 
 
 def test_the_window_holds_the_last_whole_turns_within_the_message_cap():
@@ -105,14 +94,13 @@ def test_the_window_holds_the_last_whole_turns_within_the_message_cap():
         _history(6)
     )
 
-    # the cap counts questions and answers: two turns (four messages of the conversation), each
-    # with its tool call and result, so eight prompt messages; a third turn would exceed four
-    assert len(window) == 8
+    # the cap counts questions and answers: two turns, four messages; a third would exceed it
+    assert len(window) == 4
     assert window[0].role is PromptRole.USER and window[0].content == "question 5"
     assert window[-1].content.startswith("answer 6")
 
 
-def test_tool_calls_and_results_do_not_count_against_the_message_cap():
+def test_the_message_cap_counts_questions_and_answers_of_turns_that_searched():
     window = RecentTurnsStrategy(
         max_messages=10, token_budget=100_000, block_turns=1
     ).build_context(_history(6))
@@ -153,23 +141,27 @@ def test_the_window_never_starts_with_a_tool_result_cut_from_its_call():
 
 
 def test_the_oldest_turns_are_dropped_in_blocks_to_meet_the_token_budget():
-    strategy = RecentTurnsStrategy(max_messages=100, token_budget=600, block_turns=3)
+    strategy = RecentTurnsStrategy(max_messages=100, token_budget=60, block_turns=3)
 
     window = strategy.build_context(_history(8))
 
-    assert estimate_tokens(window) <= 600
+    assert estimate_tokens(window) <= 60
     assert window[-1].content.startswith("answer 8")
     questions = _questions(window)
     assert questions == [f"question {n}" for n in range(9 - len(questions), 9)]
     assert len(questions) < 8 and int(questions[0].split()[1]) % 3 == 1
 
 
-def test_a_last_turn_over_the_budget_is_kept_with_shorter_passages():
-    full = RecentTurnsStrategy(token_budget=100_000).build_context(_history(3))
-    window = RecentTurnsStrategy(token_budget=50).build_context(_history(3))
+def test_a_last_turn_over_the_budget_is_still_kept_whole():
+    window = RecentTurnsStrategy(token_budget=5).build_context(_history(3))
 
-    assert _questions(window) == ["question 3"]
-    assert estimate_tokens(window) < estimate_tokens(full[-4:])
+    assert [m.content for m in window] == ["question 3", "answer 3 (Chapter 2, p. 5)"]
+
+
+def test_an_overlong_stored_message_is_cut():
+    long_answer = "word " * 5000
+    window = RecentTurnsStrategy(message_chars=100).build_context(_turn(1, answer=long_answer))
+    assert len(window[-1].content) == 101 and window[-1].content.endswith("…")
 
 
 def test_an_unparseable_tool_result_is_clipped():

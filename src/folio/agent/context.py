@@ -1,18 +1,22 @@
 """Conversation context: which stored messages go into the prompt, and how they are rendered.
 
 Invariants:
-- the window is made of whole turns, so a tool call is never separated from its result and the
-  window never starts in the middle of a turn;
-- an earlier turn keeps its question, its answer, and only the passages its answer used (quoted or
-  cited by page), shortened; a tool call whose results the answer did not use is left out with its
-  result. The follow-up's own new searches bring fresh passages;
-- a turn is rendered the same way wherever it sits in the window, and the window's first turn moves
-  in blocks of ``block_turns``, never one turn at a time: the prompt's prefix (system, tools, the
-  conversation so far) stays byte-identical from call to call and from turn to turn, so providers
-  can serve it from their prompt cache;
+- the window is made of whole turns, and the window never starts in the middle of a turn;
+- an earlier turn is its question and its answer, nothing else: the answer already says what it
+  found and cites where ("(Chapter 5, p. 41)"); its tool calls and their results are left out (a
+  follow-up's own searches bring fresh passages), so history costs what the conversation says;
 - nothing outside the reading window reaches the model from history: a turn whose tool results
   held text past it (the reader has since moved the position back) keeps only its question and a
   note in place of its answer.
+
+Prompt caching (Anthropic ``cache_control``, OpenAI's automatic prefix cache) serves a request's
+longest prefix seen before, so the prefix must stay byte-identical from call to call:
+- a turn is rendered the same way wherever it sits in the window, and the window's first turn moves
+  in blocks of ``block_turns``, never one turn at a time: turn N+1's request starts with turn N's
+  (system, tools, the turns before N, turn N's question and answer) except at a block boundary;
+- the system prompt depends only on the book, its reading position and its series
+  (``prompt_builder``), and the tools offered only on the book's state (``tools.offered``): both
+  change within a conversation only when the reader moves or imports highlights.
 """
 
 from __future__ import annotations
@@ -22,7 +26,6 @@ from collections.abc import Sequence
 from dataclasses import replace
 from itertools import groupby
 
-from folio.agent.citations import used_passages
 from folio.domain.conversations import ChatMessage
 from folio.domain.llm import PromptMessage, PromptRole
 from folio.domain.passages import (
@@ -55,8 +58,9 @@ def estimate_tokens(messages: Sequence[PromptMessage]) -> int:
 
 
 def shorten_tool_result(content: str, *, passage_chars: int = 300) -> str:
-    """A tool result reduced to what a later turn needs: the query, where each passage is, and the
-    first ``passage_chars`` characters of its text."""
+    """A tool result in the codec's brief form: the query, where each passage is, and the first
+    ``passage_chars`` characters of its text (what folio's window sent of earlier turns until it
+    kept only their questions and answers; ``benchmarks/bench_turn.py`` replays it)."""
     outcome = decode_tool_result(content)
     if outcome.payload is None:
         return content if len(content) <= passage_chars * 2 else _clip(content, passage_chars * 2)
@@ -83,10 +87,9 @@ def _clip(text: str, limit: int) -> str:
 class RecentTurnsStrategy:
     """Implements ``ConversationContextStrategy``: the most recent whole turns, at most
     ``max_messages`` messages and about ``token_budget`` tokens, each earlier turn reduced to its
-    question, answer and the passages the answer used.
+    question and answer.
 
-    ``max_messages`` counts the conversation as the reader sees it (questions and answers). When
-    the conversation outgrows it (or the budget), the oldest turns are dropped ``block_turns`` at a
+    When the conversation outgrows either cap, the oldest turns are dropped ``block_turns`` at a
     time, so the window's start, and with it the cached prompt prefix, changes only every few
     turns."""
 
@@ -95,13 +98,11 @@ class RecentTurnsStrategy:
         *,
         max_messages: int = 20,
         token_budget: int = 8000,
-        passage_chars: int = 120,
         block_turns: int = 5,
         message_chars: int = 8000,
     ) -> None:
         self.max_messages = max_messages
         self.token_budget = token_budget
-        self.passage_chars = passage_chars
         self.block_turns = max(1, block_turns)
         # Any stored question or answer longer than a new message may be (an import, an older
         # version) is cut to this, so what follows the window reads a bounded history.
@@ -113,20 +114,14 @@ class RecentTurnsStrategy:
         turns = [list(group) for _, group in groupby(history, key=lambda m: m.turn_number)]
         turns = [_withheld(turn) if _reaches_past(turn, window) else turn for turn in turns]
         rendered = [self._render(turn) for turn in turns]
-        start = self._first_kept(turns, rendered)
-        kept = rendered[start:]
-        if kept and estimate_tokens(_flat(kept)) > self.token_budget:
-            kept = [self._render(turns[-1], passage_chars=self.passage_chars // 4)]
-        return _flat(kept)
+        return _flat(rendered[self._first_kept(rendered) :])
 
-    def _first_kept(
-        self, turns: list[list[ChatMessage]], rendered: list[list[PromptMessage]]
-    ) -> int:
+    def _first_kept(self, rendered: list[list[PromptMessage]]) -> int:
         """The first turn of the window: a multiple of ``block_turns`` (so it moves in blocks),
         the earliest one that fits both caps; the last turn is always kept."""
-        visible = [sum(1 for m in turn if _conversational(m)) for turn in turns]
+        visible = [len(r) for r in rendered]
         tokens = [estimate_tokens(r) for r in rendered]
-        last = max(0, len(turns) - 1)
+        last = max(0, len(rendered) - 1)
         start = 0
         while start < last and (
             sum(visible[start:]) > self.max_messages or sum(tokens[start:]) > self.token_budget
@@ -134,30 +129,11 @@ class RecentTurnsStrategy:
             start = min(start + self.block_turns, last)
         return start
 
-    def _render(
-        self, turn: list[ChatMessage], *, passage_chars: int | None = None
-    ) -> list[PromptMessage]:
-        """The turn as later turns see it: question, the tool calls whose passages the answer
-        used (with only those passages, shortened), and the answer."""
-        chars = self.passage_chars if passage_chars is None else passage_chars
-        answer = next(
-            (m.content for m in reversed(turn) if m.role is PromptRole.ASSISTANT and m.content),
-            "",
-        )
-        results = {m.tool_use_id: m for m in turn if m.role is PromptRole.TOOL_RESULT}
+    def _render(self, turn: list[ChatMessage]) -> list[PromptMessage]:
+        """The turn as later turns see it: its question and its answer."""
         out: list[PromptMessage] = []
         for message in turn:
-            if message.role is PromptRole.TOOL_RESULT:
-                continue
-            if message.role is PromptRole.ASSISTANT and message.tool_invocations:
-                kept = [
-                    (call, used)
-                    for call in message.tool_invocations
-                    if (used := _used_result(results.get(call.tool_use_id), answer, chars))
-                ]
-                if kept:
-                    out.append(PromptMessage.assistant(message.content, tuple(c for c, _ in kept)))
-                    out.extend(PromptMessage.tool_result(c.tool_use_id, u) for c, u in kept)
+            if not _conversational(message) or not message.content:
                 continue
             prompt = to_prompt_message(message)
             if len(prompt.content) > self.message_chars:
@@ -192,17 +168,6 @@ def _withheld(turn: list[ChatMessage]) -> list[ChatMessage]:
     if not answers:
         return question
     return [*question, answers[-1].with_content(WITHHELD_ANSWER)]
-
-
-def _used_result(result: ChatMessage | None, answer: str, passage_chars: int) -> str | None:
-    """The tool result reduced to the passages ``answer`` used, or None when it used none."""
-    if result is None or result.is_error or not answer:
-        return None
-    outcome = decode_tool_result(result.content)
-    used = used_passages(answer, outcome.passages)
-    if not used:
-        return None
-    return _brief(outcome, used, passage_chars)
 
 
 def _conversational(message: ChatMessage) -> bool:

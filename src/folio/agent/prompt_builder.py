@@ -115,4 +115,4 @@ def position_limit(book: Book) -> str:
         return "the beginning of the book"
     if book.position.kind is PositionKind.CHAPTER:
         return f'the end of "{chapter.title}"'
-    return f'where they stopped ({book.describe_position()}, in "{chapter.title}")'
+    return f'where they stopped, in "{chapter.title}"'  # the prompt has just said where that is

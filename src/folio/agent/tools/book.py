@@ -38,28 +38,14 @@ def _chapter(book: Book, offset: int) -> str | None:
 class SearchBookTool(BaseTool):
     name = SEARCH_BOOK
     description = (
-        "Search the part of the book the reader has read for passages about a query, when the "
-        "conversation does not already hold the answer. The query is searched exactly as "
-        "written, so make it self-contained. Nothing past the reader's position exists for this "
-        "search. Returns passages with chapter and pages to cite."
+        "Search what the reader has read. The query is searched as written: self-contained, "
+        "names not pronouns. Returns passages (chunk_id, chapter, pages)."
     )
     parameters: Mapping[str, Any] = {
         "type": "object",
         "properties": {
-            "query": {
-                "type": "string",
-                "pattern": r"\S",
-                "description": (
-                    "Self-contained, searched as written: names, not pronouns ('Victor's fear', "
-                    "not 'his fear')."
-                ),
-            },
-            "k": {
-                "type": "integer",
-                "minimum": 1,
-                "maximum": MAX_K,
-                "description": "Passages to return (default 5).",
-            },
+            "query": {"type": "string", "pattern": r"\S"},
+            "k": {"type": "integer", "minimum": 1, "maximum": MAX_K},
         },
         "required": ["query"],
         "additionalProperties": False,
@@ -112,16 +98,13 @@ def _passage(ctx: ToolContext, hit: SearchHit) -> Passage | None:
 
 class ReadPassageTool(BaseTool):
     name = READ_PASSAGE
-    description = (
-        "Read the text around a search_book passage (chunk_id) or a page range (at most "
-        f"{MAX_PAGES} pages) the reader has reached."
-    )
+    description = f"Text around a passage (chunk_id), or pages (at most {MAX_PAGES})."
     parameters: Mapping[str, Any] = {
         "type": "object",
         "properties": {
             "chunk_id": {"type": "string"},
-            "page_start": {"type": ["string", "integer"], "description": "As printed, e.g. '12'."},
-            "page_end": {"type": ["string", "integer"], "description": "Default: page_start."},
+            "page_start": {"type": ["string", "integer"]},
+            "page_end": {"type": ["string", "integer"]},
         },
         "additionalProperties": False,
     }
@@ -245,7 +228,7 @@ def _text_result(
 
 class ListChaptersTool(BaseTool):
     name = LIST_CHAPTERS
-    description = "List the chapters the reader has reached, with their first page."
+    description = "The chapters reached, with their first pages."
     parameters: Mapping[str, Any] = {
         "type": "object",
         "properties": {},

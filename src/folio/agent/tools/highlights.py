@@ -44,24 +44,17 @@ def _score(h: Highlight, terms: list[str]) -> float:
 class SearchHighlightsTool(BaseTool):
     name = SEARCH_HIGHLIGHTS
     description = (
-        "Search the reader's own highlights and notes (imported from their e-reader) in the part "
-        "of the book they have read. For 'what did I highlight about X?', 'my notes on X'. "
-        "Without a query: their highlights so far, in the book's order. Returns the highlighted "
-        "text, the reader's note, chapter and pages."
+        "Search the reader's own highlights and notes by words; without a query, all of them so "
+        "far, in order."
     )
     parameters: Mapping[str, Any] = {
         "type": "object",
         "properties": {
-            "query": {
-                "type": "string",
-                "maxLength": 500,
-                "description": "Words to look for in the highlights and notes (names, topics).",
-            },
-            "k": {"type": "integer", "minimum": 1, "maximum": MAX_K,
-                  "description": f"Highlights to return (default {DEFAULT_K})."},
+            "query": {"type": "string", "maxLength": 500},
+            "k": {"type": "integer", "minimum": 1, "maximum": MAX_K},
         },
         "additionalProperties": False,
-    }  # fmt: skip
+    }
     category = ToolCategory.QUERY
 
     def execute(

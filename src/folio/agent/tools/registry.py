@@ -19,6 +19,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from folio.agent.tools.base import BaseTool, ToolContext, ToolResult, ToolServices
+from folio.agent.tools.offered import can_work
 from folio.domain.errors import FolioError, ProgrammingError, ToolErrorCode
 from folio.domain.llm import ToolDefinition, ToolInvocation
 from folio.domain.telemetry import (
@@ -65,9 +66,17 @@ class ToolRegistry:
     def get(self, name: str) -> BaseTool | None:
         return self._tools.get(name)
 
-    def definitions(self) -> list[ToolDefinition]:
-        """The tools as provider-neutral definitions (each provider renders its own format)."""
-        return [tool.definition() for tool in self._tools.values()]
+    def definitions(
+        self, ctx: ToolContext | None = None, services: ToolServices | None = None
+    ) -> list[ToolDefinition]:
+        """The tools as provider-neutral definitions (each provider renders its own format), in
+        registration order. Given the turn's ``ctx`` and ``services``: only the tools that can
+        work for the book as it stands (``offered.can_work``), which change only when the book's
+        state does, so a conversation's cached prompt prefix keeps its tools."""
+        tools: Iterable[BaseTool] = self._tools.values()
+        if ctx is not None and services is not None:
+            tools = [t for t in tools if can_work(t, ctx, services)]
+        return [tool.definition() for tool in tools]
 
     def run(
         self, invocation: ToolInvocation, ctx: ToolContext, services: ToolServices

@@ -12,6 +12,7 @@ work that stores it.
 
 from __future__ import annotations
 
+import random
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -28,10 +29,14 @@ from folio.agent.tools import ToolContext, ToolRegistry, ToolServices
 from folio.app.library import reading_window
 from folio.app.search import WindowSearcher
 from folio.app.turn_log import GUARDRAIL, TurnObserver
-from folio.app.writes import WRITE_ATTEMPTS, write
 from folio.domain.books import Book, SearchHit
 from folio.domain.conversations import ChatMessage, Conversation, Source, Turn
-from folio.domain.errors import ConversationError, ConversationErrorCode
+from folio.domain.errors import (
+    ConversationError,
+    ConversationErrorCode,
+    StorageError,
+    StorageErrorCode,
+)
 from folio.domain.llm import (
     PromptMessage,
     TokenUsage,
@@ -43,7 +48,6 @@ from folio.domain.ports import (
     BookSearcher,
     ChatProvider,
     ConversationContextStrategy,
-    ConversationUnitOfWork,
     RetrievalOutcome,
     RetrievalStrategy,
     UnitOfWorkFactory,
@@ -204,8 +208,9 @@ class _ToolRunner:
             self.on_event(event)
 
 
-STORE_ATTEMPTS = WRITE_ATTEMPTS
-RETRYABLE = frozenset({ConversationErrorCode.CONFLICT})  # besides BUSY, which every write retries
+STORE_ATTEMPTS = 20
+LONG_WAIT_S = 1.0
+RETRYABLE = frozenset({ConversationErrorCode.CONFLICT, StorageErrorCode.BUSY})
 
 
 # --- searches of one turn ----------------------------------------------------------------------
@@ -346,7 +351,7 @@ class ChatWithBook:
 
     # --- steps ----------------------------------------------------------------------------------
     def _load(self, conversation_id: str) -> tuple[Conversation, list[ChatMessage]]:
-        with self._uow(read_only=True) as uow:
+        with self._uow() as uow:
             conversation = uow.conversations.get(conversation_id)
             return conversation, uow.messages.get_by_conversation(conversation_id)
 
@@ -389,7 +394,9 @@ class ChatWithBook:
         self, messages: list[PromptMessage], runner: _ToolRunner, on_event: EventSink | None
     ) -> RetrievalOutcome:
         on_text = None if on_event is None else (lambda t: on_event(AnswerDelta(t)))
-        tools = self._tools.definitions()
+        # A model sees only the tools that can work now; a policy without one (offline) sees all.
+        offer = self._provider.supports_tools
+        tools = self._tools.definitions(*((runner.context, runner.services) if offer else ()))
         return self._retrieval.execute(self._provider, messages, tools, runner, on_text=on_text)
 
     def _store(
@@ -403,30 +410,44 @@ class ChatWithBook:
         latency_ms: float,
     ) -> TurnResult:
         facts = self._facts(book, conversation_id, text, outcome, runner, verdict, latency_ms)
-
-        def record(uow: ConversationUnitOfWork) -> TurnResult:
-            # The turn number is read here, in the unit of work that stores the turn: another
-            # writer that took it first makes this a CONFLICT, and the whole unit runs again.
-            recorded = uow.conversations.get(conversation_id).record_turn(
-                last_turn_number=uow.messages.last_turn_number(conversation_id),
-                question=text,
-                replies=outcome.new_messages,
-                facts=facts,
-                now=self._clock(),
-                new_id=lambda: uuid.uuid4().hex,
-            )
-            uow.messages.save_batch(list(recorded.messages))
-            uow.turns.save(recorded.turn)
-            uow.conversations.save(recorded.conversation)
-            uow.commit()
-            return TurnResult(
-                recorded.turn,
-                outcome.answer,
-                tuple(runner.records),
-                position_set=book.position.is_set,
-            )
-
-        return write(self._uow, record, also_retry=RETRYABLE, sleep=self._sleep)
+        busy_waits = 0
+        for attempt in range(STORE_ATTEMPTS):
+            tried_at = time.monotonic()
+            try:
+                with self._uow() as uow:
+                    recorded = uow.conversations.get(conversation_id).record_turn(
+                        last_turn_number=uow.messages.last_turn_number(conversation_id),
+                        question=text,
+                        replies=outcome.new_messages,
+                        facts=facts,
+                        now=self._clock(),
+                        new_id=lambda: uuid.uuid4().hex,
+                    )
+                    uow.messages.save_batch(list(recorded.messages))
+                    uow.turns.save(recorded.turn)
+                    uow.conversations.save(recorded.conversation)
+                    uow.commit()
+                return TurnResult(
+                    recorded.turn,
+                    outcome.answer,
+                    tuple(runner.records),
+                    position_set=book.position.is_set,
+                )
+            except (ConversationError, StorageError) as e:
+                # Another writer took the turn number, or committed since this one read (SQLite
+                # says BUSY at once then): read again and store after it. A BUSY that came after
+                # the busy timeout's whole wait is a long writer elsewhere: retried once only.
+                waited = time.monotonic() - tried_at >= LONG_WAIT_S
+                if e.code not in RETRYABLE or attempt == STORE_ATTEMPTS - 1:
+                    raise
+                if (
+                    e.code is StorageErrorCode.BUSY
+                    and waited
+                    and (busy_waits := busy_waits + 1) > 1
+                ):
+                    raise
+                self._sleep(0.02 * (attempt + 1) + random.random() * 0.05)
+        raise AssertionError("unreachable: the last attempt returns or raises")
 
     def _facts(
         self,

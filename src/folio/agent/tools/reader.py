@@ -4,9 +4,9 @@ chapter read) and the people met so far.
 With a model (``services.recaps``), each chapter read to its end is recapped by the model once
 and kept (``folio.agent.recaps``). Otherwise, and offline, they are extractive (offline mode
 quotes them): the recap takes, from each chapter read, the sentences that carry most of the
-chapter's own frequent words and names; the people are the capitalised words the text uses as
-names (rarely written in lower case, met mid-sentence), with how often they come up and the
-sentence they first appear in.
+chapter's own frequent words and names; the people are the names of the lexicon of the text read
+(``folio.domain.lexicon``: people told from places, each with the other forms the text read
+gives them), with how often they come up and the sentence they first appear in.
 
 In a series, the story so far and the people met run across the earlier volumes (read in full)
 and this one up to the position.
@@ -27,6 +27,7 @@ from typing import Any
 from folio.agent.tools.base import BaseTool, ToolCategory, ToolContext, ToolResult, ToolServices
 from folio.domain.books import Book, Chapter
 from folio.domain.errors import ToolErrorCode
+from folio.domain.lexicon import Lexicon
 from folio.domain.passages import PEOPLE, RECAP, Passage, PeopleList, Person, Recap
 from folio.domain.search import STOPWORDS
 from folio.domain.sentences import sentence_spans
@@ -35,17 +36,9 @@ MAX_CHAPTERS = 12  # a recap of a long reading: the latest chapters, one sentenc
 SENTENCES_PER_CHAPTER = 1
 SENTENCES_FOR_ONE_CHAPTER = 3
 MAX_PEOPLE = 12
-MIN_MENTIONS = 3
 MIN_WORDS, MAX_WORDS = 8, 60
 AROUND = 1500  # characters read on each side of a first mention to find its sentence
 _WORD = re.compile(r"[A-Za-z][a-z'’]+")
-_CAPITALISED = re.compile(r"\b[A-Z][a-z]{2,}\b")
-_HONORIFICS = frozenset({"Mr", "Mrs", "Miss", "Ms", "Dr", "Sir", "Lady", "Lord", "Madam", "Madame"})
-_NOT_NAMES = frozenset(
-    {"January", "February", "March", "April", "May", "June", "July", "August", "September",
-     "October", "November", "December", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday",
-     "Saturday", "Sunday", "Chapter", "Letter", "Book", "Part", "Volume", "God", "Heaven"}
-)  # fmt: skip
 
 
 def _passage(
@@ -171,54 +164,6 @@ def _generated(
     return tuple(out), partial
 
 
-def find_people(text: str, base: int, limit: int = MAX_PEOPLE) -> list[tuple[str, int, int]]:
-    """``(name, mentions, first offset)`` of the people in ``text``: capitalised words met
-    mid-sentence that the text hardly ever writes in lower case, seen ``MIN_MENTIONS`` times."""
-    mid: Counter[str] = Counter()
-    for m in re.finditer(r"(?<=[a-z,;] )[A-Z][a-z]{2,}\b", text):
-        mid[m.group()] += 1
-    lower = Counter(w for w in re.findall(r"\b[a-z]{3,}\b", text))
-    capitalised = Counter(_CAPITALISED.findall(text))
-    names = [
-        w
-        for w, n in mid.items()
-        if n >= 2
-        and w not in _NOT_NAMES
-        and w not in _HONORIFICS
-        and w.lower() not in STOPWORDS
-        and lower[w.lower()] * 4 < capitalised[w]
-        and capitalised[w] >= MIN_MENTIONS
-    ]
-    ranked = sorted(names, key=lambda w: (-capitalised[w], w))
-    full = {w: _full_name(text, w) for w in ranked}
-    for a in ranked:  # "Henry Clerval" once in the text, both names listed: one person
-        for b in ranked:
-            if a != b and re.search(rf"\b{a} {b}\b", text):
-                full[a] = full[b] = f"{a} {b}"
-    out = []
-    for name in ranked:
-        # "Henry" when "Henry Clerval" is listed: one person, listed once
-        if any(full[o] == full[name] for o in ranked[: ranked.index(name)]):
-            continue
-        if any(name in full[o].split() for o in ranked if full[o] != full[name]):
-            continue
-        first = re.search(rf"\b{name}\b", text)
-        assert first is not None
-        out.append((full[name], capitalised[name], base + first.start()))
-    return out[:limit]
-
-
-def _full_name(text: str, name: str) -> str:
-    """The most frequent two-word form of a name ("Henry Clerval" for "Clerval"), when it is
-    frequent enough to be how the book names them; else the name alone."""
-    forms = Counter(
-        m.group()
-        for m in re.finditer(rf"\b(?:[A-Z][a-z]+\.? )?{name}(?: [A-Z][a-z]{{2,}})?\b", text)
-    )
-    best, count = max(forms.items(), key=lambda kv: (kv[1], -len(kv[0])))
-    return best if count >= 2 and best != name and len(best.split()) <= 3 else name
-
-
 class PeopleTool(BaseTool):
     name = PEOPLE
     description = (
@@ -251,14 +196,16 @@ class PeopleTool(BaseTool):
             at += len(t) + 2
         text = "\n\n".join(texts)
         people = []
-        for name, mentions, offset in find_people(text, 0):
+        # built from the text read only: no alias or kind learned past the position
+        for known, mentions, offset in Lexicon.of(text).people(0, len(text), MAX_PEOPLE):
             i = max(j for j, base in enumerate(bases) if base <= offset)
             volume, start, _ = pieces[i]
             sentence = _sentence_at(texts[i], start, start + offset - bases[i])
             chapter = volume.chapter_at(sentence[0])
             title = chapter.title if chapter else None
             first = _passage(volume, title, *sentence, volume=book)
-            people.append(Person(name, mentions, first))
+            others = tuple(sorted(a for a in known.aliases if a != known.name))
+            people.append(Person(known.name, mentions, first, others))
         data = PeopleList(tuple(people), book.describe_position())
         return ToolResult.ok(data, summary=f"{len(people)} people")
 

@@ -237,6 +237,17 @@ def test_search_book_hides_everything_past_the_reading_position() -> None:
         assert hit.page_label_end == "i"  # the page holding the position, never a later one
 
 
+def test_a_quoted_phrase_is_searched_as_written_its_passage_first() -> None:
+    searcher, book = _searchable()
+    ranked = searcher.search(book, "dragon village", k=3)
+    last = ranked[-1].chunk
+    phrase = " ".join(last.text.split()[5:9])  # a phrase of the passage ranked last
+    plain = searcher.search(book, f"dragon village {phrase}", k=3)
+    assert plain[0].chunk.id != last.id
+    hits = searcher.search(book, f'dragon village "{phrase.upper()}"', k=3)
+    assert hits[0].chunk.id == last.id and len(hits) == 3
+
+
 def test_search_book_with_an_empty_query_returns_nothing() -> None:
     searcher, book = _searchable()
     assert searcher.search(book, "   ") == []

@@ -122,6 +122,42 @@ def test_the_search_query_is_bounded_and_keeps_the_latest_questions() -> None:
     assert len(query) <= 2100
 
 
+def test_a_quote_is_searched_alone_as_a_phrase_whatever_came_before() -> None:
+    earlier = [("Who is Elizabeth?", "x"), ("Where does Victor study?", "x")]
+    result, runner = ask('Where does it say “I had worked hard for nearly two years”?', earlier)
+    assert runner.calls[-1].arguments["query"] == '"I had worked hard for nearly two years"'
+    assert search_query("Who said 'it is late' to him?", ["Who is Tom?"]).startswith("Who said")
+
+
+def test_words_quoted_that_no_passage_holds_are_said_first() -> None:
+    held = passage("He had worked hard for nearly two years, said Victor.")
+    outcomes = {SEARCH_BOOK: found(held)}
+    result, _ = ask('Where does it say "worked hard for two years"?', **outcomes)
+    assert result.answer.startswith("Nothing up to Chapter 5 has the words “worked hard for two")
+    kept, _ = ask('Where does it say "worked  HARD for nearly two years"?', **outcomes)
+    assert kept.answer.startswith("From the book") and "worked hard" in kept.answer
+
+
+def test_a_new_name_starts_a_topic_and_its_follow_ups_lean_on_it_only() -> None:
+    earlier = ["Who keeps the lamp?", "Where is the lighthouse?", "Why is the lamp lit?"]
+    assert search_query("Who is Captain Ahab?", earlier) == "Who is Captain Ahab?"
+    after = [*earlier, "Who is Captain Ahab?"]
+    assert search_query("What does he want?", after) == "What does he want? Who is Captain Ahab?"
+    # a name used by one of the latest questions continues the topic
+    assert search_query("Why does Ahab limp?", after) == "Why does Ahab limp? Who is Captain Ahab?"
+
+
+def test_a_question_about_what_comes_later_gets_one_plain_sentence_and_no_quote() -> None:
+    text = "The story ends when the lamp burns out. The keeper sleeps."
+    result, _ = ask("How does the story end?", **{SEARCH_BOOK: found(passage(text))})
+    assert result.answer == (
+        "Nothing up to Chapter 5 answers this, and I cannot look past where you have read."
+    )
+    whole = ToolOutcome(True, payload=SearchResults("q", "the whole book", (passage(text),)))
+    answered, _ = ask("How does the story end?", **{SEARCH_BOOK: whole})
+    assert answered.answer.startswith("From the book") and "lamp burns out" in answered.answer
+
+
 def test_quotes_are_numbered_sources_best_first_each_once() -> None:
     text = "The lamp burns whale oil. The keeper trims the lamp wick nightly. Gulls cry."
     result, _ = ask(
@@ -137,7 +173,7 @@ def test_quotes_are_numbered_sources_best_first_each_once() -> None:
 def test_a_name_the_reader_has_not_met_is_said_first_honestly() -> None:
     note = "Nothing read so far mentions Ishmael."
     result, runner = ask("Who is Ishmael?", **{PEOPLE: met(note=note)})
-    assert [c.tool_name for c in runner.calls] == [PEOPLE, SEARCH_BOOK]
+    assert [c.tool_name for c in runner.calls] == [PEOPLE]  # no passage to read as a hint
     assert runner.calls[0].arguments == {"name": "Ishmael"}
     assert result.answer == "Nothing up to Chapter 5 mentions Ishmael."
     assert "later" not in result.answer  # no hint at what lies past the position

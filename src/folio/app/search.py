@@ -14,15 +14,17 @@ import re
 
 from folio.domain.books import Book, Chunk, SearchHit
 from folio.domain.ports import BookSearcher, ChunkIndex, Embedder
-from folio.domain.search import RankedChunk, query_terms
+from folio.domain.search import RankedChunk, phrase_key, query_terms, quoted_phrases
 from folio.domain.window import ReadingWindow
 
 SNIPPET_WORDS = 40
+PHRASE_CANDIDATES = 30  # passages read to find one holding a quoted phrase
 
 
 class SearchBook:
     """Implements ``BookSearcher``: embed the query, run the hybrid index up to the reading
-    position, add page labels and a snippet."""
+    position, add page labels and a snippet. A phrase the query quotes ('"two years"') is
+    searched as written: the passages holding it, in the hybrid's order, come before the rest."""
 
     def __init__(
         self, index: ChunkIndex, embedder: Embedder, *, snippet_words: int = SNIPPET_WORDS
@@ -41,20 +43,27 @@ class SearchBook:
         if window is None or window.book.id != book.id:
             window = ReadingWindow(book)
         vector = self._embedder.embed([query])[0]
+        phrases = [phrase_key(p) for p in quoted_phrases(query)]
+        wanted = max(k, PHRASE_CANDIDATES) if phrases else k
         hits = []
         for volume in window.volumes:
             bounds = window.bounds(volume.id)
             if bounds is None:
                 continue
             ranked = self._index.search(
-                volume.id, query, vector, k=k, min_char_offset=bounds[0], max_char_offset=bounds[1]
-            )
+                volume.id, query, vector, k=wanted, min_char_offset=bounds[0],
+                max_char_offset=bounds[1],
+            )  # fmt: skip
             for result in ranked:
                 chunk = window.cut(result.chunk)
                 if chunk is not None:
                     hits.append(self._hit(window, volume, chunk, result, query))
-        # one ranking: each volume's fused scores are reciprocal ranks, comparable across volumes
-        return sorted(hits, key=lambda h: -h.score)[:k]
+        # one ranking: each volume's fused scores are reciprocal ranks, comparable across volumes;
+        # a passage holding a phrase the query quotes comes first (searched as an exact phrase)
+        hits.sort(key=lambda h: -h.score)
+        if phrases:
+            hits.sort(key=lambda h: not any(p in phrase_key(h.chunk.text) for p in phrases))
+        return hits[:k]
 
     def vector_coverage(self, book: Book) -> tuple[int, int]:
         """(passages with a vector, all passages): below 100% while an import is still embedding;

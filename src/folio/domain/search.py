@@ -44,8 +44,25 @@ def query_terms(query: str) -> list[str]:
     return content or words
 
 
-# A quoted phrase of two words or more is searchable as it is, whatever else the question says.
-QUOTED_PHRASE = re.compile(r"[\"“‘][^\"”’]*\w\s+\w[^\"”’]*[\"”’]")
+# Text the reader quotes: between straight or curly double quotes, or curly single quotes that do
+# not sit inside a word (an apostrophe is not a quote mark).
+_QUOTED = re.compile(r'"([^"]+)"|“([^”]+)”|(?<!\w)‘(.+?)’(?!\w)')
+MIN_PHRASE_WORDS = 2
+
+
+def quoted_phrases(text: str) -> list[str]:
+    """The phrases ``text`` quotes, two words or more each, in order: what a reader asks about
+    when they write 'Where does it say "I had worked hard"?'."""
+    found = (next(g for g in m.groups() if g is not None) for m in _QUOTED.finditer(text))
+    return [" ".join(p.split()) for p in found if len(_WORD.findall(p)) >= MIN_PHRASE_WORDS]
+
+
+def phrase_key(text: str) -> str:
+    """``text`` as a run of lowercase words between spaces, so that a phrase is found in a
+    passage whatever its case, punctuation, quote marks or line breaks: ``phrase_key(phrase) in
+    phrase_key(passage)``."""
+    return " " + " ".join(w.lower() for w in _WORD.findall(text)) + " "
+
 
 T = TypeVar("T")
 

@@ -8,6 +8,7 @@ puts it near "thank you, that helps", whatever its words.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -28,6 +29,17 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     SEARCH_HIGHLIGHTS: ("what did I highlight?", "show me my notes", "my highlights"),
     RECAP: ("what has happened so far?", "summarize the story so far", "catch me up on the story"),
 }
+# Questions about what comes after the reader's position, with the names masked ("does someone
+# marry someone in the end?"): whoever they are about, they ask the same thing of the book.
+LATER_EXAMPLES = (
+    "how does the story end?",
+    "what happens next?",
+    "what happens to someone later in the book?",
+    "does someone end up with someone in the end?",
+    "does someone get married eventually?",
+    "will someone die later?",
+)
+MASK = "someone"
 # cosine to the nearest example (all-MiniLM-L6-v2): small talk may be loose (a reply costs
 # nothing), a tool instead of a search must be sure
 MIN_SIMILARITY = {GREETING: 0.5, THANKS: 0.5, GOODBYE: 0.5}
@@ -42,6 +54,7 @@ class MessageKinds:
         self._embedder = embedder
         self._labels = [k for k, examples in EXAMPLES.items() for _ in examples]
         self._examples: np.ndarray | None = None
+        self._later: np.ndarray | None = None
         self._known: dict[str, str] = {}
 
     def kind(self, message: str) -> str:
@@ -51,6 +64,17 @@ class MessageKinds:
                 self._known.clear()
             self._known[key] = self._nearest(message)
         return self._known[key]
+
+    def asks_later(self, message: str, names: Sequence[str]) -> bool:
+        """Does ``message`` ask what happens after the reader's position? Told on the message
+        with its ``names`` masked, against ``LATER_EXAMPLES``, as sure as a tool must be."""
+        masked = message
+        for word in {w for name in names for w in name.split()}:
+            masked = re.sub(rf"\b{re.escape(word)}\b", MASK, masked)
+        if self._later is None:
+            self._later = np.asarray(self._embedder.embed(list(LATER_EXAMPLES)), dtype=np.float32)
+        vector = np.asarray(self._embedder.embed([masked]), dtype=np.float32)[0]
+        return bool(np.max(self._later @ vector) >= MIN_TOOL_SIMILARITY)
 
     def book_questions(self, messages: Sequence[str]) -> list[str]:
         return [m for m in messages if self.kind(m) == BOOK]

@@ -7,10 +7,15 @@
   has happened so far?" the recap tool; anything else is a question about the book;
 - a name the question uses is looked up in the book's lexicon through the people tool (a
   full-text count over the text read when the lexicon does not know it): one the reader has not
-  met gets "Nothing up to Chapter 5 mentions X." first (with no hint at what comes later); one
+  met gets "Nothing up to Chapter 5 mentions X." and nothing else (no hint at what comes later); one
   they have met is whom the question is about;
-- the search query is the question, then the reader's earlier questions in the window, as many
-  of the latest as fit a bound (small talk left out): one ``search_book`` call;
+- the search query (``search_query``) is the quoted phrases of a question that quotes the book,
+  the question alone when it starts a new topic (a name the last questions did not use), else
+  the question with the earlier questions of its topic, as many of the latest as fit a bound
+  (small talk left out): one ``search_book`` call. Words quoted that no passage found holds get
+  "Nothing up to Chapter 5 has the words “…”." first;
+- a question about what comes after the position ("how does it end?", told by the embedder with
+  the names masked) gets one plain sentence saying that folio cannot look past it, and no quotes;
 - the answer quotes the sentences of the passages found that the embedder puts closest to the
   question, none about another person than the one asked about (``folio.agent.offline.answer``).
 
@@ -58,10 +63,12 @@ from folio.domain.passages import (
     decode_tool_result,
 )
 from folio.domain.ports import ChatProvider, Embedder, RetrievalOutcome, TextSink, ToolRunner
-from folio.domain.search import STOPWORDS
+from folio.domain.search import STOPWORDS, phrase_key, quoted_phrases
 
 MAX_NAMES = 2  # names of one question looked up
 EARLIER_CHARS = 2000  # of earlier questions in a search query: one bounded search however long
+RECENT_QUESTIONS = 3  # a name none of these used starts a new topic
+LATER_REPLY = "Nothing {where} answers this, and I cannot look past where you have read."
 _DELTA = re.compile(r"\S+\s*|\s+")
 _NUMBER = re.compile(r"\b\d+\b")
 REPLIES = {
@@ -115,17 +122,23 @@ class OfflineStrategy:
         if SEARCH_BOOK not in available:
             return _outcome("I cannot search this book here.", (), (), on_text, "none", messages)
         about, calls, unmet = self._names(question, run_tool, available)
+        if unmet is not None:  # a name not met: the plain sentence, no passage to read as a hint
+            return _outcome(unmet, calls, (), on_text, "unmet", messages)
         earlier = [m.content for m in head if m.role is PromptRole.USER]
         query = search_query(question, self._kinds.book_questions(earlier))
         found, more = _call(run_tool, SEARCH_BOOK, {"query": query, "k": self.k})
+        calls = (*calls, *more)
+        payload = found.payload
+        where = read_through(payload.reading_limit if isinstance(payload, SearchResults) else "")
+        unmet = _unmet_phrase(question, found, where)
+        later = where != "in the book" and self._kinds.asks_later(question, asked_names(question))
+        if unmet is None and later:  # nothing quoted: a quote would read as a hint
+            answer = LATER_REPLY.format(where=where)
+            return _outcome(answer, calls, (query,), on_text, "later", messages)
         answer = self._answer(question, found, about)
-        if unmet is not None:  # said first; the closest passages may still help (a misspelling)
-            answer = (
-                unmet
-                if answer.startswith("Nothing")
-                else f"{unmet} The closest passages:\n{answer}"
-            )
-        return _outcome(answer, (*calls, *more), (query,), on_text, "answered", messages)
+        if unmet is not None:  # said first; the closest passages may still help (misquoted)
+            answer = unmet if answer.startswith("Nothing") else f"{unmet}\n{answer}"
+        return _outcome(answer, calls, (query,), on_text, "answered", messages)
 
     def _names(
         self, question: str, run_tool: ToolRunner, available: set[str]
@@ -161,17 +174,50 @@ class OfflineStrategy:
 
 
 def search_query(question: str, earlier: Sequence[str]) -> str:
-    """The question, then the latest earlier questions that fit in ``EARLIER_CHARS``, in the
-    order asked: the most recent always count, the oldest fall off first. (Latest first instead
-    measured the same on the dev set: one turn lost at turns 1-3, one won at 10+.)"""
+    """What one question searches, given the reader's earlier questions about the book:
+
+    - a question quoting text ('Where does it say "I had worked hard"?') searches the quoted
+      phrases alone, each as a phrase;
+    - a question that starts a topic (``new_topic``: it names someone or something the last
+      ``RECENT_QUESTIONS`` questions did not) searches on its own;
+    - any other question leans on the conversation: it is searched with the earlier questions of
+      its topic (those since the last question that started one), the latest that fit in
+      ``EARLIER_CHARS``, in the order asked.
+    """
+    phrases = quoted_phrases(question)
+    if phrases:
+        return " ".join(f'"{p}"' for p in phrases)
+    if new_topic(question, earlier):
+        return question
+    start = next(
+        (i for i in reversed(range(len(earlier))) if new_topic(earlier[i], earlier[:i])), 0
+    )
     kept: list[str] = []
     room = EARLIER_CHARS
-    for text in reversed(earlier):
+    for text in reversed(earlier[start:]):
         room -= len(text) + 1
         if room < 0:
             break
         kept.append(text)
     return " ".join([question, *reversed(kept)])
+
+
+def new_topic(question: str, earlier: Sequence[str]) -> bool:
+    """Does ``question`` stand on its own: does it quote text, or use a name that none of the
+    latest ``RECENT_QUESTIONS`` earlier questions used? (A follow-up leans on the conversation
+    with "he", "that", "then"; a new name or a quote is a new subject.)"""
+    if quoted_phrases(question):
+        return True
+    recent = " ".join(earlier[-RECENT_QUESTIONS:]).lower()
+    return any(name.lower() not in recent for name in asked_names(question))
+
+
+def _unmet_phrase(question: str, found: ToolOutcome, where: str) -> str | None:
+    """The honest reply when the question quotes words that no passage found holds."""
+    phrases = quoted_phrases(question)
+    texts = [phrase_key(p.text) for p in found.passages]
+    missing = next((p for p in phrases if not any(phrase_key(p) in t for t in texts)), None)
+    return None if missing is None else f"Nothing {where} has the words “{missing}”."
 
 
 def asked_names(question: str) -> list[str]:

@@ -188,7 +188,7 @@ def test_a_writer_holding_the_lock_blocks_no_reader_and_a_second_writer_is_told_
     store = SqliteConversationStore(db)
     with store.unit_of_work() as holder:
         holder.messages.save(ChatMessage.of("m0", c.id, 1, 0, PromptRole.USER, "q", T0))
-        with store.unit_of_work() as reader:  # reads while the other holds the write lock
+        with store.unit_of_work(read_only=True) as reader:  # reads beside the write lock
             assert reader.conversations.get(c.id).id == c.id
             assert reader.messages.last_turn_number(c.id) == 0
         with pytest.raises(StorageError) as e, store.unit_of_work() as writer:

@@ -466,7 +466,7 @@ def test_a_failure_while_storing_the_turn_leaves_no_trace(world, fail):
     provider = ScriptedChatProvider([tool_call("search_book", {"query": "Victor"}), ANSWER_1])
     pauses: list[float] = []
     chat = world.chat(
-        provider, uow=lambda: BrokenUnitOfWork(world.store, fail), sleep=pauses.append
+        provider, uow=lambda **_: BrokenUnitOfWork(world.store, fail), sleep=pauses.append
     )
 
     with pytest.raises(ConversationError, match="disk full"):

@@ -58,7 +58,7 @@ def commit_only_if(
     still_wanted: Callable[[], bool],
     still_there: Callable[[], bool] | None = None,
 ) -> UnitOfWorkFactory:
-    def factory() -> ConversationUnitOfWork:
-        return _CommitIf(inner(), still_wanted, still_there or still_wanted)
+    def factory(*, read_only: bool = False) -> ConversationUnitOfWork:
+        return _CommitIf(inner(read_only=read_only), still_wanted, still_there or still_wanted)
 
     return factory

@@ -12,7 +12,6 @@ work that stores it.
 
 from __future__ import annotations
 
-import random
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -29,14 +28,10 @@ from folio.agent.tools import ToolContext, ToolRegistry, ToolServices
 from folio.app.library import reading_window
 from folio.app.search import WindowSearcher
 from folio.app.turn_log import GUARDRAIL, TurnObserver
+from folio.app.writes import WRITE_ATTEMPTS, write
 from folio.domain.books import Book, SearchHit
 from folio.domain.conversations import ChatMessage, Conversation, Source, Turn
-from folio.domain.errors import (
-    ConversationError,
-    ConversationErrorCode,
-    StorageError,
-    StorageErrorCode,
-)
+from folio.domain.errors import ConversationError, ConversationErrorCode
 from folio.domain.llm import (
     PromptMessage,
     TokenUsage,
@@ -48,6 +43,7 @@ from folio.domain.ports import (
     BookSearcher,
     ChatProvider,
     ConversationContextStrategy,
+    ConversationUnitOfWork,
     RetrievalOutcome,
     RetrievalStrategy,
     UnitOfWorkFactory,
@@ -208,9 +204,8 @@ class _ToolRunner:
             self.on_event(event)
 
 
-STORE_ATTEMPTS = 20
-LONG_WAIT_S = 1.0
-RETRYABLE = frozenset({ConversationErrorCode.CONFLICT, StorageErrorCode.BUSY})
+STORE_ATTEMPTS = WRITE_ATTEMPTS
+RETRYABLE = frozenset({ConversationErrorCode.CONFLICT})  # besides BUSY, which every write retries
 
 
 # --- searches of one turn ----------------------------------------------------------------------
@@ -351,7 +346,7 @@ class ChatWithBook:
 
     # --- steps ----------------------------------------------------------------------------------
     def _load(self, conversation_id: str) -> tuple[Conversation, list[ChatMessage]]:
-        with self._uow() as uow:
+        with self._uow(read_only=True) as uow:
             conversation = uow.conversations.get(conversation_id)
             return conversation, uow.messages.get_by_conversation(conversation_id)
 
@@ -410,44 +405,30 @@ class ChatWithBook:
         latency_ms: float,
     ) -> TurnResult:
         facts = self._facts(book, conversation_id, text, outcome, runner, verdict, latency_ms)
-        busy_waits = 0
-        for attempt in range(STORE_ATTEMPTS):
-            tried_at = time.monotonic()
-            try:
-                with self._uow() as uow:
-                    recorded = uow.conversations.get(conversation_id).record_turn(
-                        last_turn_number=uow.messages.last_turn_number(conversation_id),
-                        question=text,
-                        replies=outcome.new_messages,
-                        facts=facts,
-                        now=self._clock(),
-                        new_id=lambda: uuid.uuid4().hex,
-                    )
-                    uow.messages.save_batch(list(recorded.messages))
-                    uow.turns.save(recorded.turn)
-                    uow.conversations.save(recorded.conversation)
-                    uow.commit()
-                return TurnResult(
-                    recorded.turn,
-                    outcome.answer,
-                    tuple(runner.records),
-                    position_set=book.position.is_set,
-                )
-            except (ConversationError, StorageError) as e:
-                # Another writer took the turn number, or committed since this one read (SQLite
-                # says BUSY at once then): read again and store after it. A BUSY that came after
-                # the busy timeout's whole wait is a long writer elsewhere: retried once only.
-                waited = time.monotonic() - tried_at >= LONG_WAIT_S
-                if e.code not in RETRYABLE or attempt == STORE_ATTEMPTS - 1:
-                    raise
-                if (
-                    e.code is StorageErrorCode.BUSY
-                    and waited
-                    and (busy_waits := busy_waits + 1) > 1
-                ):
-                    raise
-                self._sleep(0.02 * (attempt + 1) + random.random() * 0.05)
-        raise AssertionError("unreachable: the last attempt returns or raises")
+
+        def record(uow: ConversationUnitOfWork) -> TurnResult:
+            # The turn number is read here, in the unit of work that stores the turn: another
+            # writer that took it first makes this a CONFLICT, and the whole unit runs again.
+            recorded = uow.conversations.get(conversation_id).record_turn(
+                last_turn_number=uow.messages.last_turn_number(conversation_id),
+                question=text,
+                replies=outcome.new_messages,
+                facts=facts,
+                now=self._clock(),
+                new_id=lambda: uuid.uuid4().hex,
+            )
+            uow.messages.save_batch(list(recorded.messages))
+            uow.turns.save(recorded.turn)
+            uow.conversations.save(recorded.conversation)
+            uow.commit()
+            return TurnResult(
+                recorded.turn,
+                outcome.answer,
+                tuple(runner.records),
+                position_set=book.position.is_set,
+            )
+
+        return write(self._uow, record, also_retry=RETRYABLE, sleep=self._sleep)
 
     def _facts(
         self,

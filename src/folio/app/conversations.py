@@ -20,6 +20,7 @@ from folio.app.conversation_export import (
     render_markdown,
     to_export,
 )
+from folio.app.writes import write
 from folio.domain.books import Book
 from folio.domain.conversations import (
     Conversation,
@@ -33,7 +34,7 @@ from folio.domain.conversations import (
 )
 from folio.domain.errors import BookError, ConversationError, ConversationErrorCode
 from folio.domain.llm import PromptMessage, PromptRole
-from folio.domain.ports import BookRepository, UnitOfWorkFactory
+from folio.domain.ports import BookRepository, ConversationUnitOfWork, UnitOfWorkFactory
 
 PLACEHOLDER_TITLE = "New conversation"
 _MAX_CANDIDATES = 5
@@ -75,16 +76,19 @@ class Conversations:
         conversation = Conversation(
             self._new_id(), book_id, name, now, now, auto_title=title is None
         )
-        with self._uow() as uow:
+
+        def store(uow: ConversationUnitOfWork) -> None:
             uow.conversations.save(conversation)
             uow.commit()
+
+        write(self._uow, store)
         return conversation
 
     def summaries(self, book_id: str | None = None) -> list[ConversationSummary]:
         """All conversations (or a book's), most recent activity first, with their number of
         turns (turns are numbered 1..n without gaps, so the last number is the count)."""
         titles = {b.id: b.title for b in self._books.list()}
-        with self._uow() as uow:
+        with self._uow(read_only=True) as uow:
             found = (
                 uow.conversations.list_all()
                 if book_id is None
@@ -105,7 +109,7 @@ class Conversations:
         words = search_words(text)
         titles = {b.id: b.title for b in self._books.list()}
         found: list[ConversationMatch] = []
-        with self._uow() as uow:
+        with self._uow(read_only=True) as uow:
             conversations = (
                 uow.conversations.list_all()
                 if book_id is None
@@ -138,7 +142,8 @@ class Conversations:
         work, so that a follow-up reads them like any history. They searched and cite nothing;
         their turn records say where they came from (``strategy=origin``)."""
         now = self._clock()
-        with self._uow() as uow:
+
+        def store(uow: ConversationUnitOfWork) -> None:
             conversation = uow.conversations.get(conversation_id)
             last = uow.messages.last_turn_number(conversation_id)
             for question, answer in exchanges:
@@ -156,8 +161,10 @@ class Conversations:
             uow.conversations.save(conversation)
             uow.commit()
 
+        write(self._uow, store, also_retry=(ConversationErrorCode.CONFLICT,))
+
     def get(self, conversation_id: str) -> ConversationDetail:
-        with self._uow() as uow:
+        with self._uow(read_only=True) as uow:
             conversation = uow.conversations.get(conversation_id)
             messages = tuple(uow.messages.get_by_conversation(conversation_id))
             turns = tuple(uow.turns.get_by_conversation(conversation_id))
@@ -166,13 +173,13 @@ class Conversations:
 
     def find(self, conversation_id: str) -> Conversation:
         """The conversation without its history (``ConversationError(NOT_FOUND)``)."""
-        with self._uow() as uow:
+        with self._uow(read_only=True) as uow:
             return uow.conversations.get(conversation_id)
 
     def resolve(self, ref: str) -> Conversation:
         """A conversation by full id or unique id prefix."""
         ref = ref.strip()
-        with self._uow() as uow:
+        with self._uow(read_only=True) as uow:
             try:
                 return uow.conversations.get(ref)
             except ConversationError as e:
@@ -197,25 +204,34 @@ class Conversations:
 
     def rename(self, conversation_id: str, title: str) -> Conversation:
         """Raises ``ConversationError(INVALID_INPUT)`` for an empty title."""
-        with self._uow() as uow:
-            renamed = uow.conversations.update_title(conversation_id, validate_title(title))
+        name = validate_title(title)
+
+        def store(uow: ConversationUnitOfWork) -> Conversation:
+            renamed = uow.conversations.update_title(conversation_id, name)
             uow.commit()
-        return renamed
+            return renamed
+
+        return write(self._uow, store)
 
     def delete(self, conversation_id: str) -> None:
-        with self._uow() as uow:
+        def store(uow: ConversationUnitOfWork) -> None:
             uow.conversations.delete(conversation_id)
             uow.commit()
+
+        write(self._uow, store)
 
     def delete_for_book(self, book_id: str) -> int:
         """Delete every conversation of a book (stores without a database cascade need this).
         Returns how many were deleted."""
-        with self._uow() as uow:
+
+        def store(uow: ConversationUnitOfWork) -> int:
             doomed = uow.conversations.get_by_book(book_id)
             for c in doomed:
                 uow.conversations.delete(c.id)
             uow.commit()
-        return len(doomed)
+            return len(doomed)
+
+        return write(self._uow, store)
 
     # --- export and import -------------------------------------------------------------------
     def export_json(self, conversation_id: str) -> dict[str, Any]:
@@ -243,12 +259,15 @@ class Conversations:
         exported = parse_export(data)
         book = self._match_book(exported.book)
         conversation, messages, turns = from_export(exported, book.id, self._new_id)
-        with self._uow() as uow:
+
+        def store(uow: ConversationUnitOfWork) -> None:
             uow.conversations.save(conversation)
             uow.messages.save_batch(messages)
             for turn in turns:
                 uow.turns.save(turn)
             uow.commit()
+
+        write(self._uow, store)
         return conversation
 
     def _match_book(self, ref: BookRef) -> Book:

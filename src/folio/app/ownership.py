@@ -215,7 +215,7 @@ def owned_unit_of_work(
 ) -> UnitOfWorkFactory:
     """A unit-of-work factory whose conversations are limited to ``user_id``'s."""
 
-    def factory() -> ConversationUnitOfWork:
-        return _OwnedUnitOfWork(inner(), owners, user_id)
+    def factory(*, read_only: bool = False) -> ConversationUnitOfWork:
+        return _OwnedUnitOfWork(inner(read_only=read_only), owners, user_id)
 
     return factory

@@ -256,7 +256,14 @@ class ConversationUnitOfWork(Protocol):
     def rollback(self) -> None: ...
 
 
-UnitOfWorkFactory = Callable[[], ConversationUnitOfWork]
+class UnitOfWorkFactory(Protocol):
+    """A new unit of work. A writing one (the default) may take the store's write lock on entry,
+    so that writers queue instead of failing half-way; ``read_only=True`` promises no write and
+    reads beside writers without waiting for them (SQLite's WAL readers, PostgreSQL without row
+    locks). Writes go through ``app.writes.write`` (retried as a whole when the store says
+    another writer was in the way); reads open ``factory(read_only=True)``."""
+
+    def __call__(self, *, read_only: bool = False) -> ConversationUnitOfWork: ...
 
 
 # --- LLM ------------------------------------------------------------------------------------------

@@ -157,7 +157,8 @@ class JsonConversationStore:
         self._files = ConversationFiles(self.directory, lock_timeout=lock_timeout)
         self._max_messages = max_messages
 
-    def unit_of_work(self) -> JsonUnitOfWork:
+    def unit_of_work(self, *, read_only: bool = False) -> JsonUnitOfWork:
+        """``read_only`` changes nothing here: writes are staged and applied at the commit."""
         return JsonUnitOfWork(self._files, max_messages=self._max_messages)
 
 

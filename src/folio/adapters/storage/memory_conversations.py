@@ -116,7 +116,8 @@ class InMemoryConversationStore:
     def __init__(self) -> None:
         self.state = _State()
 
-    def unit_of_work(self) -> InMemoryUnitOfWork:
+    def unit_of_work(self, *, read_only: bool = False) -> InMemoryUnitOfWork:
+        """``read_only`` changes nothing here: a unit of work works on a copy until its commit."""
         return InMemoryUnitOfWork(self)
 
 

@@ -1,12 +1,15 @@
 """Conversations, messages and turns in PostgreSQL (the seed's conversations/turns tables).
 
 Invariants: a unit of work holds one pooled connection and one transaction. Reading a conversation
-inside it (``conversations.get``) takes a ``FOR NO KEY UPDATE`` row lock, so concurrent turns on
-one conversation -- from threads, workers or machines -- serialise in the database: the second
-waits until the first commits, then reads its turn number and title (READ COMMITTED gives each
-statement a fresh snapshot). ``UNIQUE (conversation_id, turn_number)`` remains the last guard: a
-taken number is ``ConversationError(CONFLICT)``, which the chat use case retries. Leaving the block
-without ``commit()`` rolls back. Saving messages moves ``updated_at`` forward (never back).
+inside a writing one (``conversations.get``) takes a ``FOR NO KEY UPDATE`` row lock, so concurrent
+turns on one conversation -- from threads, workers or machines -- serialise in the database: the
+second waits until the first commits, then reads its turn number and title (READ COMMITTED gives
+each statement a fresh snapshot). ``UNIQUE (conversation_id, turn_number)`` remains the last
+guard: a taken number is ``ConversationError(CONFLICT)``, which the chat use case retries; a
+deadlock is ``StorageError(BUSY)``, which every write retries (``app/writes.py``). A
+``read_only`` unit of work takes no row lock: it reads beside a turn being stored instead of
+waiting for it. Leaving the block without ``commit()`` rolls back. Saving messages moves
+``updated_at`` forward (never back).
 """
 
 from __future__ import annotations
@@ -41,8 +44,8 @@ class PostgresConversationStore:
     def __init__(self, database: PgDatabase) -> None:
         self.database = database
 
-    def unit_of_work(self) -> PostgresUnitOfWork:
-        return PostgresUnitOfWork(self.database)
+    def unit_of_work(self, *, read_only: bool = False) -> PostgresUnitOfWork:
+        return PostgresUnitOfWork(self.database, read_only=read_only)
 
 
 def _not_found(conversation_id: str) -> ConversationError:
@@ -115,17 +118,22 @@ class PostgresUnitOfWork:
     whole library in one transaction this way)."""
 
     def __init__(
-        self, database: PgDatabase, *, connection: psycopg.Connection[Any] | None = None
+        self,
+        database: PgDatabase,
+        *,
+        connection: psycopg.Connection[Any] | None = None,
+        read_only: bool = False,
     ) -> None:
         self._database = database
         self._borrowed = connection
+        self._read_only = read_only
         self._conn: psycopg.Connection[Any] | None = None
 
     def __enter__(self) -> Self:
         conn = self._borrowed or self._database.acquire()
         self._conn = conn
         sql = _Sql(conn, self._database.url)
-        self.conversations = _Conversations(sql)
+        self.conversations = _Conversations(sql, lock=not self._read_only)
         self.messages = _Messages(sql)
         self.turns = _Turns(sql)
         return self
@@ -160,8 +168,9 @@ class PostgresUnitOfWork:
 class _Conversations:
     _COLUMNS = CONVERSATION_COLUMNS
 
-    def __init__(self, sql: _Sql) -> None:
+    def __init__(self, sql: _Sql, *, lock: bool = True) -> None:
         self._sql = sql
+        self._lock = " FOR NO KEY UPDATE" if lock else ""
 
     def save(self, conversation: Conversation) -> None:
         c = conversation
@@ -186,7 +195,7 @@ class _Conversations:
         # held until the unit of work commits or ends, which is short: no model call happens
         # inside a unit of work.
         rows = self._sql.rows(
-            f"SELECT {self._COLUMNS} FROM conversations WHERE id = %s FOR NO KEY UPDATE",
+            f"SELECT {self._COLUMNS} FROM conversations WHERE id = %s{self._lock}",
             (conversation_id,),
         )
         if not rows:

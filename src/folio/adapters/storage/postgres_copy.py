@@ -107,7 +107,7 @@ def copy_library(
             ).fetchall()
     finally:
         src.close()
-    with conversations() as uow:
+    with conversations(read_only=True) as uow:
         history = [
             (c, [_clean(m) for m in uow.messages.get_by_conversation(c.id)],
              uow.turns.get_by_conversation(c.id))

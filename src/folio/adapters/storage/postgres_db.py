@@ -66,12 +66,29 @@ def redacted(url: str) -> str:
     return redact_url(url)
 
 
+# The server rolled the transaction back because of another one (SQLSTATE class 40: deadlock,
+# serialization failure) or refused to wait for its lock (55P03); the same work tried again passes.
+_REFUSED_FOR_ANOTHER_WRITER = (
+    psycopg.errors.TransactionRollback,
+    psycopg.errors.SerializationFailure,
+    psycopg.errors.DeadlockDetected,
+    psycopg.errors.LockNotAvailable,
+)
+
+
 def pg_storage_error(error: psycopg.Error, url: str) -> StorageError:
     """What a psycopg error means for the user, at the adapter's edge."""
     where = redacted(url)
     detail = scrub(str(error).strip(), url)
     if isinstance(error, psycopg.ProgrammingError) and "conninfo" in detail.lower():
         detail = "the URL is not a valid PostgreSQL connection string"
+    if isinstance(error, _REFUSED_FOR_ANOTHER_WRITER):
+        # app/writes.py retries every write that ends here (BUSY).
+        return StorageError(
+            f"The PostgreSQL database {where} refused a write that met another writer's ({detail})."
+            " Try again in a moment.",
+            code=StorageErrorCode.BUSY,
+        )
     if isinstance(error, psycopg.OperationalError):
         return StorageError(
             f"Cannot reach the PostgreSQL database {where}: {detail}. Check that the"

@@ -1,12 +1,15 @@
 """Conversations, messages and turns in the SQLite database (schema 002).
 
-Invariants: a unit of work owns one connection and one transaction, opened with
-``BEGIN IMMEDIATE`` on entry, so concurrent writers (threads or processes) serialise and a turn
-number read inside the unit of work cannot be taken by another writer before it commits. Leaving
-the block without ``commit()`` rolls back. Every read goes to the database (no cache). Saving
-messages moves the conversation's ``updated_at`` forward to the newest message (never back), so
-"most recent activity first" holds without the writer touching the conversation. Constraint
-violations become domain errors: a taken turn or message number is
+Invariants: a unit of work owns one connection and one transaction. A writing one (the default)
+opens it with ``BEGIN IMMEDIATE``: it takes the write lock on entry, waiting for it up to the busy
+timeout, so concurrent writers (threads or processes) queue instead of failing, and a turn number
+read inside it cannot be taken by another writer before it commits. (A deferred transaction that
+reads and then writes cannot wait: SQLite refuses its upgrade to a writer at once with BUSY while
+another connection writes.) A ``read_only`` one opens a deferred transaction: a WAL reader that
+never waits for a writer. Leaving the block without ``commit()`` rolls back. Every read goes to
+the database (no cache). Saving messages moves the conversation's ``updated_at`` forward to the
+newest message (never back), so "most recent activity first" holds without the writer touching
+the conversation. Constraint violations become domain errors: a taken turn or message number is
 ``ConversationError(CONFLICT)``, an unknown conversation ``NOT_FOUND``, an unknown book
 ``BookError(NOT_FOUND)``.
 """
@@ -41,8 +44,8 @@ class SqliteConversationStore:
     def __init__(self, database: Database) -> None:
         self.database = database
 
-    def unit_of_work(self) -> SqliteUnitOfWork:
-        return SqliteUnitOfWork(self.database)
+    def unit_of_work(self, *, read_only: bool = False) -> SqliteUnitOfWork:
+        return SqliteUnitOfWork(self.database, read_only=read_only)
 
 
 def _not_found(conversation_id: str) -> ConversationError:
@@ -72,17 +75,18 @@ def _translated(what: str, conversation_id: str) -> Iterator[None]:
 
 
 class SqliteUnitOfWork:
-    def __init__(self, database: Database) -> None:
+    def __init__(self, database: Database, *, read_only: bool = False) -> None:
         self._database = database
+        self._read_only = read_only
         self._conn: sqlite3.Connection | None = None
 
     def __enter__(self) -> Self:
         conn = self._database.connect()
-        # Deferred: a unit of work that only reads never takes the write lock, so a long writer
-        # elsewhere does not block it. Its first write takes the lock (waiting up to the busy
-        # timeout); if another writer committed since this one read, SQLite refuses with BUSY
-        # and the caller retries the whole unit of work (ChatWithBook does).
-        conn.execute("BEGIN")
+        try:
+            conn.execute("BEGIN" if self._read_only else "BEGIN IMMEDIATE")
+        except BaseException:
+            conn.close()
+            raise
         self._conn = conn
         self.conversations = _Conversations(conn)
         self.messages = _Messages(conn)
@@ -101,7 +105,9 @@ class SqliteUnitOfWork:
     def commit(self) -> None:
         conn = self._require()
         conn.execute("COMMIT")
-        conn.execute("BEGIN")  # deferred: later writes in the block form the next transaction
+        # Deferred, so the lock is free as soon as the work is stored (the owner of a new
+        # conversation is recorded next, on another connection); nothing writes after a commit.
+        conn.execute("BEGIN")
 
     def rollback(self) -> None:
         conn = self._require()

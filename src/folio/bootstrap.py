@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from folio.adapters.storage.sqlite_db import Database
     from folio.agent.guardrail import Guardrail
     from folio.agent.lexicon import Lexicons
+    from folio.agent.summaries import StorySummaries
     from folio.agent.tools import ToolRegistry
     from folio.app.calibre_import import ImportCalibre
     from folio.app.chat import ChatWithBook
@@ -267,6 +268,14 @@ class Container:
         from folio.agent.lexicon import Lexicons
 
         return Lexicons()
+
+    @cached_property
+    def summaries(self) -> StorySummaries:
+        """Each book's ranked sentences for the story so far, stored with it at import, read
+        once per process; chapters without them are ranked with the embedder when asked."""
+        from folio.agent.summaries import StorySummaries
+
+        return StorySummaries(self.embedder)
 
     @cached_property
     def tools(self) -> ToolRegistry:
@@ -531,6 +540,7 @@ class Container:
                 recaps=recaps,
                 highlights=self.highlight_store,
                 lexicons=self.lexicons,
+                summaries=self.summaries,
             ),
             provider=chat_provider,
             tools=self.tools,

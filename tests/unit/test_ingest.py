@@ -116,7 +116,7 @@ def test_ingest_stores_the_book_its_text_chunks_and_vectors(
     assert set(library.vectors["book-1"]) == {c.id for c in chunks}
     assert all(v.shape == (64,) for v in library.vectors["book-1"].values())
     assert library.vector_coverage("book-1") == (len(chunks), len(chunks))
-    assert set(result.timings) == {"parse", "chunk", "embed", "store"}
+    assert set(result.timings) == {"parse", "chunk", "embed", "store", "summarise"}
     assert 0 <= result.searchable_after <= sum(result.timings.values())
     assert all(t >= 0 for t in result.timings.values())
 
@@ -218,11 +218,13 @@ def test_progress_reports_each_stage_and_every_embedded_batch(
     progress = RecordingProgress()
     result = make_ingest(library, batch_size=5).execute(book_file, progress=progress)
     stages = [(name, total) for kind, name, total in progress.events if kind == "stage"]
-    assert [name for name, _ in stages] == ["parse", "chunk", "store", "embed"]
+    assert [name for name, _ in stages] == ["parse", "chunk", "store", "embed", "summarise"]
     store_at = progress.events.index(("stage", "store", 1))
     embed_at = progress.events.index(("stage", "embed", result.chunk_count))
+    summarise_at = next(i for i, e in enumerate(progress.events) if e[:2] == ("stage", "summarise"))
     assert progress.events[store_at + 1] == ("advance", "", 1)  # stored before embedding
-    advances = [n or 0 for kind, _, n in progress.events[embed_at:] if kind == "advance"]
+    embedding = progress.events[embed_at:summarise_at]
+    advances = [n or 0 for kind, _, n in embedding if kind == "advance"]
     assert sum(advances) == result.chunk_count
     assert len(advances) == -(-result.chunk_count // 5)
 

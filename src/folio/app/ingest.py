@@ -7,6 +7,9 @@ Invariants:
 - vectors follow batch by batch (``add_vectors``, each batch atomic), so search improves while the
   reader starts; an interrupted import leaves a whole book whose missing vectors the next import of
   the same file fills in (nothing is parsed twice, nothing is lost);
+- then each story chapter's most central sentences (``folio.domain.summary``: the recap of the
+  story so far) are ranked once, with the same embedder, and kept with the book; a book without
+  them (imported before, or interrupted) gets its recap ranked from the text read when asked;
 - a file whose bytes are already in the library, fully embedded, is refused with
   ``IngestError(DUPLICATE)`` before any parsing.
 """
@@ -33,12 +36,13 @@ from folio.domain.errors import BookError, IngestError, IngestErrorCode
 from folio.domain.lexicon import Lexicon
 from folio.domain.ports import BookRepository, Embedder, Vectors
 from folio.domain.series import series_fields
+from folio.domain.summary import SUMMARY_INDEX, StorySummary
 
 ParseFunction = Callable[[Path], tuple[ParsedBook, BookFormat]]
 # Asked again for a position that named no place in the book: the reader's new answer, or None
 # to give up (the file is then refused).
 PositionRetry = Callable[[Book, BookError], str | None]
-STAGES = ("parse", "chunk", "store", "embed")
+STAGES = ("parse", "chunk", "store", "embed", "summarise")
 EMBED_BATCH = 64
 MAX_BOOK_BYTES = 100 * 1024 * 1024
 MAX_BOOK_TITLE_CHARS = 300
@@ -230,6 +234,8 @@ class IngestBook:
             report.advance(1)
         with _timed(timings, "embed"):
             self._embed(book.id, chunks, report)
+        with _timed(timings, "summarise"):
+            self._summarise(book, parsed.text, report)
         return IngestResult(book=book, chunk_count=len(chunks), timings=timings)
 
     def _resume(self, path: Path, existing: Book, report: IngestProgress) -> IngestResult:
@@ -245,6 +251,10 @@ class IngestBook:
         timings: dict[str, float] = {}
         with _timed(timings, "embed"):
             self._embed(existing.id, pending, report)
+        if self._books.chapter_recap(existing.id, SUMMARY_INDEX) is None:
+            with _timed(timings, "summarise"):
+                text = self._books.get_text(existing.id, 0, existing.char_count)
+                self._summarise(existing, text, report)
         return IngestResult(book=existing, chunk_count=len(pending), timings=timings, resumed=True)
 
     def _book(
@@ -282,6 +292,22 @@ class IngestBook:
             )
             self._books.add_vectors(book_id, [c.id for c in batch], vectors)
             report.advance(len(batch))
+
+    def _summarise(self, book: Book, text: str, report: IngestProgress) -> None:
+        """Rank the sentences of each story chapter and keep the best with the book (in its
+        chapter recaps, under ``SUMMARY_INDEX``: no chapter has it)."""
+        chapters = [
+            (c.index, c.char_start, book.chapter_end(c)) for c in book.chapters if c.is_story
+        ]
+        report.stage("summarise", len(chapters))
+        summary = StorySummary.of(
+            text,
+            chapters,
+            self._embedder.embed,
+            model=self._embedder.name,
+            on_chapter=report.advance,
+        )
+        self._books.save_chapter_recap(book.id, SUMMARY_INDEX, summary.to_json(), summary.model)
 
 
 def _file_series(parsed: ParsedBook) -> tuple[str | None, float | None]:

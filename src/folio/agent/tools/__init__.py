@@ -6,7 +6,8 @@ from __future__ import annotations
 from folio.agent.tools.base import BaseTool, ToolCategory, ToolContext, ToolResult, ToolServices
 from folio.agent.tools.book import ListChaptersTool, ReadPassageTool, SearchBookTool, book_tools
 from folio.agent.tools.highlights import SearchHighlightsTool
-from folio.agent.tools.reader import PeopleTool, RecapTool, reader_tools
+from folio.agent.tools.reader import PeopleTool, reader_tools
+from folio.agent.tools.recap import RecapTool
 from folio.agent.tools.registry import ToolRegistry
 from folio.domain.telemetry import Telemetry
 

@@ -15,6 +15,7 @@ from enum import StrEnum
 from typing import Any, Protocol
 
 from folio.agent.lexicon import Lexicons
+from folio.agent.summaries import StorySummaries
 from folio.domain.books import Book, Chapter, ReadingPosition
 from folio.domain.conversations import Conversation
 from folio.domain.llm import ToolDefinition
@@ -63,8 +64,8 @@ class ToolContext:
 @dataclass(frozen=True, slots=True)
 class ToolServices:
     """The ports tools may use. ``recaps``: a model that recaps whole chapters (None offline: the
-    recap is then the chapters' own key sentences); ``highlights``: the reader's imported
-    highlights (None: none are kept)."""
+    recap is then the chapters' own key sentences, from ``summaries``); ``highlights``: the
+    reader's imported highlights (None: none are kept)."""
 
     searcher: BookSearcher
     books: BookRepository
@@ -73,6 +74,7 @@ class ToolServices:
     recaps: ChapterRecaps | None = None
     highlights: HighlightRepository | None = None
     lexicons: Lexicons = field(default_factory=Lexicons)  # each book's names, built once
+    summaries: StorySummaries = field(default_factory=StorySummaries)  # chapters' best sentences
 
 
 class ChapterRecaps(Protocol):

@@ -130,6 +130,7 @@ def call(
             container.chunk_index,
             container.settings.search_k,
             highlights=container.highlight_store,
+            summaries=container.summaries,
         )
         # the user names its log line
         context = ToolContext.of(window, user=scope.user_id)

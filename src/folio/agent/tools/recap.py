@@ -1,0 +1,194 @@
+"""The story so far, bounded by the reading position: a recap of every chapter read.
+
+With a model (``services.recaps``), each of the latest chapters read to its end is recapped by the
+model once and kept (``folio.agent.recaps``). Otherwise, and offline, the recap is extractive
+(offline mode quotes it): each chapter read gives its most central sentences (LexRank,
+``folio.domain.summary``: narration, not dialogue, questions or fragments), ranked once at import
+and kept with the book (``services.summaries``); the chapter being read is ranked from its read
+part. The longer the reading, the fewer sentences per chapter, so that the recap stays within
+``MAX_SENTENCES``: every chapter keeps one, and past that many chapters, each run of neighbouring
+chapters gives its most central sentence; the first chapters are never left out.
+
+In a series, the story so far runs across the earlier volumes (read in full) and this one up to
+the position.
+
+Invariant: only text inside the reading window (``ctx.window``) is read, so nothing past the
+position, no unread front or back matter and no later volume is ever summarised or quoted.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from folio.agent.tools.base import BaseTool, ToolCategory, ToolContext, ToolResult, ToolServices
+from folio.domain.books import Book, Chapter
+from folio.domain.errors import ToolErrorCode
+from folio.domain.passages import RECAP, Passage, Recap
+
+if TYPE_CHECKING:
+    from folio.domain.summary import Ranked
+
+MAX_CHAPTERS = 12  # a model recaps the latest chapters only (a model call per chapter, once)
+MAX_SENTENCES = 24  # the extractive story so far, however long the reading
+MOST_PER_CHAPTER = 3
+SENTENCES_FOR_ONE_CHAPTER = 4
+
+Read = tuple[Book, Chapter, int, int]
+
+
+class RecapTool(BaseTool):
+    name = RECAP
+    description = (
+        "The story so far, chapter by chapter, up to the reader's position: key sentences of each "
+        "chapter read (or of one chapter, given its title or number). For 'what happened so far?', "
+        "'summarize chapter 3', 'remind me where we are'."
+    )
+    parameters: Mapping[str, Any] = {
+        "type": "object",
+        "properties": {
+            "chapter": {
+                "type": "string",
+                "description": "One chapter, as the book names it ('Chapter 3', 'Letter 2').",
+            }
+        },
+        "additionalProperties": False,
+    }
+    category = ToolCategory.QUERY
+
+    def execute(
+        self, ctx: ToolContext, services: ToolServices, *, chapter: str | None = None
+    ) -> ToolResult:
+        book = ctx.book
+        read = _read_chapters(ctx)
+        where = book.describe_position()
+        if chapter is not None:
+            wanted = {c.index for c in book.find_chapters(chapter)}
+            if not wanted:
+                return ToolResult.fail(f"The book has no chapter {chapter!r}.", "NOT_FOUND")
+            read = [r for r in read if r[0].id == book.id and r[1].index in wanted]
+            if not read:
+                return ToolResult.fail(
+                    f"{chapter} lies past the reader's position ({where}): it cannot be "
+                    "summarised.",
+                    ToolErrorCode.NOT_ALLOWED,
+                )
+        if services.recaps is not None and read:
+            generated = _by_model(book, read, services, one=chapter is not None)
+            if generated is not None:
+                return generated
+        if not read:
+            first = "The reader has not reached the first chapter yet."
+            return ToolResult.ok(Recap((), where, first), summary="0 sentence(s), 0 chapter(s)")
+        budget = SENTENCES_FOR_ONE_CHAPTER if chapter is not None else MAX_SENTENCES
+        passages, note = _extractive(book, read, services, budget)
+        data = Recap(tuple(passages), where, note)
+        return ToolResult.ok(data, summary=f"{len(passages)} sentence(s), {len(read)} chapter(s)")
+
+
+def _read_chapters(ctx: ToolContext) -> list[Read]:
+    """The story chapters the reader has reached, each with its volume and its read
+    ``[start, end)``: the earlier volumes of the series first, in order."""
+    window = ctx.window
+    return [(v, c, a, b) for v in window.volumes for c, a, b in window.story_read(v.id)]
+
+
+def _ranked(read: Sequence[Read], services: ToolServices) -> list[list[Ranked]]:
+    """Each chapter read's best sentences inside its read part, volume by volume."""
+    out: list[list[Ranked]] = []
+    i = 0
+    while i < len(read):
+        volume = read[i][0]
+        j = i
+        while j < len(read) and read[j][0].id == volume.id:
+            j += 1
+        reads = [(c, a, b) for _, c, a, b in read[i:j]]
+        out += services.summaries.ranked(volume, reads, services.books)
+        i = j
+    return out
+
+
+def choose(ranked: Sequence[Sequence[Ranked]], budget: int) -> list[tuple[int, Ranked]]:
+    """``(chapter, sentence)`` pairs to quote, in reading order: each chapter's best
+    ``budget // chapters`` (1 to ``MOST_PER_CHAPTER``, all of them for one chapter); with more
+    chapters than ``budget``, the best sentence of each run of neighbouring chapters."""
+    n = len(ranked)
+    if n == 0:
+        return []
+    if n <= budget:
+        per = budget if n == 1 else max(1, min(MOST_PER_CHAPTER, budget // n))
+        picked = [(i, r) for i, rs in enumerate(ranked) for r in rs[:per]]
+    else:
+        size = math.ceil(n / budget)
+        picked = []
+        for g in range(0, n, size):
+            firsts = [(i, ranked[i][0]) for i in range(g, min(n, g + size)) if ranked[i]]
+            if firsts:
+                picked.append(max(firsts, key=lambda p: (p[1].weight, -p[0])))
+    return sorted(picked, key=lambda p: (p[0], p[1].start))
+
+
+def _extractive(
+    book: Book, read: Sequence[Read], services: ToolServices, budget: int
+) -> tuple[list[Passage], str | None]:
+    ranked = _ranked(read, services)
+    picked = choose(ranked, budget)
+    texts: dict[int, str] = {}
+    passages = []
+    for i, r in picked:
+        volume, chapter, start, end = read[i]
+        if i not in texts:
+            texts[i] = services.books.get_text(volume.id, start, end)
+        text = texts[i][r.start - start : r.end - start]
+        passages.append(_passage(volume, chapter.title, r.start, r.end, text, volume=book))
+    note = None
+    if len(read) > budget:
+        size = math.ceil(len(read) / budget)
+        note = f"{len(read)} chapters read: one sentence for every {size} chapters."
+    return passages, note
+
+
+def _by_model(
+    book: Book, read: Sequence[Read], services: ToolServices, *, one: bool
+) -> ToolResult | None:
+    """A model's recap of each of the latest chapters read to its end (kept once written); a
+    chapter read only in part is quoted instead (its best sentences of the read part): a chapter
+    read halfway is never sent to a model. None when the model fails: the recap is then
+    extractive."""
+    assert services.recaps is not None
+    chosen = read if one else read[-MAX_CHAPTERS:]
+    skipped = len(read) - len(chosen)
+    per = SENTENCES_FOR_ONE_CHAPTER if one else 1
+    out: list[Passage] = []
+    partial = None
+    for v, c, start, end in chosen:
+        if end < v.chapter_end(c) or start > c.char_start:
+            [ranked] = services.summaries.ranked(v, [(c, start, end)], services.books)
+            for r in sorted(ranked[:per], key=lambda r: r.start):
+                text = services.books.get_text(v.id, r.start, r.end)
+                out.append(_passage(v, c.title, r.start, r.end, text, volume=book))
+            partial = c.title
+            continue
+        recap = services.recaps.recap(v, c)
+        if recap is None:
+            return None
+        out.append(_passage(v, c.title, start, end, recap, volume=book))
+    notes = [f"{skipped} earlier chapter(s) left out." if skipped else None]
+    if partial:
+        notes.append(f"{partial} is read only in part: quoted from the book, not recapped.")
+    note = " ".join(n for n in notes if n) or None
+    data = Recap(tuple(out), book.describe_position(), note, generated=True)
+    return ToolResult.ok(data, summary=f"{len(out)} chapter recap(s) by a model")
+
+
+def _passage(
+    book: Book, chapter: str | None, start: int, end: int, text: str, *, volume: Book | None = None
+) -> Passage:
+    """A passage of ``book``; ``volume``: the book of the conversation, when ``book`` is an
+    earlier volume of its series (the passage then names it)."""
+    other = volume is not None and volume.id != book.id
+    first, last = book.page_label(start), book.page_label(max(start, end - 1))
+    return Passage(None, chapter, first, last, start, end, " ".join(text.split()),
+                   book_id=book.id if other else None,
+                   volume=book.title if other else None)  # fmt: skip

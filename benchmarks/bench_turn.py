@@ -15,6 +15,9 @@
    blocks) with Anthropic cache breakpoints. Raw tokens (chars / 4) and effective tokens at the
    vendors' documented cache prices (``turn_costs.py`` cites the pages).
    Targets: effective input tokens per conversation <= 1/4 of before; raw <= 1/2 of before.
+3. The same conversation as LlamaIndex's CondensePlusContextChatEngine would send it (its default
+   prompts, a condense call from the second turn, the passages in its system prompt, the whole
+   history), at 2 passages a turn (its default) and 5, against folio at 2 and 5.
 
     .venv/bin/python benchmarks/bench_turn.py [--conversations 40] [--stores sqlite,memory]
 """
@@ -120,22 +123,29 @@ class TimedProvider(ScriptedChatProvider):
             self.seconds += time.perf_counter() - started
 
 
-def answering_script() -> Callable[[Sequence[PromptMessage], Sequence[ToolDefinition] | None], Any]:
-    """Search the question, then answer from the first two passages found, citing them as a model
-    does ("(Chapter 5, p. 41)")."""
+def answering_script(
+    k: int = 5,
+) -> Callable[[Sequence[PromptMessage], Sequence[ToolDefinition] | None], Any]:
+    """Search the question for ``k`` passages, then answer from the first two passages found,
+    citing them as a model does ("(Chapter 5, p. 41)")."""
 
     def step(messages: Sequence[PromptMessage], tools: Sequence[ToolDefinition] | None) -> Any:
         last = messages[-1]
         if last.role.value == "user" and tools is not None:
-            return tool_call("search_book", {"query": last.content, "k": 5})
+            return tool_call("search_book", {"query": last.content, "k": k})
         results = json.loads(last.content).get("data", {}).get("results", [])
-        cites = "; ".join(f"{r['chapter']}, p. {r['pages']}" for r in results[:2])
-        return (
-            "From the passages: the story tells it plainly, and the narrator dwells on it at "
-            f"length, with feeling and detail ({cites}). " * 3
-        )
+        return scripted_answer([(r["chapter"], r["pages"]) for r in results])
 
     return step
+
+
+def scripted_answer(places: Sequence[tuple[str | None, str]]) -> str:
+    """The answer of the scripted model, citing the first two of ``places`` (chapter, pages)."""
+    cites = "; ".join(f"{chapter}, p. {pages}" for chapter, pages in places[:2])
+    return (
+        "From the passages: the story tells it plainly, and the narrator dwells on it at "
+        f"length, with feeling and detail ({cites}). " * 3
+    )
 
 
 def load_book(library: Any, embedder: HashingEmbedder) -> Book:
@@ -283,9 +293,14 @@ LEGACY_COMMIT = "4ea0658"  # the system prompt and tool schemas before the token
 
 @contextmanager
 def legacy_prompts() -> Iterator[None]:
-    """The system prompt and tool schemas as they were before the token diet."""
+    """The system prompt and tool schemas as they were before the token diet, every tool offered
+    on every call (as before issue 35)."""
     import folio.agent.prompt_builder as prompts
+    import folio.agent.tools.registry as registry
     from folio.agent.tools import book
+
+    saved_offer = registry.can_work
+    registry.can_work = lambda tool, ctx, services: True  # type: ignore[assignment]
 
     saved_loader = prompts.load_template
     saved = {cls: (cls.description, cls.parameters) for cls in _tool_classes(book)}
@@ -300,6 +315,7 @@ def legacy_prompts() -> Iterator[None]:
     try:
         yield
     finally:
+        registry.can_work = saved_offer  # type: ignore[assignment]
         prompts.load_template = saved_loader
         for cls, (description, parameters) in saved.items():
             cls.description, cls.parameters = description, parameters
@@ -337,15 +353,16 @@ def _git_show(path: str) -> str:
     ).stdout
 
 
-def bench_tokens(context: Any) -> list[list[Any]]:
-    """The requests of each turn of a 20-turn conversation under ``context``."""
+def bench_tokens(context: Any, *, k: int = 5) -> list[list[Any]]:
+    """The requests of each turn of a 20-turn conversation under ``context``, the model asking
+    for ``k`` passages each turn."""
     embedder = HashingEmbedder()
     library, store = InMemoryLibrary(), InMemoryConversationStore()
     book = load_book(library, embedder)
     with store.unit_of_work() as uow:
         uow.conversations.save(Conversation("c", book.id, "New conversation", T0, T0))
         uow.commit()
-    provider = ScriptedChatProvider([answering_script()] * 40)
+    provider = ScriptedChatProvider([answering_script(k)] * 40)
     chat = ChatWithBook(
         uow=store.unit_of_work,
         services=ToolServices(SearchBook(library, embedder), library, library),
@@ -360,6 +377,114 @@ def bench_tokens(context: Any) -> list[list[Any]]:
         chat.execute("c", question)
         per_turn.append(provider.calls[before:])
     return per_turn
+
+
+# LlamaIndex's CondensePlusContextChatEngine, its default prompts (llama_index.core.chat_engine.
+# condense_plus_context: DEFAULT_CONTEXT_PROMPT_TEMPLATE, DEFAULT_CONDENSE_PROMPT_TEMPLATE)
+LLAMA_CONTEXT = """The following is a friendly conversation between a user and an AI assistant.
+The assistant is talkative and provides lots of specific details from its context.
+If the assistant does not know the answer to a question, it truthfully says it
+does not know.
+
+Here are the relevant documents for the context:
+
+{context_str}
+
+Instruction: Based on the above documents, provide a detailed answer for the user question below.
+Answer "don't know" if not present in the document."""
+LLAMA_CONDENSE = """Given the following conversation between a user and an AI assistant and a \
+follow up question from user, rephrase the follow up question to be a standalone question.
+
+Chat History:
+{chat_history}
+Follow Up Input: {question}
+Standalone question:"""
+
+
+def condense_plus_context_calls(*, k: int = 2) -> list[list[Any]]:
+    """The requests LlamaIndex's CondensePlusContextChatEngine makes on this conversation: from
+    the second turn a condense call (the whole history as text, the question), then the answer
+    call (its system prompt holding ``k`` passages, the whole history, the question). ``k=2`` is
+    its retrievers' default (``similarity_top_k``); its default memory keeps the whole
+    conversation. The passages are folio's search of the question (each question here is already
+    standalone, as a condensed one would be), their bare text (LlamaIndex adds node metadata);
+    the answers are the scripted model's, as in folio's run."""
+    from folio.adapters.llm.scripted import RecordedCall
+
+    embedder = HashingEmbedder()
+    library = InMemoryLibrary()
+    book = load_book(library, embedder)
+    searcher = SearchBook(library, embedder)
+    history: list[PromptMessage] = []
+    per_turn = []
+    for question in QUESTIONS:
+        calls = []
+        if history:
+            lines = "\n".join(f"{m.role.value}: {m.content}" for m in history)
+            condense = LLAMA_CONDENSE.format(chat_history=lines, question=question)
+            calls.append(RecordedCall("chat", (PromptMessage.user(condense),), None))
+        hits = searcher.search(book, question, k=k)
+        context = "\n\n".join(h.chunk.text.strip() for h in hits)
+        system = PromptMessage.system(LLAMA_CONTEXT.format(context_str=context))
+        user = PromptMessage.user(question)
+        calls.append(RecordedCall("chat", (system, *history, user), None))
+        answer = scripted_answer([(h.chunk.chapter, h.pages) for h in hits])
+        history += [user, PromptMessage.assistant(answer)]
+        per_turn.append(calls)
+    return per_turn
+
+
+def reference_report(after: list[list[Any]]) -> dict[str, dict[str, float]]:
+    """folio against LlamaIndex's engine on this conversation: raw tokens at turn 1 and over the
+    20 turns, and effective tokens over the 20 turns at Anthropic's prices (folio's breakpoints;
+    LlamaIndex marks none) and OpenAI's (automatic for both; ``turn_costs`` compares prefixes
+    message by message, and OpenAI's token-prefix cache would also serve part of LlamaIndex's
+    condense call, one message that grows: its OpenAI figure is an upper bound); folio also with
+    its model asking for as many passages as LlamaIndex retrieves."""
+    from turn_costs import (
+        ANTHROPIC_READ,
+        ANTHROPIC_WRITE,
+        OPENAI_READ,
+        anthropic_costs,
+        openai_costs,
+    )
+
+    def costs(turns: list[list[Any]], *, folio: bool) -> dict[str, float]:
+        calls = [c for t in turns for c in t]
+        anthropic = anthropic_costs(calls, breakpoints=folio)
+        return {
+            "turn 1": sum(c.raw for c in anthropic[: len(turns[0])]),
+            "raw": sum(c.raw for c in anthropic),
+            "anthropic": sum(
+                c.effective(write_price=ANTHROPIC_WRITE, read_price=ANTHROPIC_READ)
+                for c in anthropic
+            ),
+            "openai": sum(
+                c.effective(write_price=0.0, read_price=OPENAI_READ) for c in openai_costs(calls)
+            ),
+        }
+
+    two = bench_tokens(RecentTurnsStrategy(), k=2)
+    runs = {
+        "folio, 5 passages a turn (the model asks for 5, as above)": costs(after, folio=True),
+        "folio, 2 passages a turn": costs(two, folio=True),
+        "LlamaIndex CondensePlusContextChatEngine, 2 passages (default)": costs(
+            condense_plus_context_calls(k=2), folio=False
+        ),
+        "LlamaIndex CondensePlusContextChatEngine, 5 passages": costs(
+            condense_plus_context_calls(k=5), folio=False
+        ),
+    }
+    print(
+        "\nThe same conversation (chars/4):                                   raw turn 1"
+        "  raw 20 turns  eff. Anthropic  eff. OpenAI"
+    )
+    for name, c in runs.items():
+        print(
+            f"  {name:64} {c['turn 1']:8.0f}  {c['raw']:12.0f}  {c['anthropic']:14.0f}"
+            f"  {c['openai']:11.0f}"
+        )
+    return runs
 
 
 def token_report() -> dict[str, Any]:
@@ -423,7 +548,8 @@ def token_report() -> dict[str, Any]:
         f"\n  total effective, OpenAI prices (automatic caching both times): {b['openai']:.0f}"
         f" -> {a['openai']:.0f} ({a['openai'] / b['openai']:.2f}x)"
     )
-    return {"per_turn": rows, "totals": totals}
+    reference = reference_report(runs["after"])
+    return {"per_turn": rows, "totals": totals, "reference": reference}
 
 
 def measure(*, conversations: int = 40, stores: Sequence[str] = ("sqlite",)) -> dict[str, Any]:
@@ -469,6 +595,7 @@ def metrics(*, quick: bool) -> list[Any]:
         ]
     totals = numbers["tokens"]["totals"]
     before, after = totals["before"], totals["after"]
+    reference = list(numbers["tokens"]["reference"].values())
     raw_ratio = after["raw"] / before["raw"]
     eff_ratio = after["anthropic"] / before["anthropic"]
     rows += [
@@ -489,6 +616,15 @@ def metrics(*, quick: bool) -> list[Any]:
             target="<= 0.25x before",
             ok=eff_ratio <= 0.25,
             note=f"before {before['anthropic']:.0f} ({eff_ratio:.2f}x)",
+        ),
+        Metric(
+            "turn",
+            "raw input tokens, 20 turns, 2 passages a turn, vs LlamaIndex CondensePlusContext",
+            reference[1]["raw"],
+            "tok",
+            target="<= LlamaIndex",
+            ok=reference[1]["raw"] <= reference[2]["raw"],
+            note=f"LlamaIndex {reference[2]['raw']:.0f} (same conversation, same passages)",
         ),
     ]
     return rows

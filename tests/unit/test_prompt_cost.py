@@ -72,6 +72,17 @@ def test_a_book_without_chapters_is_not_offered_the_chapter_list_or_the_recap():
     assert _offered(book) == [SEARCH_BOOK, READ_PASSAGE, LIST_CHAPTERS, RECAP, PEOPLE]
 
 
+def test_the_recap_is_offered_exactly_when_the_window_holds_a_story_chapter_read():
+    from folio.agent.tools.offered import story_chapter_reached
+
+    story = make_story()
+    for percent in (0, 0.5, 1, 5, 20, 50, 99, 100):
+        book = story.book.with_position(story.book.position_at_percent(percent))
+        ctx = ToolContext(book=book)
+        assert story_chapter_reached(ctx, story.services()) == bool(ctx.window.story_read())
+        assert (RECAP in _offered(book)) == bool(ctx.window.story_read()), percent
+
+
 def test_a_tool_not_offered_still_runs_when_called_by_name():
     story = make_story()
     book = story.book.with_position(story.book.position_at_percent(0))

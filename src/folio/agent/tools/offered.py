@@ -34,9 +34,14 @@ def something_read(ctx: ToolContext, services: ToolServices) -> bool:
 
 
 def story_chapter_reached(ctx: ToolContext, services: ToolServices) -> bool:
-    """A chapter of the story (of the book or an earlier volume) has been reached."""
+    """A chapter of the story (of the book or an earlier volume) has been reached: what
+    ``window.story_read`` lists, stopping at the first (every call of a turn asks)."""
     window = ctx.window
-    return any(window.story_read(v.id) for v in window.volumes)
+    return any(
+        c.is_story and window.clip(v.id, c.char_start, v.chapter_end(c)) is not None
+        for v in window.volumes
+        for c in window.chapters(v.id)
+    )
 
 
 def chapters_reached(ctx: ToolContext, services: ToolServices) -> bool:

@@ -40,19 +40,10 @@ Read = tuple[Book, Chapter, int, int]
 
 class RecapTool(BaseTool):
     name = RECAP
-    description = (
-        "The story so far, chapter by chapter, up to the reader's position: key sentences of each "
-        "chapter read (or of one chapter, given its title or number). For 'what happened so far?', "
-        "'summarize chapter 3', 'remind me where we are'."
-    )
+    description = "Recap of the story so far, by chapter, or of one chapter ('Chapter 3')."
     parameters: Mapping[str, Any] = {
         "type": "object",
-        "properties": {
-            "chapter": {
-                "type": "string",
-                "description": "One chapter, as the book names it ('Chapter 3', 'Letter 2').",
-            }
-        },
+        "properties": {"chapter": {"type": "string"}},
         "additionalProperties": False,
     }
     category = ToolCategory.QUERY

@@ -94,50 +94,64 @@ class PeopleTool(BaseTool):
 
 
 def _one_name(ctx: ToolContext, services: ToolServices, name: str) -> ToolResult:
-    """``name`` as this book's lexicon knows it (``folio.domain.lexicon``, stored with the
-    book), counted in the text read of this book only; else a full-text count of it (any case)
-    over that text."""
-    book, where = ctx.book, ctx.book.describe_position()
-    spans = ctx.window.spans(book.id)
-    lexicon = services.lexicons.get(book, services.books)
-    known = lexicon.find(name) if name else None
-    if known is not None:
-        firsts = [f for a, b in spans if (f := known.first(a, b)) is not None]
-        if firsts:
+    """``name`` across the reading window: the earlier volumes of a series (read in full), then
+    this book up to the position. In each volume, as its lexicon knows it
+    (``folio.domain.lexicon``, stored with the book), else a full-text count of it (any case);
+    the mentions add up, and the first is where the reader met it. Only the other names the text
+    read uses are given (a form the book takes up later is not)."""
+    where = ctx.book.describe_position()
+    met: list[tuple[Book, str, int, int]] = []  # volume, name, mentions, first offset
+    aliases: set[str] = set()
+    for volume in ctx.window.volumes if name else ():
+        spans = ctx.window.spans(volume.id)
+        texts = [(a, services.books.get_text(volume.id, a, b)) for a, b in spans]
+        known = services.lexicons.get(volume, services.books).find(name)
+        firsts = [f for a, b in spans if (f := known.first(a, b)) is not None] if known else []
+        if known is not None and firsts:
             count = sum(known.mentions(a, b) for a, b in spans)
-            person = _person(ctx, services, known.name, count, min(firsts), known.aliases)
-            return ToolResult.ok(PeopleList((person,), where), summary=f"1 name: {known.name}")
-    words = r"\.?\s+".join(re.escape(w) for w in name.split())  # "Mrs Pendyce", "Mrs. Pendyce"
-    pattern = re.compile(rf"\b{words}\b", re.IGNORECASE)
-    found = [
-        a + m.start()
-        for a, b in (spans if name else ())
-        for m in pattern.finditer(services.books.get_text(book.id, a, b))
-    ]
-    if not found:
+            met.append((volume, known.name, count, min(firsts)))
+            aliases |= {f for f in known.aliases if any(_said(f, t) for _, t in texts)}
+            continue
+        found = [a + m.start() for a, t in texts for m in _name_pattern(name).finditer(t)]
+        if found:
+            met.append((volume, name, len(found), found[0]))
+    if not met:
         note = f"Nothing read so far ({where}) mentions {name}."
         return ToolResult.ok(PeopleList((), where, note), summary="0 names")
-    person = _person(ctx, services, name, len(found), found[0], frozenset())
-    return ToolResult.ok(PeopleList((person,), where), summary=f"1 name: {name}")
+    volume, label, _, first = met[0]
+    mentions = sum(count for _, _, count, _ in met)
+    person = _person(ctx, services, volume, label, mentions, first, frozenset(aliases))
+    return ToolResult.ok(PeopleList((person,), where), summary=f"1 name: {label}")
+
+
+def _name_pattern(name: str, flags: int = re.IGNORECASE) -> re.Pattern[str]:
+    words = r"\.?\s+".join(re.escape(w) for w in name.split())  # "Mrs Pendyce", "Mrs. Pendyce"
+    return re.compile(rf"\b{words}\b", flags)
+
+
+def _said(form: str, text: str) -> bool:
+    """Does ``text`` use ``form`` (as the lexicon writes it: "Mr Darcy" for "Mr. Darcy")?"""
+    return _name_pattern(form, 0).search(text) is not None
 
 
 def _person(
     ctx: ToolContext,
     services: ToolServices,
+    volume: Book,
     name: str,
     mentions: int,
     offset: int,
     aliases: frozenset[str],
 ) -> Person:
-    """``name`` with the sentence it is first met in (text read only)."""
-    book = ctx.book
-    span = next((a, b) for a, b in ctx.window.spans(book.id) if a <= offset < b)
+    """``name`` with the sentence it is first met in, in ``volume`` (text read only)."""
+    span = next((a, b) for a, b in ctx.window.spans(volume.id) if a <= offset < b)
     lo, hi = max(span[0], offset - AROUND), min(span[1], offset + AROUND)
-    text = services.books.get_text(book.id, lo, hi)
-    chapter = book.chapter_at(offset)
+    text = services.books.get_text(volume.id, lo, hi)
+    chapter = volume.chapter_at(offset)
     title = chapter.title if chapter else None
     others = tuple(sorted(a for a in aliases if a != name))
-    return Person(name, mentions, _passage(book, title, *_sentence_at(text, lo, offset)), others)
+    first = _passage(volume, title, *_sentence_at(text, lo, offset), volume=ctx.book)
+    return Person(name, mentions, first, others)
 
 
 def _sentence_at(text: str, base: int, offset: int) -> tuple[int, int, str]:

@@ -22,7 +22,7 @@ def library(books_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterat
     home = tmp_path_factory.mktemp("people-not-places")
     env = {"FOLIO_HOME": str(home), "FOLIO_EMBEDDING_MODEL": "hashing"}
     container = Container(load_settings(env=env, conversation_store="sqlite"))
-    for name in ("pg1342_pride_and_prejudice.txt", "pg84_frankenstein.txt"):
+    for name in ("pg1342_pride_and_prejudice.txt", "pg84_frankenstein.txt", "pg910_white_fang.txt"):
         container.ingest.execute(books_dir / name)
     yield container
 
@@ -41,7 +41,10 @@ def test_pride_and_prejudice_people_not_places(library: Container) -> None:
     names = [p.name for p in found.people]
     assert not {"Netherfield", "Meryton", "Longbourn", "Pemberley", "London"} & set(names)
     assert "Mr Bennet" in names and "Mrs Bennet" in names  # two people, not one "Bennet"
-    assert {"Elizabeth", "Jane", "Mr Darcy", "Mr Bingley"} <= set(names)
+    assert {"Elizabeth", "Jane", "Mr Darcy", "Mr Bingley", "Miss Bingley"} <= set(names)
+    people = {p.name: p for p in found.people}
+    assert "Miss Eliza" in people["Elizabeth"].aliases  # "Eliza" begins "Elizabeth"
+    assert "Bingley" in people["Mr Bingley"].aliases  # spoken of as "he"
     assert "Wickham" not in repr(found)  # met in Chapter XV
 
 
@@ -51,3 +54,10 @@ def test_frankenstein_people_not_places(library: Container) -> None:
     assert not {"Ingolstadt", "Geneva", "Archangel", "Italy"} & set(names)
     assert {"Clerval", "Elizabeth"} <= set(names)
     assert "Justine" not in repr(found)  # met in Chapter 6
+
+
+def test_white_fang_two_men_are_two_people(library: Container) -> None:
+    found = _people(library, "pg910_white_fang.txt", "The Law of Meat")
+    people = {p.name: p for p in found.people}
+    assert {"Henry", "Bill", "One Eye"} <= set(people)  # "...the mouth of Bill. Henry rose"
+    assert people["Henry"].aliases == () and people["Bill"].aliases == ()

@@ -194,3 +194,39 @@ def test_the_people_met_so_far_have_no_alias_learned_past_the_position(
     assert set(people) == {"Tom", "Anna"}
     assert people["Tom"].aliases == () and people["Tom"].mentions == 7
     assert "Reed" not in repr(result.data)
+
+
+def test_a_full_stop_ends_a_name_unless_the_book_abbreviates_the_word_before_it() -> None:
+    text = (
+        "They heard Bill. Henry rose and said that Bill was cold. Then Henry walked on, and "
+        "Bill followed Henry. Later Mr. Henry came, and Mr. Henry sat with Mr. Jones. "
+    ) * 2
+    lexicon = Lexicon.of(text)
+    bill, henry = lexicon.find("Bill"), lexicon.find("Henry")
+    assert bill is not None and henry is not None and bill is not henry
+    assert bill.aliases == {"Bill"} and bill.mentions(0, len(text)) == 6
+    assert lexicon.find("Mr. Henry") is henry and "Bill Henry" not in henry.aliases
+
+
+def test_a_short_form_of_a_name_joins_it_but_a_word_with_an_ending_does_not() -> None:
+    text = (
+        "Then Miss Elizabeth Bennet came in, and Elizabeth smiled. Later Miss Eliza sang, and "
+        "Miss Eliza laughed. The Bennets were at home, and the Bennets dined with Miss Bennet. "
+        "Then Miss Bennet smiled at Miss Eliza Bennet. "
+    ) * 2
+    lexicon = Lexicon.of(text)
+    elizabeth = lexicon.find("Elizabeth")
+    assert elizabeth is not None and lexicon.find("Miss Eliza") is elizabeth
+    assert lexicon.find("Bennets") not in (elizabeth, lexicon.find("Miss Bennet"))
+
+
+def test_a_lone_name_spoken_of_as_he_joins_the_mr_not_the_more_mentioned_miss() -> None:
+    text = (
+        "At noon Miss Grey came, and she sat down; then Miss Grey said that she was tired. "
+        "Soon Miss Grey smiled, and she left with Miss Lane, and then Miss Lane sang. "
+        "At night Mr. Grey came, and he sat down with Mr. Lane, and then Mr. Lane sang. "
+        "At last Grey said that he was tired, and then Grey said he would go. "
+    ) * 2
+    lexicon = Lexicon.of(text)
+    assert lexicon.find("Grey") is lexicon.find("Mr. Grey")
+    assert lexicon.find("Grey") is not lexicon.find("Miss Grey")

@@ -7,14 +7,19 @@ General signals only, the same for any English prose (no list of names or titles
   stopword ("Elizabeth", "Darcy", "London");
 - a title is a capitalised word that stands before several different names ("Mr", "Miss",
   "Lady", "Professor"): it makes a name of its own ("Miss Bingley" is not "Mr Bingley");
-- a mention is a run of capitalised words holding a name ("Sir William Lucas", "Miss Bennet");
-  its shorter forms ("Sir William", "Lucas", "Eliza") are aliases of the most mentioned longer
-  name holding them, and a lone word of a titled name ("Darcy") goes to that name;
+- a mention is a run of capitalised words holding a name ("Sir William Lucas", "Miss Bennet"),
+  cut at a full stop unless the word before it is one the book abbreviates ("Mr.", not "Bill.");
+  its shorter forms ("Sir William", "Lucas", "Miss Eliza", whose "Eliza" begins "Elizabeth")
+  are aliases of the most mentioned longer name holding them, and a lone word of a titled name
+  ("Darcy") goes to that name; unless the book speaks of the shorter form clearly as "he" (or
+  "she") and of that name far less so: then to the holder spoken of most alike ("Bingley" is
+  "Mr Bingley", not the more mentioned "Miss Bingley"). A titled form is spoken of as all the
+  names with its title are;
 - a person is a name the book uses in the slots it uses for people: each mention's neighbouring
   words (the word before it, the one after) are weighed by how often the book puts them around
   "he", "she", "him" and around its names with a title of people (people) against around "the"
-  and "the <noun>" (things and places: "at the", "at Netherfield"). A title is one of people
-  when its names stand where pronouns stand ("Mr", not "New" of "New Bedford").
+  and "the <noun>" (things and places: "at the", "at Netherfield", "the Wild"). A title is one
+  of people when its names stand where pronouns stand ("Mr", not "New" of "New Bedford").
 
 Invariant: a ``Lexicon`` only counts and quotes text in the range it is asked about, so a people
 list or a name lookup bounded by the reading position learns nothing past it. What it learns
@@ -45,16 +50,25 @@ _WORD = r"(?:[A-Z][a-z]{0,3}\.(?:[ \t]+|[ \t]*\n[ \t]*))?[A-Z][a-z]+"
 RUN = re.compile(rf"{_WORD}(?:(?:[ \t]+|[ \t]*\n[ \t]*){_WORD})*")
 _LOWER = re.compile(r"\b[a-z]{3,}\b")
 _MID_SENTENCE = re.compile(r"[a-z,;] $")
+_STOPPED = re.compile(r"\b([A-Z][a-z]{0,3})\.[ \t]*\n?[ \t]*([A-Z])")
+_SHORT = re.compile(r"\b[A-Z][a-z]{0,3}\b")
+_SEXED = re.compile(r"([.!?])|\b(?:(he|his|himself)|she|herself)\b", re.IGNORECASE)
+SEX_REACH = 120  # characters after a mention searched for its pronoun
+MIN_SEXED = 2  # pronouns a form's lean starts from, half each way
+MIN_LEAN = 0.3  # a form's lean this far from 0 says "he" or "she"
+MAX_APART = 0.5  # leans further apart than this keep a form from the most mentioned holder
 MIN_MENTIONS = 2
 MIN_TITLED = 2  # distinct names a title stands before
 PREFIX_LETTERS = 4  # "Eliza" is a form of "Elizabeth"
+MIN_DROPPED = 3  # letters a short form drops: more than an ending ("Bennets", "European")
 MIN_SLOTS = 20  # pronouns and articles a text needs for its people to be told from places
 # the word or mark before a mention, the one after (a possessive counts as a word)
 _BEFORE = re.compile(r"((?<![A-Za-z])[A-Za-z]+|[^\w\s])\s*$")
 _AFTER = re.compile(r"\s*([’']s\b|[A-Za-z]+|[^\w\s])")
-_PRONOUN = re.compile(r"\b(?:he|she|him)\b")  # the slots of people
-_ARTICLE = re.compile(r"\bthe\b")  # the slots of things and places
-_NOUN = re.compile(r"\bthe [a-z]+\b")
+_PRONOUN = re.compile(r"\b(?:[Hh]e|[Ss]he|him)\b")  # the slots of people
+_ARTICLE = re.compile(r"\b[Tt]he\b")  # the slots of things and places
+_POSSESSIVE = frozenset({"’s", "'s"})
+_NOUN = re.compile(r"\b[Tt]he [a-z]+\b")
 # Raise it whenever what ``Lexicon.of`` builds changes: stored lexicons of another version are
 # built again from their book's text on first use.
 LEXICON_VERSION = 2
@@ -188,7 +202,11 @@ def _build(text: str) -> tuple[list[Name], frozenset[str]]:
         if kept:
             forms[" ".join(kept)].append(offset)
     scores, of_people = _person_scores(text, mentions, titles)
-    names = [_kind(n, scores, of_people) for n in _group(forms, titles)]
+    ends = {o: e for o, e, _, _ in mentions}
+    names = [
+        _kind(n, scores, of_people)
+        for n in _group(forms, titles, _leans(text, forms, ends, titles))
+    ]
     return names, frozenset(titles)
 
 
@@ -196,23 +214,44 @@ Mention = tuple[int, int, str, bool]
 
 
 def _mentions(text: str) -> list[Mention]:
-    """``(start, end, form, mid-sentence)`` of every capitalised run."""
+    """``(start, end, form, mid-sentence)`` of every capitalised run, cut where a full stop
+    ends a sentence ("said Bill. Henry rose": "Bill", "Henry"; but "Mr. Henry")."""
+    abbreviations = _abbreviations(text)
     out = []
     for m in RUN.finditer(text):
-        mid = bool(_MID_SENTENCE.search(text[max(0, m.start() - 2) : m.start()]))
-        out.append((m.start(), m.end(), normal_form(m.group()), mid))
+        start = m.start()
+        for stop in _STOPPED.finditer(text, start, m.end()):
+            if stop.group(1) not in abbreviations:
+                out.append(_mention(text, start, stop.end(1)))
+                start = stop.start(2)
+        out.append(_mention(text, start, m.end()))
     return out
+
+
+def _mention(text: str, start: int, end: int) -> Mention:
+    mid = bool(_MID_SENTENCE.search(text[max(0, start - 2) : start]))
+    return start, end, normal_form(text[start:end]), mid
+
+
+def _abbreviations(text: str) -> set[str]:
+    """The short capitalised words the text writes with a full stop before another capitalised
+    word more often than otherwise ("Mr.", "St."); after any other, a full stop ends a sentence."""
+    stopped = Counter(m.group(1) for m in _STOPPED.finditer(text))
+    every = Counter(_SHORT.findall(text))
+    return {w for w, n in stopped.items() if 2 * n > every[w]}
 
 
 def _person_scores(
     text: str, mentions: Sequence[Mention], titles: set[str]
 ) -> tuple[dict[int, float], set[str]]:
     """How much each mention (by offset) stands where the book puts people rather than things
-    (log odds of its neighbouring words), and the titles of people."""
-    slots = {o: (_before(text, o), _after(text, e)) for o, e, _, _ in mentions}
+    (log odds of its neighbouring words), and the titles of people. The word before a
+    possessive ("at Mrs. Goddard's") is the slot of what is possessed: it is not counted."""
+    slots = {o: _slot(text, o, e) for o, e, _, _ in mentions}
     pronoun = Counter(_before(text, m.start()) for m in _PRONOUN.finditer(text))
     article = Counter(_before(text, m.start()) for m in _ARTICLE.finditer(text))
     noun = Counter(_after(text, m.end()) for m in _NOUN.finditer(text))
+    article["the"] += noun.total()  # and "the" itself stands before things
     if min(pronoun.total(), article.total()) < MIN_SLOTS:  # too little text to tell
         return {}, set()
     titled: dict[str, list[int]] = defaultdict(list)
@@ -222,9 +261,15 @@ def _person_scores(
     by_pronoun = _odds(pronoun, article)
     of_people = {t: os for t, os in titled.items() if sum(by_pronoun(slots[o][0]) for o in os) > 0}
     people = [slots[o] for os in of_people.values() for o in os]
-    before = _odds(pronoun + Counter(b for b, _ in people), article)
+    before = _odds(pronoun + Counter(b for b, _ in people if b), article)
     after = _odds(Counter(a for _, a in people), noun) if people else (lambda _: 0.0)
-    return {o: before(b) + after(a) for o, (b, a) in slots.items()}, set(of_people)
+    scores = {o: (before(b) if b else 0.0) + after(a) for o, (b, a) in slots.items()}
+    return scores, set(of_people)
+
+
+def _slot(text: str, start: int, end: int) -> tuple[str, str]:
+    after = _after(text, end)
+    return ("" if after in _POSSESSIVE else _before(text, start)), after
 
 
 def _before(text: str, at: int) -> str:
@@ -284,21 +329,22 @@ def _trim(parts: list[str], named: set[str], titles: set[str]) -> list[str]:
     return parts if any(p in named for p in parts) else []
 
 
-def _group(forms: dict[str, list[int]], titles: set[str]) -> list[Name]:
+def _group(forms: dict[str, list[int]], titles: set[str], sexes: Mapping[str, float]) -> list[Name]:
     """Each form joins the most mentioned longer form that holds it (a lone word: one that
-    holds it or a longer word it begins); what no longer form holds is a name of its own."""
+    holds it or a longer word it begins) and that the text does not speak of as of the other
+    sex ("Bingley", spoken of as "he", is "Mr Bingley", not "Miss Bingley"); what no longer
+    form holds is a name of its own."""
     by_word: dict[str, list[str]] = defaultdict(list)
     for form in sorted(forms, key=lambda f: (-len(forms[f]), f)):
         for word in dict.fromkeys(form.split()):
             by_word[word].append(form)
     lone = [f for f in by_word if f in forms]
     heads: dict[str, str] = {}
-    for form in sorted(forms, key=lambda f: (-len(f.split()), -len(forms[f]), f)):
+    for form in sorted(forms, key=lambda f: (-len(f.split()), -len(f), -len(forms[f]), f)):
         first = form.split()[0]
         candidates = by_word[first] if " " in form else [*by_word[first], *lone]
-        heads[form] = next(
-            (heads[h] for h in candidates if h in heads and _holds(h, form, titles)), form
-        )
+        holders = [h for h in candidates if h in heads and _holds(h, form, titles)]
+        heads[form] = heads[_likeliest(holders, sexes, form)] if holders else form
     members: dict[str, list[str]] = defaultdict(list)
     for form, head in heads.items():
         members[head].append(form)
@@ -310,16 +356,53 @@ def _group(forms: dict[str, list[int]], titles: set[str]) -> list[Name]:
     return names
 
 
+def _leans(
+    text: str, forms: Mapping[str, list[int]], ends: Mapping[int, int], titles: set[str]
+) -> dict[str, float]:
+    """How far the text speaks of each form as "he" (towards 1) or "she" (towards -1): of a
+    titled form, as of every name with its title ("Miss Bingley" as of all the "Miss")."""
+    counts = {f: Counter(_sex(text, ends[o]) for o in offsets) for f, offsets in forms.items()}
+    pooled: dict[str, Counter[int]] = defaultdict(Counter)
+    for f, c in counts.items():
+        pooled[f.split()[0] if f.split()[0] in titles else f] += c
+    leans = {k: (c[1] - c[-1]) / (c[1] + c[-1] + MIN_SEXED) for k, c in pooled.items()}
+    return {f: leans[f.split()[0] if f.split()[0] in titles else f] for f in forms}
+
+
+def _sex(text: str, end: int) -> int:
+    """1 when the first pronoun after a mention, in its sentence, is "he" ("his"), -1 when it
+    is "she", else 0 ("him" and "her" are more often someone else)."""
+    m = _SEXED.search(text, end, min(len(text), end + SEX_REACH))
+    return 0 if m is None or m.group(1) else (1 if m.group(2) else -1)
+
+
+def _likeliest(holders: Sequence[str], leans: Mapping[str, float], form: str) -> str:
+    """The most mentioned of the forms holding ``form``, unless the text speaks of ``form``
+    clearly as "he" or "she" and of that one far apart (``_leans``): then the one spoken of
+    most alike."""
+    if abs(leans[form]) < MIN_LEAN or abs(leans[holders[0]] - leans[form]) <= MAX_APART:
+        return holders[0]
+    return min(holders, key=lambda h: abs(leans[h] - leans[form]))
+
+
 def _holds(longer: str, form: str, titles: set[str]) -> bool:
-    if longer == form or len(longer.split()) <= len(form.split()):
-        return _begins(longer, form) if " " not in longer and " " not in form else False
+    """``longer`` (more words, or as many and more letters) holds ``form`` word for word, a
+    word of ``form`` being the same word or the start of one ("Miss Eliza Bennet" in "Miss
+    Elizabeth Bennet"); a titled form only in a form with the same title ("Miss Bingley" is
+    not "Mr Bingley")."""
     outer, inner = longer.split(), form.split()
-    if inner[0] in titles and outer[0] in titles and inner[0] != outer[0]:
-        return False  # "Miss Bingley" is not "Mr Bingley"
-    if inner[0] in titles and outer[0] not in titles:
+    if (len(outer), len(longer)) <= (len(inner), len(form)):
         return False
-    return any(outer[i : i + len(inner)] == inner for i in range(len(outer) - len(inner) + 1))
+    if inner[0] in titles and outer[0] != inner[0]:
+        return False
+    return any(
+        all(a == b or _begins(b, a) for a, b in zip(inner, outer[i : i + len(inner)], strict=True))
+        for i in range(len(outer) - len(inner) + 1)
+    )
 
 
 def _begins(longer: str, form: str) -> bool:
-    return len(form) >= PREFIX_LETTERS and len(longer) > len(form) and longer.startswith(form)
+    """``form`` is a short form of ``longer`` ("Eliza", "Elizabeth"), not the same word with an
+    ending ("Bennet", "Bennets"; "Europe", "European")."""
+    short = len(form) >= PREFIX_LETTERS and len(longer) >= len(form) + MIN_DROPPED
+    return short and longer.startswith(form)

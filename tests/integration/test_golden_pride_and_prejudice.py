@@ -27,7 +27,7 @@ from tests.shared_homes import computed_once
 QUESTIONS = [
     "Who is Miss Bingley?",  # 0 not her brother, Mr. Bingley
     "thanks, that helps!",  # 1 small talk
-    "Who is Charlotte Lucas?",  # 2 not her mother, Lady Lucas
+    "Who is Charlotte Lucas?",  # 2 her introduction, not her mother, Lady Lucas
     "Where does she live?",  # 3 a pronoun follow-up
     "Who is Wickham?",  # 4 first met in Chapter XV: not yet
     "Why does Elizabeth dislike Mr. Darcy?",  # 5 a why question
@@ -67,7 +67,9 @@ def test_who_is_leads_with_the_person_asked_about(turns: tuple[list[TurnResult],
     played, _ = turns
     bingley, charlotte = quotes(played[0]), quotes(played[2])
     assert bingley and "Miss Bingley" in bingley[0], played[0].answer
-    assert charlotte and re.search(r"Charlotte|Miss Lucas", charlotte[0]), played[2].answer
+    # her introduction first (Chapter V names her only as "the eldest of them"), then her name
+    assert charlotte and charlotte[0].startswith("The eldest of them, a sensible"), played[2].answer
+    assert any(re.search(r"Charlotte|Miss Lucas", q) for q in charlotte[1:]), played[2].answer
     assert not any(q.startswith("Lady Lucas") for q in charlotte), played[2].answer
 
 

@@ -1,9 +1,26 @@
 """The extractive answer: the sentences of the passages found that the embedder puts closest to the
-question, quoted and numbered as their sources.
+question, each read with its neighbours, quoted and numbered as their sources.
 
+- a sentence is ranked by its closeness to the question; the few best are read again in their
+  place (the sentence with a bounded window of the sentences before and after it) and ranked by
+  both: "Henry Clerval was the son of a merchant of Geneva." answers a question about a friend
+  from Geneva because the sentence before it speaks of the closest friendship;
+- a sentence that says little leads with less: a question ("What must have been his feelings?"),
+  or one with few words of content (an address, "My dear Victor,"; a dialogue tag; "Poor
+  Clerval!") is ranked lower, and must come closer to count at all;
+- a question that names a person the reader has met and asks nothing else of them ("Who is
+  Charlotte Lucas?") leads with their introduction: the sentence of narration nearest to where
+  the people tool found them first (in a passage found that holds that place, else that sentence
+  alone), that says something; then the sentences closest to the question, those naming them
+  first;
+- a question that names a person only as someone's ("Who is Victor's friend?") is not about that
+  person: it gets no introduction and may quote anyone;
+- a question that asks why or how (``explains``, told by the caller) ranks the sentences next to
+  the one that answers best higher: the event with what led to it and what followed;
 - a sentence whose subject (its first name) is another person than the one asked about is never
   quoted ("Who is Miss Bingley?" quotes no sentence about Mr Bingley or Mr Darcy);
-- no sentence twice, and at most ``MAX_QUOTES``;
+- no sentence twice, and at most ``MAX_QUOTES``; the embedder reads at most ``SHORTLIST``
+  sentences, ``WINDOWED`` windows and two neighbours a turn, in two calls;
 - when no sentence comes close enough, the answer says so: "Nothing up to Chapter 5 answers
   this."
 
@@ -19,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from folio.domain.lexicon import runs
+from folio.domain.lexicon import RUN, normal_form, runs
 from folio.domain.passages import Passage, Person
 from folio.domain.ports import Embedder
 from folio.domain.search import STOPWORDS, query_terms
@@ -28,11 +45,23 @@ from folio.domain.sentences import split_sentences
 OFFLINE_NOTE = "(Offline mode: these are passages extracted from the book, not a generated answer.)"
 MAX_QUOTES = 3
 MAX_QUOTE_WORDS = 70
-SHORTLIST = 12  # sentences the embedder compares with the question
+SHORTLIST = 10  # sentences the embedder compares with the question
 EMBEDDED_WORDS = 40  # of each, enough for its subject and gist
+WINDOW_WORDS = 10  # of the sentences before and after it, read with it
+WINDOWED = 4  # of them, the best, read again in their window
+CONTEXT_WEIGHT = 0.5  # of the window's closeness in a sentence's score
+QUESTION_PENALTY = 0.25  # a sentence that asks answers less than one that tells
+CONTENT_WORDS = 4  # words of content under which a sentence says little...
+FRAGMENT_PENALTY = 0.2  # ...and is ranked lower by up to this much (none: the whole of it)
+NAME_BONUS = 0.05  # a sentence naming the person asked about tells more about them
+AROUND_BONUS = 0.1  # a sentence next to the one that answers a "why" or "how" best
+INTRO_REACH = 2  # sentences either side of a person's first mention that may introduce them
 SUBJECT_WORDS = 3  # "Mr. Lacey was", "Poor Miss Lacey sneered"
 _THROUGH = re.compile(r"^through (?P<where>.+?)(?: \(.*\))?$")
 _MID_CAPITAL = re.compile(r"(?<=[a-z,;] )[A-Z][a-z]+")
+_WORD = re.compile(r"[A-Za-z]+")
+_QUOTE_MARKS = "\"“”‘’'()_*[] "
+_OPENING_QUOTES = "\"“‘'"
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +70,29 @@ class Quote:
     passage: Passage
     score: float
     cut: bool = False  # only the sentence's first ``MAX_QUOTE_WORDS`` words are quoted
+
+
+@dataclass(frozen=True, slots=True, eq=False)  # one per sentence: told apart by identity
+class _Candidate:
+    """A sentence that may be quoted, in its place: its passage, the passage's rank among those
+    found, and the sentences around it there."""
+
+    sentence: str
+    passage: Passage
+    rank: int
+    index: int
+    before: str
+    after: str
+
+    @property
+    def text(self) -> str:
+        return " ".join(self.sentence.split()[:EMBEDDED_WORDS])
+
+    @property
+    def window(self) -> str:
+        before = self.before.split()[-WINDOW_WORDS:] if self.before else []
+        after = self.after.split()[:WINDOW_WORDS]
+        return " ".join([*before, *self.sentence.split()[:EMBEDDED_WORDS], *after])
 
 
 def read_through(reading_limit: str) -> str:
@@ -56,43 +108,62 @@ def best_quotes(
     question: str,
     passages: Sequence[Passage],
     about: Person | None = None,
+    *,
+    explains: bool = False,
 ) -> list[Quote]:
-    """The sentences closest to ``question`` (``about``'s first appearance among them), best
-    first, above the embedder's relevance floor, none whose subject is someone else."""
+    """The sentences that answer ``question`` best, first the one that answers (see the module
+    docstring), above the embedder's relevance floor, none whose subject is someone else.
+    ``about``: the person the question names (their first appearance among the passages);
+    ``explains``: the question asks why or how."""
+    subject = None if about is None or _possessive(question, about) else about
     pool = [*passages, *([about.first] if about else [])]
-    named = {w for p in pool for w in _MID_CAPITAL.findall(p.text) if w.lower() not in STOPWORDS}
-    candidates: dict[str, Passage] = {}
-    seen: set[str] = set()  # a sentence once, even when one copy of it was cut short
-    for passage in pool:
-        for sentence in split_sentences(passage.text):
-            key = " ".join(sentence.lower().split()[:12])
-            if key in seen or not _answers(sentence, passage):
-                continue
-            seen.add(key)
-            if not _someone_else(sentence, about, named):
-                candidates[sentence] = passage
+    candidates = _candidates(pool, subject)
     if not candidates:
         return []
-    texts = _shortlist(question, candidates, pool)
-    embedded = [" ".join(t.split()[:EMBEDDED_WORDS]) for t in texts]
-    vectors = np.asarray(embedder.embed([question, *embedded]), dtype=np.float32)
-    scores = vectors[1:] @ vectors[0]
-    ranked = sorted(zip(texts, scores.tolist(), strict=True), key=lambda t: -t[1])
+    intro = _introduction(candidates, subject, question)
+    shortlist = _shortlist(question, candidates, intro)
+    scores, gates = _scores(embedder, question, shortlist, candidates, explains=explains)
     floor = embedder.relevance_floor
-    return [_quote(s, candidates[s], v) for s, v in ranked[:MAX_QUOTES] if v > floor]
+    kept = [c for c in shortlist if gates[c] > floor or c is intro]
+    if subject is not None:  # the most telling about them: the sentences that name them
+        scores.update({c: scores[c] + NAME_BONUS for c in kept if _names(c.sentence, subject)})
+    ranked = sorted(kept, key=lambda c: (c is not intro, -scores[c]))
+    return [_quote(c, scores[c]) for c in ranked[:MAX_QUOTES]]
 
 
-def _shortlist(question: str, candidates: dict[str, Passage], pool: Sequence[Passage]) -> list[str]:
-    """The ``SHORTLIST`` candidates sharing most words with the question (then from the best
-    passages): the embedder reads a few sentences a turn, not every one found."""
-    terms = set(query_terms(question))
-    rank = {id(p): i for i, p in enumerate(pool)}
+def _scores(
+    embedder: Embedder,
+    question: str,
+    shortlist: Sequence[_Candidate],
+    candidates: Sequence[_Candidate],
+    *,
+    explains: bool,
+) -> tuple[dict[_Candidate, float], dict[_Candidate, float]]:
+    """Each shortlisted sentence's score (its closeness to the question less its penalty; for
+    the ``WINDOWED`` best, mixed with that of its window) and its gate (the better of its own
+    score and the mixed one: the floor is the embedder's for a sentence). With ``explains``, the
+    sentences next to the best are read too and rank higher. Two calls to the embedder."""
+    own = _closeness(embedder, question, [c.text for c in shortlist])
+    scores = {c: o - _penalty(c.sentence) for c, o in zip(shortlist, own, strict=True)}
+    leading = sorted(shortlist, key=lambda c: -scores[c])[:WINDOWED]
+    near = _neighbours(leading[0], candidates) if explains else []
+    near = [c for c in near if c not in scores]
+    place = _closeness(embedder, question, [*(c.window for c in leading), *(c.text for c in near)])
+    gates = dict(scores)
+    for c, w in zip(leading, place[: len(leading)], strict=True):  # the best few, in place
+        scores[c] = (1 - CONTEXT_WEIGHT) * scores[c] + CONTEXT_WEIGHT * (w - _penalty(c.sentence))
+        gates[c] = max(gates[c], scores[c])
+    for c, o in zip(near, place[len(leading) :], strict=True):
+        scores[c] = gates[c] = o - _penalty(c.sentence)
+    for c in _neighbours(max(scores, key=lambda c: scores[c]), candidates) if explains else ():
+        if c in scores:  # the event's place: what led to it and what followed
+            scores[c] += AROUND_BONUS
+    return scores, gates
 
-    def overlap(sentence: str) -> tuple[int, int]:
-        shared = len(terms & set(query_terms(sentence)))
-        return (-shared, rank[id(candidates[sentence])])
 
-    return sorted(candidates, key=overlap)[:SHORTLIST]
+def _neighbours(c: _Candidate, candidates: Sequence[_Candidate]) -> list[_Candidate]:
+    """The candidates just before and after ``c`` in its passage."""
+    return [n for n in candidates if n.passage is c.passage and abs(n.index - c.index) == 1]
 
 
 def compose(quotes: Sequence[Quote], where: str) -> str:
@@ -101,6 +172,128 @@ def compose(quotes: Sequence[Quote], where: str) -> str:
         return f"Nothing {where} answers this. Try other words, or a name from the story."
     lines = [f'- "{q.sentence}"{" …" if q.cut else ""} ({q.passage.location})' for q in quotes]
     return f"From the book, {where}:\n" + "\n".join(lines) + "\n\n" + OFFLINE_NOTE
+
+
+def _candidates(pool: Sequence[Passage], subject: Person | None) -> list[_Candidate]:
+    """The sentences of ``pool`` that may be quoted, each once (the first copy, even when a later
+    one was cut short): prose, and not about someone else than ``subject``."""
+    named = {w for p in pool for w in _MID_CAPITAL.findall(p.text) if w.lower() not in STOPWORDS}
+    out: list[_Candidate] = []
+    seen: set[str] = set()
+    for rank, passage in enumerate(pool):
+        sentences = split_sentences(passage.text)
+        for i, sentence in enumerate(sentences):
+            key = " ".join(sentence.lower().split()[:12])
+            if key in seen or not _answers(sentence, passage):
+                continue
+            seen.add(key)
+            if not _someone_else(sentence, subject, named):
+                before = sentences[i - 1] if i else ""
+                after = sentences[i + 1] if i + 1 < len(sentences) else ""
+                out.append(_Candidate(sentence, passage, rank, i, before, after))
+    return out
+
+
+def _introduction(
+    candidates: Sequence[_Candidate], subject: Person | None, question: str
+) -> _Candidate | None:
+    """The sentence introducing ``subject`` when the question asks who they are (it names them
+    and nothing else): of the sentences within ``INTRO_REACH`` of their first mention, in a
+    passage found that holds it (else that sentence alone), the nearest that says something,
+    narration before dialogue."""
+    if subject is None or not _only_names(question, subject):
+        return None
+    first = subject.first
+    head = " ".join(first.text.split()[:8])
+    near: list[_Candidate] = []
+    holders = {id(c.passage): c.passage for c in candidates if _holds(c.passage, first)}
+    for holder in holders.values():
+        sentences = split_sentences(holder.text)
+        at = next((i for i, s in enumerate(sentences) if s.startswith(head)), None)
+        if at is not None:
+            near = [c for c in candidates
+                    if c.passage is holder and abs(c.index - at) <= INTRO_REACH]  # fmt: skip
+            near.sort(key=lambda c: (abs(c.index - at), c.index))
+            break
+    else:
+        near = [c for c in candidates if c.passage is first]
+    telling = [c for c in near if _penalty(c.sentence) == 0]
+    return min(telling, key=lambda c: _dialogue(c.sentence), default=None)
+
+
+def _shortlist(
+    question: str, candidates: Sequence[_Candidate], intro: _Candidate | None
+) -> list[_Candidate]:
+    """The introduction, then the candidates sharing most words with the question (then with
+    their window, then from the best passages), ``SHORTLIST`` in all: the embedder reads a few
+    sentences a turn, not every one found."""
+    terms = set(query_terms(question))
+
+    def overlap(c: _Candidate) -> tuple[int, int, int]:
+        own = len(terms & set(query_terms(c.sentence)))
+        around = len(terms & set(query_terms(f"{c.before} {c.after}")))
+        return (-own, -around, c.rank)
+
+    rest = sorted((c for c in candidates if c is not intro), key=overlap)
+    return [*([intro] if intro else []), *rest][:SHORTLIST]
+
+
+def _closeness(embedder: Embedder, question: str, texts: Sequence[str]) -> list[float]:
+    """Cosine of the question with each text: one call to the embedder (the question's vector is
+    its recent one after the first call)."""
+    vectors = np.asarray(embedder.embed([question, *texts]), dtype=np.float32)
+    return [float(x) for x in vectors[1:] @ vectors[0]]
+
+
+def _penalty(sentence: str) -> float:
+    """How much less ``sentence`` counts for saying little: a question, or few words of
+    content (an address, a dialogue tag, an exclamation)."""
+    words = [w for w in _WORD.findall(sentence.lower()) if len(w) > 1 and w not in STOPWORDS]
+    missing = max(0, CONTENT_WORDS - len(words)) / CONTENT_WORDS
+    asks = sentence.rstrip(_QUOTE_MARKS).endswith("?")
+    return QUESTION_PENALTY * asks + FRAGMENT_PENALTY * missing
+
+
+def _dialogue(sentence: str) -> bool:
+    return sentence.startswith(tuple(_OPENING_QUOTES))
+
+
+def _forms(person: Person) -> list[set[str]]:
+    return [set(normal_form(f).split()) for f in (person.name, *person.aliases)]
+
+
+def _names(sentence: str, person: Person) -> bool:
+    """``sentence`` names ``person`` by one of their forms, whole ("Miss Lucas" is not "Lucas")."""
+    forms = _forms(person)
+    return any(any(f <= set(r.split()) for f in forms) for r in runs(sentence))
+
+
+def _mentions(question: str, person: Person) -> list[re.Match[str]]:
+    """The runs of capitalised words of ``question`` that share a word with ``person``'s forms
+    ("Professor Waldman" for M. Waldman)."""
+    words = {w for f in _forms(person) for w in f}
+    return [m for m in RUN.finditer(question) if set(normal_form(m.group()).split()) & words]
+
+
+def _only_names(question: str, person: Person) -> bool:
+    """The question's words of content are all in its names of ``person`` ("Who is Professor
+    Waldman?" asks nothing else of M. Waldman; "Why does Elizabeth dislike Darcy?" does)."""
+    mentions = _mentions(question, person)
+    named = {w.lower() for m in mentions for w in re.findall(r"\w+", m.group())}
+    return bool(mentions) and all(w in named for w in query_terms(question))
+
+
+def _possessive(question: str, person: Person) -> bool:
+    """``person`` is named only as someone's ("Victor's friend"): the question is about another."""
+    mentions = _mentions(question, person)
+    return bool(mentions) and all(re.match(r"[’']s\b", question[m.end() :]) for m in mentions)
+
+
+def _holds(passage: Passage, first: Passage) -> bool:
+    return (
+        passage.book_id == first.book_id
+        and passage.char_start <= first.char_start < passage.char_end
+    )
 
 
 def _answers(sentence: str, passage: Passage) -> bool:
@@ -124,8 +317,8 @@ def _someone_else(sentence: str, about: Person | None, named: set[str]) -> bool:
     return not any(set(subject.split()) <= form for form in forms)
 
 
-def _quote(sentence: str, passage: Passage, score: float) -> Quote:
-    words = sentence.split()
+def _quote(c: _Candidate, score: float) -> Quote:
+    words = c.sentence.split()
     if len(words) <= MAX_QUOTE_WORDS:
-        return Quote(sentence, passage, score)
-    return Quote(" ".join(words[:MAX_QUOTE_WORDS]), passage, score, cut=True)
+        return Quote(c.sentence, c.passage, score)
+    return Quote(" ".join(words[:MAX_QUOTE_WORDS]), c.passage, score, cut=True)

@@ -1,0 +1,78 @@
+"""Who someone is, offline, on the real text of Frankenstein read through Chapter 5: the answer
+leads with the sentence that introduces the person, not with a sentence that merely names them;
+"Victor's friend" is someone other than Victor; and no answer leads with a question. (Pride and
+Prejudice's "Who is Charlotte Lucas?", on the shared data set, is in
+test_golden_pride_and_prejudice.py.)
+
+Real SQLite, tools and chat use cases and the packaged embedder, on a copy of the home the run's
+demo imported the bundled book into (``demo_run``): no import of its own.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from folio.app.chat import TurnResult
+from folio.bootstrap import Container
+from folio.config import load_settings
+from tests.e2e.conftest import DemoRun, copy_home
+from tests.shared_homes import computed_once
+
+pytestmark = pytest.mark.slow
+
+CONVERSATIONS = (
+    ("Who is Elizabeth?",),
+    ("Who is Victor's friend from Geneva?",),
+    ("Who is Henry Clerval?", "What happens to him?"),
+    ("Who is Victor's professor?", "What happens to him?"),
+)
+
+
+@pytest.fixture(scope="module")
+def turns(demo_run: DemoRun, tmp_path_factory: pytest.TempPathFactory) -> list[list[TurnResult]]:
+    def play(root: Path) -> list[list[TurnResult]]:
+        home = copy_home(demo_run[0], root / "home")
+        container = Container(load_settings(env={"FOLIO_HOME": str(home)}))
+        [book] = container.library.list_books()
+        container.library.set_position(book.id, chapter="Chapter 5")
+        chat = container.chat(provider="offline")
+        played = []
+        for questions in CONVERSATIONS:
+            conversation = container.conversations.create(book.id, "introductions")
+            played.append([chat.execute(conversation.id, q) for q in questions])
+        container.close()
+        return played
+
+    return computed_once(tmp_path_factory, "offline-introductions", play)
+
+
+def quotes(turn: TurnResult) -> list[str]:
+    return re.findall(r'^- "(.+?)"(?: …)? \(', turn.answer, re.M)
+
+
+def test_who_is_x_leads_with_the_sentence_that_introduces_them(
+    turns: list[list[TurnResult]],
+) -> None:
+    elizabeth = quotes(turns[0][0])
+    assert elizabeth and elizabeth[0].startswith(
+        "They consulted their village priest, and the result was that Elizabeth Lavenza became"
+    ), turns[0][0].answer
+    clerval = quotes(turns[2][0])
+    assert clerval and clerval[0] == "Henry Clerval was the son of a merchant of Geneva."
+
+
+def test_someones_friend_is_another_person_found_by_the_sentences_around_him(
+    turns: list[list[TurnResult]],
+) -> None:
+    friend = quotes(turns[1][0])
+    assert friend and "Clerval" in friend[0], turns[1][0].answer
+
+
+def test_no_answer_leads_with_a_question(turns: list[list[TurnResult]]) -> None:
+    for played in turns:
+        for turn in played:
+            said = quotes(turn)
+            assert not said or not said[0].rstrip("”\"’'").endswith("?"), turn.answer

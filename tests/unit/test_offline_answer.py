@@ -1,0 +1,168 @@
+"""The offline answer's choice of sentences (``best_quotes``) with fake embedders: a question or a
+sentence that says little does not lead, a sentence is read with its neighbours, "who is X" leads
+with X's introduction (not for "X's friend"), and a why/how question prefers the sentences around
+the one that answers."""
+
+from __future__ import annotations
+
+import math
+import re
+import zlib
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from folio.agent.offline.answer import best_quotes
+from folio.domain.passages import Passage, Person
+from folio.domain.ports import Embedder
+from folio.domain.search import STOPWORDS
+
+
+class BagOfWords:
+    """One dimension per content word: cosine is word overlap."""
+
+    name, dimensions, relevance_floor = "bag", 512, 0.0
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for w in re.findall(r"[a-z]+", text.lower()):
+                if w not in STOPWORDS:
+                    out[row, zlib.crc32(w.encode()) % self.dimensions] += 1
+            out[row] /= max(float(np.linalg.norm(out[row])), 1e-9)
+        return out
+
+
+class Scripted:
+    """Each sentence's cosine with the question as the test sets it; any other text (a sentence
+    read with its neighbours) is orthogonal to the question, so its place adds nothing."""
+
+    name, dimensions = "scripted", 2
+
+    def __init__(self, question: str, cosines: Mapping[str, float], floor: float = 0.3) -> None:
+        self.question, self.cosines, self.relevance_floor = question, cosines, floor
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), 2), dtype=np.float32)
+        for row, text in enumerate(texts):
+            c = 1.0 if text == self.question else self.cosines.get(text, 0.0)
+            out[row] = (c, math.sqrt(1 - c * c))
+        return out
+
+
+def passage(text: str, start: int = 0, chapter: str = "Chapter 2") -> Passage:
+    return Passage(f"c{start}", chapter, "12", "12", start, start + len(text), text)
+
+
+def quoted(
+    embedder: Embedder,
+    question: str,
+    *passages: Passage,
+    about: Person | None = None,
+    explains: bool = False,
+) -> list[str]:
+    quotes = best_quotes(embedder, question, passages, about, explains=explains)
+    return [q.sentence for q in quotes]
+
+
+ANSWER = "The keeper trimmed the lamp wick at dusk every night."
+
+
+def test_a_question_does_not_lead_over_a_sentence_that_tells_nearly_as_much() -> None:
+    asked = "Did the keeper trim the lamp that night?"
+    question = "When did the keeper trim the lamp?"
+    embedder = Scripted(question, {asked: 0.7, ANSWER: 0.6})
+    assert quoted(embedder, question, passage(f"{asked} {ANSWER}")) == [ANSWER, asked]
+
+
+def test_a_question_that_comes_close_only_as_a_question_does_not_answer() -> None:
+    asked = "Did the keeper trim the lamp that night?"
+    question = "When did the keeper trim the lamp?"
+    embedder = Scripted(question, {asked: 0.45})
+    assert quoted(embedder, question, passage(f"{asked} The gulls cried.")) == []
+    assert quoted(Scripted(question, {asked: 0.45}, floor=0.1), question, passage(asked))
+
+
+def test_a_sentence_that_says_little_does_not_lead() -> None:
+    tag = "“Yes,” said he."  # a dialogue tag: two words of content
+    question = "Did the keeper trim the lamp?"
+    embedder = Scripted(question, {tag: 0.65, ANSWER: 0.6})
+    assert quoted(embedder, question, passage(f"{tag} {ANSWER}")) == [ANSWER, tag]
+
+
+def test_a_sentence_is_read_with_its_neighbours() -> None:
+    """Tom and Ned are sailors alike; the sentence before Tom's speaks of the keeper's friend."""
+    ned = passage("Ned was a sailor of the south. The storm broke the mast.", 500)
+    tom = passage(
+        "The keeper had one closest friend among the crews. Tom was a sailor of the north."
+    )
+    question = "Which sailor was the closest friend of the keeper?"
+    quotes = quoted(BagOfWords(), question, ned, tom)
+    assert quotes.index("Tom was a sailor of the north.") < quotes.index(
+        "Ned was a sailor of the south."
+    )
+    alike = quoted(BagOfWords(), "Which sailor?", ned, tom)  # no neighbour helps: found order
+    assert alike[:2] == ["Ned was a sailor of the south.", "Tom was a sailor of the north."]
+
+
+INTRO = (
+    "The keeper had a son. The eldest of his boys, a quiet, clever lad of ten, was the pride of "
+    "the harbour. “Come in, Tom,” said the keeper. “Tom Hale, come in!” Tom Hale ran."
+)
+FIRST = "“Come in, Tom,” said the keeper."
+
+
+def tom_hale(first: Passage) -> Person:
+    return Person("Tom Hale", 9, first, ("Tom",))
+
+
+def test_who_is_x_leads_with_the_narration_nearest_to_their_first_mention() -> None:
+    found = passage(INTRO, 1000)
+    first = Passage(None, "Chapter 2", "12", "12", 1000 + INTRO.index(FIRST),
+                    1000 + INTRO.index(FIRST) + len(FIRST), FIRST)  # fmt: skip
+    later = passage("Tom Hale was seen at the harbour. Tom Hale ate fish.", 5000)
+    question = "Who is Tom Hale?"
+    cosines = {"Tom Hale was seen at the harbour.": 0.8, "Tom Hale ate fish.": 0.7}
+    quotes = quoted(Scripted(question, cosines), question, later, found, about=tom_hale(first))
+    lead = "The eldest of his boys, a quiet, clever lad of ten, was the pride of the harbour."
+    assert quotes == [lead, "Tom Hale was seen at the harbour.", "Tom Hale ate fish."]
+
+
+def test_without_a_passage_holding_the_first_mention_its_sentence_leads() -> None:
+    first = passage("Tom Hale, the keeper's son, rowed out to the wreck alone.", 9000)
+    later = passage("Tom Hale was seen at the harbour.", 5000)
+    question = "Who is Tom?"
+    embedder = Scripted(question, {"Tom Hale was seen at the harbour.": 0.8})
+    quotes = quoted(embedder, question, later, about=tom_hale(first))
+    assert quotes == [first.text, "Tom Hale was seen at the harbour."]
+
+
+def test_a_question_that_asks_more_of_the_person_gets_no_introduction() -> None:
+    first = passage("Tom Hale, the keeper's son, rowed out to the wreck alone.", 9000)
+    later = passage("Tom Hale feared the sea after the storm.", 5000)
+    question = "Why does Tom Hale fear the sea?"
+    embedder = Scripted(question, {"Tom Hale feared the sea after the storm.": 0.8})
+    assert quoted(embedder, question, later, about=tom_hale(first))[0] == later.text
+
+
+def test_a_person_named_as_someones_is_not_whom_the_question_is_about() -> None:
+    """ "Tom's friend" is someone else: a sentence about Ned is quoted, no introduction of Tom."""
+    first = passage("Tom Hale, the keeper's son, rowed out to the wreck alone.", 9000)
+    friend = "Ned Gray was the closest friend of Tom."
+    question = "Who is Tom's closest friend?"
+    embedder = Scripted(question, {friend: 0.6})
+    quotes = quoted(embedder, question, passage(friend), about=tom_hale(first))
+    assert quotes == [friend]
+
+
+def test_a_why_question_prefers_the_sentences_around_the_one_that_answers() -> None:
+    event = "The mast broke in the night storm."
+    cause = "The crew had lashed too much sail to it."
+    elsewhere = "The mast was of old pine from the north."
+    question = "Why did the mast break?"
+    cosines = {event: 0.8, cause: 0.4, elsewhere: 0.45}
+    found = (passage(f"{cause} {event}"), passage(f"{elsewhere} Gulls cried.", 900))
+    assert quoted(Scripted(question, cosines), question, *found, explains=True) == [
+        event, cause, elsewhere,
+    ]  # fmt: skip
+    assert quoted(Scripted(question, cosines), question, *found) == [event, elsewhere, cause]

@@ -5,24 +5,42 @@ Two processes with eight threads each -- as two ``folio serve`` workers with the
 thread of the test lists the conversations. Every creation and every turn must succeed (a writer
 waits for the lock instead of being told the library is busy), each conversation must hold its
 turns numbered 1..N once each, and every conversation must belong to the user who created it.
+Then, unit by unit: a second writer waits for the lock (SQLite) or the row lock (PostgreSQL) while
+a read-only unit of work reads at once.
 """
 
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 import threading
 import time
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
+import psycopg
+import pytest
+
+from folio.adapters.storage.postgres_conversations import PostgresConversationStore
+from folio.adapters.storage.postgres_db import PgDatabase, pg_storage_error
+from folio.adapters.storage.sqlite_conversations import SqliteConversationStore
+from folio.adapters.storage.sqlite_db import Database
+from folio.app.writes import write
 from folio.bootstrap import Container
 from folio.config import load_settings
+from folio.domain.conversations import Conversation
+from folio.domain.errors import StorageErrorCode
+from folio.domain.ports import ConversationUnitOfWork
 from folio.domain.users import ResourceKind
 
 PROCESSES = 2
 THREADS = 8
 TURNS = 3
+T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+_C1 = Conversation("c1", "b1", "T", T0, T0)
 
 WORKER = r"""
 import json, sys, threading, time
@@ -166,3 +184,79 @@ def test_concurrent_creations_and_turns_in_two_processes_all_succeed_and_are_sto
             assert len(questions) == len(set(questions)) == TURNS, "each turn stored once"
             assert listed[cid] == TURNS
     container.close()
+
+
+def test_a_writer_waits_for_the_lock_and_a_reader_does_not_on_sqlite(tmp_path: Path) -> None:
+    db = Database(tmp_path / "folio.db")
+    db.migrate()
+    store = SqliteConversationStore(db)
+    _book(db.connect())
+    seen: list[str] = []
+    with store.unit_of_work() as holder:  # holds the write lock while the others try
+        holder.conversations.save(Conversation("c1", "b1", "T", T0, T0))
+        waiting = threading.Thread(target=lambda: seen.append(write(store.unit_of_work, _create)))
+        waiting.start()
+        time.sleep(0.3)
+        with store.unit_of_work(read_only=True) as reader:
+            assert reader.conversations.list_all() == [], "a reader sees what is committed"
+        assert waiting.is_alive(), "the second writer waits for the lock"
+        holder.commit()
+    waiting.join(timeout=10)
+    assert seen == ["c2"]
+    with store.unit_of_work(read_only=True) as reader:
+        assert sorted(c.id for c in reader.conversations.list_all()) == ["c1", "c2"]
+
+
+def test_a_reader_does_not_wait_for_a_turn_being_stored_on_postgresql(
+    request: pytest.FixtureRequest,
+) -> None:
+    url = request.getfixturevalue("pg_server").database("waiting_writes")
+    db = PgDatabase(url, max_size=3)
+    with db.connection() as conn:
+        _book(conn)
+    store = PostgresConversationStore(db)
+    write(store.unit_of_work, lambda uow: (uow.conversations.save(_C1), uow.commit()))
+    seen: list[str] = []
+    with store.unit_of_work() as holder:
+        holder.conversations.get("c1")  # the row lock of a turn being stored
+        other = threading.Thread(target=lambda: seen.append(write(store.unit_of_work, _rename)))
+        other.start()
+        with store.unit_of_work(read_only=True) as reader:
+            assert reader.conversations.get("c1").title == "T"  # no wait for the lock
+        time.sleep(0.3)
+        assert other.is_alive() and seen == [], "a second writer waits for the row lock"
+        holder.commit()
+    other.join(timeout=10)
+    assert seen == ["renamed"]
+    db.close()
+
+
+def test_postgresql_deadlocks_and_serialization_failures_are_busy_and_say_so() -> None:
+    for refusal in (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure):
+        error = pg_storage_error(refusal("deadlock detected"), "postgresql://u:secret@h/db")
+        assert error.code is StorageErrorCode.BUSY
+        assert "another writer" in error.message and "secret" not in error.message
+
+
+def _book(conn: Any) -> None:
+    sqlite = isinstance(conn, sqlite3.Connection)
+    owner = (", owner_content", ", 'local:h'") if sqlite else ("", "")
+    conn.execute(
+        "INSERT INTO books (id, title, format, source_name, content_hash, page_count, char_count,"
+        f" created_at{owner[0]}) VALUES ('b1', 'T', 'txt', 't.txt', 'h', 1, 1,"
+        f" '2026-01-01T00:00:00+00:00'{owner[1]})"
+    )
+    if sqlite:
+        conn.close()
+
+
+def _create(uow: ConversationUnitOfWork) -> str:
+    uow.conversations.save(Conversation("c2", "b1", "U", T0, T0))
+    uow.commit()
+    return "c2"
+
+
+def _rename(uow: ConversationUnitOfWork) -> str:
+    title = uow.conversations.update_title("c1", "renamed").title
+    uow.commit()
+    return title

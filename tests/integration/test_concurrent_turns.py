@@ -2,10 +2,10 @@
 
 Each writer does what the chat turn does: inside one unit of work it reads the last turn number,
 writes user, tool_result and assistant messages and the ``Turn`` with the next number, and commits;
-on ``CONFLICT`` (the JSON store: another writer took that number first) or ``BUSY`` (SQLite: another
-writer committed since this one read) it retries. Every turn must be stored exactly once, whole,
-with turn numbers 1..N and no gap, for SQLite, PostgreSQL (where the conversation's row lock
-serialises the writers: no retry needed) and for JSON files.
+on ``CONFLICT`` (the JSON store: another writer took that number first) or ``BUSY`` it retries.
+Every turn must be stored exactly once, whole, with turn numbers 1..N and no gap, for SQLite (a
+writing unit of work takes the lock on entry) and PostgreSQL (the conversation's row lock), where
+the writers queue and need no retry, and for JSON files.
 """
 
 from __future__ import annotations

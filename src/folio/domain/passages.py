@@ -346,7 +346,10 @@ class ToolOutcome:
         return out
 
     def to_json(self, *, brief: bool = False) -> str:
-        return json.dumps(self.envelope(brief=brief), ensure_ascii=False, default=str)
+        # compact: a model reads every byte of it, turn after turn
+        return json.dumps(
+            self.envelope(brief=brief), ensure_ascii=False, default=str, separators=(",", ":")
+        )
 
     @property
     def passages(self) -> tuple[Passage, ...]:

@@ -230,3 +230,26 @@ def test_a_lone_name_spoken_of_as_he_joins_the_mr_not_the_more_mentioned_miss() 
     lexicon = Lexicon.of(text)
     assert lexicon.find("Grey") is lexicon.find("Mr. Grey")
     assert lexicon.find("Grey") is not lexicon.find("Miss Grey")
+
+
+def test_a_lone_name_spoken_of_as_she_never_joins_the_only_mr_holding_it() -> None:
+    text = (
+        "At night Mr. Grey came, and he sat down with Mr. Lane, and then Mr. Lane sang. "
+        "Then Mr. Grey said that he was tired. "
+        "At noon the old Grey came, and she sat down; then Grey said that she was tired. "
+        "Soon Grey smiled, and she left. "
+    ) * 2
+    lexicon = Lexicon.of(text)
+    assert lexicon.find("Grey") is not lexicon.find("Mr. Grey")
+
+
+def test_a_first_name_before_several_surnames_is_still_a_name_not_a_title() -> None:
+    text = (
+        "Then Sir John came in, and Sir John laughed; later Sir John sang, and Sir John left. "
+        "Then John Dashwood came, and then John Willoughby came with Mary Willoughby, and "
+        "Mary Dashwood stayed. "
+    ) * 2
+    lexicon = Lexicon.of(text)
+    assert "John" not in lexicon.titles
+    sir_john = lexicon.find("Sir John")
+    assert sir_john is not None and sir_john.name == "Sir John"

@@ -6,15 +6,16 @@ General signals only, the same for any English prose (no list of names or titles
 - a name is a capitalised word the book writes mid-sentence, hardly ever in lower case, and not a
   stopword ("Elizabeth", "Darcy", "London");
 - a title is a capitalised word that stands before several different names ("Mr", "Miss",
-  "Lady", "Professor"): it makes a name of its own ("Miss Bingley" is not "Mr Bingley");
+  "Lady", "Professor") more often than it ends one ("Sir John": "John" is no title): it makes a
+  name of its own ("Miss Bingley" is not "Mr Bingley");
 - a mention is a run of capitalised words holding a name ("Sir William Lucas", "Miss Bennet"),
   cut at a full stop unless the word before it is one the book abbreviates ("Mr.", not "Bill.");
   its shorter forms ("Sir William", "Lucas", "Miss Eliza", whose "Eliza" begins "Elizabeth")
   are aliases of the most mentioned longer name holding them, and a lone word of a titled name
   ("Darcy") goes to that name; unless the book speaks of the shorter form clearly as "he" (or
   "she") and of that name far less so: then to the holder spoken of most alike ("Bingley" is
-  "Mr Bingley", not the more mentioned "Miss Bingley"). A titled form is spoken of as all the
-  names with its title are;
+  "Mr Bingley", not the more mentioned "Miss Bingley"), and never to one spoken of clearly as
+  of the other sex. A titled form is spoken of as all the names with its title are;
 - a person is a name the book uses in the slots it uses for people: each mention's neighbouring
   words (the word before it, the one after) are weighed by how often the book puts them around
   "he", "she", "him" and around its names with a title of people (people) against around "the"
@@ -35,14 +36,14 @@ older way of building) reads as None, so the caller builds it again from the tex
 from __future__ import annotations
 
 import json
-import math
 import re
 from bisect import bisect_left
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 
+from folio.domain.name_usage import Mention, leans, person_scores
 from folio.domain.search import STOPWORDS
 
 # a capitalised word, after an abbreviation ("Mr.", "Dr.", "St.") if any; a run may wrap a line
@@ -52,26 +53,15 @@ _LOWER = re.compile(r"\b[a-z]{3,}\b")
 _MID_SENTENCE = re.compile(r"[a-z,;] $")
 _STOPPED = re.compile(r"\b([A-Z][a-z]{0,3})\.[ \t]*\n?[ \t]*([A-Z])")
 _SHORT = re.compile(r"\b[A-Z][a-z]{0,3}\b")
-_SEXED = re.compile(r"([.!?])|\b(?:(he|his|himself)|she|herself)\b", re.IGNORECASE)
-SEX_REACH = 120  # characters after a mention searched for its pronoun
-MIN_SEXED = 2  # pronouns a form's lean starts from, half each way
 MIN_LEAN = 0.3  # a form's lean this far from 0 says "he" or "she"
 MAX_APART = 0.5  # leans further apart than this keep a form from the most mentioned holder
 MIN_MENTIONS = 2
 MIN_TITLED = 2  # distinct names a title stands before
 PREFIX_LETTERS = 4  # "Eliza" is a form of "Elizabeth"
 MIN_DROPPED = 3  # letters a short form drops: more than an ending ("Bennets", "European")
-MIN_SLOTS = 20  # pronouns and articles a text needs for its people to be told from places
-# the word or mark before a mention, the one after (a possessive counts as a word)
-_BEFORE = re.compile(r"((?<![A-Za-z])[A-Za-z]+|[^\w\s])\s*$")
-_AFTER = re.compile(r"\s*([’']s\b|[A-Za-z]+|[^\w\s])")
-_PRONOUN = re.compile(r"\b(?:[Hh]e|[Ss]he|him)\b")  # the slots of people
-_ARTICLE = re.compile(r"\b[Tt]he\b")  # the slots of things and places
-_POSSESSIVE = frozenset({"’s", "'s"})
-_NOUN = re.compile(r"\b[Tt]he [a-z]+\b")
 # Raise it whenever what ``Lexicon.of`` builds changes: stored lexicons of another version are
 # built again from their book's text on first use.
-LEXICON_VERSION = 2
+LEXICON_VERSION = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,16 +191,12 @@ def _build(text: str) -> tuple[list[Name], frozenset[str]]:
         kept = _trim(form.split(), named, titles)
         if kept:
             forms[" ".join(kept)].append(offset)
-    scores, of_people = _person_scores(text, mentions, titles)
+    scores, of_people = person_scores(text, mentions, titles)
     ends = {o: e for o, e, _, _ in mentions}
     names = [
-        _kind(n, scores, of_people)
-        for n in _group(forms, titles, _leans(text, forms, ends, titles))
+        _kind(n, scores, of_people) for n in _group(forms, titles, leans(text, forms, ends, titles))
     ]
     return names, frozenset(titles)
-
-
-Mention = tuple[int, int, str, bool]
 
 
 def _mentions(text: str) -> list[Mention]:
@@ -241,61 +227,6 @@ def _abbreviations(text: str) -> set[str]:
     return {w for w, n in stopped.items() if 2 * n > every[w]}
 
 
-def _person_scores(
-    text: str, mentions: Sequence[Mention], titles: set[str]
-) -> tuple[dict[int, float], set[str]]:
-    """How much each mention (by offset) stands where the book puts people rather than things
-    (log odds of its neighbouring words), and the titles of people. The word before a
-    possessive ("at Mrs. Goddard's") is the slot of what is possessed: it is not counted."""
-    slots = {o: _slot(text, o, e) for o, e, _, _ in mentions}
-    pronoun = Counter(_before(text, m.start()) for m in _PRONOUN.finditer(text))
-    article = Counter(_before(text, m.start()) for m in _ARTICLE.finditer(text))
-    noun = Counter(_after(text, m.end()) for m in _NOUN.finditer(text))
-    article["the"] += noun.total()  # and "the" itself stands before things
-    if min(pronoun.total(), article.total()) < MIN_SLOTS:  # too little text to tell
-        return {}, set()
-    titled: dict[str, list[int]] = defaultdict(list)
-    for o, _, form, _ in mentions:
-        if " " in form and form.split()[0] in titles:
-            titled[form.split()[0]].append(o)
-    by_pronoun = _odds(pronoun, article)
-    of_people = {t: os for t, os in titled.items() if sum(by_pronoun(slots[o][0]) for o in os) > 0}
-    people = [slots[o] for os in of_people.values() for o in os]
-    before = _odds(pronoun + Counter(b for b, _ in people if b), article)
-    after = _odds(Counter(a for _, a in people), noun) if people else (lambda _: 0.0)
-    scores = {o: (before(b) if b else 0.0) + after(a) for o, (b, a) in slots.items()}
-    return scores, set(of_people)
-
-
-def _slot(text: str, start: int, end: int) -> tuple[str, str]:
-    after = _after(text, end)
-    return ("" if after in _POSSESSIVE else _before(text, start)), after
-
-
-def _before(text: str, at: int) -> str:
-    m = _BEFORE.search(text, max(0, at - 24), at)
-    return m.group(1).lower() if m else ""
-
-
-def _after(text: str, at: int) -> str:
-    m = _AFTER.match(text, at)
-    return m.group(1).lower() if m else ""
-
-
-def _odds(people: Counter[str], things: Counter[str]) -> Callable[[str], float]:
-    """The log odds that a word stands by a person rather than a thing; 0 for a word seen by
-    neither (one unseen observation of each word, on each side in proportion to its size)."""
-    p, t = sum(people.values()) or 1, sum(things.values()) or 1
-    v = len(people.keys() | things.keys()) or 1
-
-    def odds(word: str) -> float:
-        return math.log((people[word] + 1) / (p + v)) - math.log(
-            (things[word] + t / p) / (t + v * t / p)
-        )
-
-    return odds
-
-
 def _kind(name: Name, scores: Mapping[int, float], of_people: set[str]) -> Name:
     """A name is a person when one of its forms has a title of people, or when its mentions
     stand, on the whole, where people stand."""
@@ -305,19 +236,19 @@ def _kind(name: Name, scores: Mapping[int, float], of_people: set[str]) -> Name:
 
 
 def _titles(mentions: Sequence[Mention], named: set[str]) -> set[str]:
-    """Words that stand before several different names, more often than without one."""
+    """Words that stand before several different names, more often than they end a name
+    ("Sir John": "John" is a name, not a title, though "John Dashwood" too)."""
     before: dict[str, set[str]] = defaultdict(set)
     titled: Counter[str] = Counter()
-    alone: Counter[str] = Counter()
+    last: Counter[str] = Counter()
     for _, _, form, _ in mentions:
         parts = form.split()
         for a, b in pairwise(parts):
             if b in named:
                 before[a].add(b)
                 titled[a] += 1
-        if len(parts) == 1:
-            alone[parts[0]] += 1
-    return {t for t, after in before.items() if len(after) >= MIN_TITLED and alone[t] < titled[t]}
+        last[parts[-1]] += 1
+    return {t for t, after in before.items() if len(after) >= MIN_TITLED and last[t] < titled[t]}
 
 
 def _trim(parts: list[str], named: set[str], titles: set[str]) -> list[str]:
@@ -343,8 +274,10 @@ def _group(forms: dict[str, list[int]], titles: set[str], sexes: Mapping[str, fl
     for form in sorted(forms, key=lambda f: (-len(f.split()), -len(f), -len(forms[f]), f)):
         first = form.split()[0]
         candidates = by_word[first] if " " in form else [*by_word[first], *lone]
-        holders = [h for h in candidates if h in heads and _holds(h, form, titles)]
-        heads[form] = heads[_likeliest(holders, sexes, form)] if holders else form
+        holder = _likeliest(
+            [h for h in candidates if h in heads and _holds(h, form, titles)], sexes, form
+        )
+        heads[form] = form if holder is None else heads[holder]
     members: dict[str, list[str]] = defaultdict(list)
     for form, head in heads.items():
         members[head].append(form)
@@ -356,33 +289,18 @@ def _group(forms: dict[str, list[int]], titles: set[str], sexes: Mapping[str, fl
     return names
 
 
-def _leans(
-    text: str, forms: Mapping[str, list[int]], ends: Mapping[int, int], titles: set[str]
-) -> dict[str, float]:
-    """How far the text speaks of each form as "he" (towards 1) or "she" (towards -1): of a
-    titled form, as of every name with its title ("Miss Bingley" as of all the "Miss")."""
-    counts = {f: Counter(_sex(text, ends[o]) for o in offsets) for f, offsets in forms.items()}
-    pooled: dict[str, Counter[int]] = defaultdict(Counter)
-    for f, c in counts.items():
-        pooled[f.split()[0] if f.split()[0] in titles else f] += c
-    leans = {k: (c[1] - c[-1]) / (c[1] + c[-1] + MIN_SEXED) for k, c in pooled.items()}
-    return {f: leans[f.split()[0] if f.split()[0] in titles else f] for f in forms}
-
-
-def _sex(text: str, end: int) -> int:
-    """1 when the first pronoun after a mention, in its sentence, is "he" ("his"), -1 when it
-    is "she", else 0 ("him" and "her" are more often someone else)."""
-    m = _SEXED.search(text, end, min(len(text), end + SEX_REACH))
-    return 0 if m is None or m.group(1) else (1 if m.group(2) else -1)
-
-
-def _likeliest(holders: Sequence[str], leans: Mapping[str, float], form: str) -> str:
+def _likeliest(holders: Sequence[str], leans: Mapping[str, float], form: str) -> str | None:
     """The most mentioned of the forms holding ``form``, unless the text speaks of ``form``
-    clearly as "he" or "she" and of that one far apart (``_leans``): then the one spoken of
-    most alike."""
-    if abs(leans[form]) < MIN_LEAN or abs(leans[holders[0]] - leans[form]) <= MAX_APART:
-        return holders[0]
-    return min(holders, key=lambda h: abs(leans[h] - leans[form]))
+    clearly as "he" or "she" (``_leans``) and of that one far apart: then the one spoken of
+    most alike. Never one spoken of clearly as of the other sex ("Middleton", spoken of as
+    "she", is not "Sir John Middleton")."""
+    lean = leans[form]
+    if abs(lean) < MIN_LEAN:
+        return holders[0] if holders else None
+    alike = [h for h in holders if lean * leans[h] >= 0 or abs(leans[h]) < MIN_LEAN]
+    if not alike or abs(leans[alike[0]] - lean) <= MAX_APART:
+        return alike[0] if alike else None
+    return min(alike, key=lambda h: abs(leans[h] - lean))
 
 
 def _holds(longer: str, form: str, titles: set[str]) -> bool:

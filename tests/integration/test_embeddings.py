@@ -290,8 +290,9 @@ def test_the_maintainers_export_script_makes_the_shipped_model_again() -> None:
 def test_the_demo_books_passages_are_looked_up_and_are_what_the_model_computes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The demo's first import computes no vector (scripts/known_vectors.py wrote them all), and
-    the looked-up vectors are the model's own."""
+    """The demo's first import computes no vector, of a passage or of a sentence ranked for the
+    recap (scripts/known_vectors.py wrote them all), and the looked-up vectors are the model's
+    own."""
     from folio.adapters.embeddings import make_embedder
     from folio.bootstrap import Container
     from folio.config import load_settings
@@ -315,7 +316,8 @@ def test_the_demo_books_passages_are_looked_up_and_are_what_the_model_computes(
     container = Container(settings, embedder=shipped)
     result = container.ingest.execute(bundled_book())
     container.close()
-    assert result.chunk_count == len(looked_up) > 400
+    # the passages, then the sentences of each chapter ranked for the recap: none computed
+    assert len(looked_up) > result.chunk_count > 400
 
     model = OnnxEmbedder(packaged_model_dir(), tmp_path / "models")  # no table
     sample = looked_up[:: len(looked_up) // 6]

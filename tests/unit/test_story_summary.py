@@ -90,6 +90,16 @@ def test_dialogue_questions_fragments_and_short_sentences_cannot_stand_in_a_summ
     ]
 
 
+def test_words_leading_into_a_speech_are_not_a_sentence_of_their_own() -> None:
+    text = (
+        "The captain walked slowly across the frozen deck of the ship and said,--\n\n"
+        "The captain walked slowly across the frozen deck of the ship at dawn."
+    )
+    assert [text[a:b] for a, b in summary_sentences(text, 0, len(text))] == [
+        "The captain walked slowly across the frozen deck of the ship at dawn."
+    ]
+
+
 def test_a_chapter_told_in_dialogue_only_still_ranks_its_speeches() -> None:
     text = "“I shall go to the north with the ship and every sailor I can find,” he said."
     ranked = rank_chapter(text, 0, len(text), TopicEmbedder().embed)
@@ -124,7 +134,7 @@ def test_a_part_of_a_chapter_is_ranked_from_that_part_only() -> None:
 def test_a_summary_round_trips_through_json_and_another_version_reads_as_none() -> None:
     summary = StorySummary({1: (Ranked(3, 40, 1.5), Ranked(50, 90, 0.5)), 2: ()}, "topics")
     assert StorySummary.from_json(summary.to_json()) == summary
-    assert StorySummary.from_json(summary.to_json().replace('"version":1', '"version":0')) is None
+    assert StorySummary.from_json(summary.to_json().replace('"version":2', '"version":1')) is None
     assert StorySummary.from_json("A model's recap of a chapter.") is None
     assert StorySummary.from_json(None) is None
 
@@ -139,6 +149,8 @@ def test_few_chapters_get_several_sentences_many_get_one_each_then_one_per_run()
     assert [i for i, _ in one_each] == list(range(20))
     grouped = choose(chapters(61), MAX_SENTENCES)
     assert len(grouped) <= MAX_SENTENCES and grouped[0][0] == 0  # the first chapter stays
+    runs = [i for i, _ in grouped[1:]]
+    assert runs == sorted(runs) and runs[-1] >= 61 - 3  # the last chapters are there too
 
 
 # --- the recap tool on a stored summary -------------------------------------------------------

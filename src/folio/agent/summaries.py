@@ -18,9 +18,10 @@ from folio.domain.ports import BookRepository, Embedder
 if TYPE_CHECKING:  # numpy is loaded by the first recap, not by every command that has tools
     from folio.domain.summary import Ranked, StorySummary
 
-# Characters of chapters without a stored ranking embedded in one call (a book imported before
-# summaries, read to chapter 50, costs seconds, not a minute); past it, TF-IDF ranks them.
-LIVE_CHARS = 120_000
+# Characters of chapters without a stored ranking embedded in one call (about four chapters of a
+# novel: a book imported before summaries costs a second or two a call, not a minute); past it,
+# TF-IDF ranks them, until a later call has embedded them (whole chapters are kept).
+LIVE_CHARS = 40_000
 
 
 class StorySummaries:

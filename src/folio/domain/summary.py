@@ -31,11 +31,11 @@ from folio.domain.sentences import sentence_spans
 
 # Raise it whenever what ``rank_chapter`` returns changes: summaries of another version are
 # ranked again from the text.
-SUMMARY_VERSION = 1
+SUMMARY_VERSION = 2
 # The summary is kept with the book's chapter recaps under an index no chapter has (chapters
 # count from 1), so no table is needed for it.
 SUMMARY_INDEX = 0
-MIN_WORDS, MAX_WORDS = 8, 60
+MIN_WORDS, MAX_WORDS = 8, 45
 MAX_QUOTED = 0.3  # share of a sentence's characters inside quotation marks, at most
 MAX_SENTENCES = 200  # sentences ranked in one chapter (evenly spread over a longer one)
 KEEP = 6  # sentences kept per chapter
@@ -86,7 +86,8 @@ def summary_sentences(
     text: str, start: int, end: int, *, max_quoted: float = MAX_QUOTED
 ) -> list[Span]:
     """The sentences of ``text[start:end]`` fit for a summary, as offsets into ``text``: of
-    ``MIN_WORDS`` to ``MAX_WORDS`` words, starting with a capital, not a question, and at most
+    ``MIN_WORDS`` to ``MAX_WORDS`` words, starting with a capital and ending with a full stop
+    or an exclamation mark (not a question, not words leading into a speech), and at most
     ``max_quoted`` inside quotation marks."""
     quoted = quoted_ranges(text[start:end])
     out = []
@@ -95,8 +96,8 @@ def summary_sentences(
         if not MIN_WORDS <= len(sentence.split()) <= MAX_WORDS:
             continue
         first = next((ch for ch in sentence if ch.isalpha()), "")
-        if not first.isupper() or sentence.rstrip(_TRAILING).endswith("?"):
-            continue
+        if not first.isupper() or not sentence.rstrip(_TRAILING).endswith((".", "!")):
+            continue  # a fragment, a question, or words that lead into a speech ("said,--")
         inside = sum(max(0, min(e - start, b) - max(s - start, a)) for a, b in quoted)
         if inside <= max_quoted * (e - s):
             out.append((s, e))

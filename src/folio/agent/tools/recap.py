@@ -6,8 +6,8 @@ model once and kept (``folio.agent.recaps``). Otherwise, and offline, the recap 
 ``folio.domain.summary``: narration, not dialogue, questions or fragments), ranked once at import
 and kept with the book (``services.summaries``); the chapter being read is ranked from its read
 part. The longer the reading, the fewer sentences per chapter, so that the recap stays within
-``MAX_SENTENCES``: every chapter keeps one, and past that many chapters, each run of neighbouring
-chapters gives its most central sentence; the first chapters are never left out.
+``MAX_SENTENCES``: every chapter keeps one, and past that many chapters, the first chapter keeps
+its best and each run of neighbouring chapters after it gives its most central sentence.
 
 In a series, the story so far runs across the earlier volumes (read in full) and this one up to
 the position.
@@ -103,7 +103,8 @@ def _ranked(read: Sequence[Read], services: ToolServices) -> list[list[Ranked]]:
 def choose(ranked: Sequence[Sequence[Ranked]], budget: int) -> list[tuple[int, Ranked]]:
     """``(chapter, sentence)`` pairs to quote, in reading order: each chapter's best
     ``budget // chapters`` (1 to ``MOST_PER_CHAPTER``, all of them for one chapter); with more
-    chapters than ``budget``, the best sentence of each run of neighbouring chapters."""
+    chapters than ``budget``, the first chapter's best, then the best sentence of each run of
+    neighbouring chapters."""
     n = len(ranked)
     if n == 0:
         return []
@@ -111,13 +112,18 @@ def choose(ranked: Sequence[Sequence[Ranked]], budget: int) -> list[tuple[int, R
         per = budget if n == 1 else max(1, min(MOST_PER_CHAPTER, budget // n))
         picked = [(i, r) for i, rs in enumerate(ranked) for r in rs[:per]]
     else:
-        size = math.ceil(n / budget)
-        picked = []
-        for g in range(0, n, size):
+        picked = [(0, ranked[0][0])] if ranked[0] else []
+        size = _run(n, budget)
+        for g in range(1, n, size):
             firsts = [(i, ranked[i][0]) for i in range(g, min(n, g + size)) if ranked[i]]
             if firsts:
                 picked.append(max(firsts, key=lambda p: (p[1].weight, -p[0])))
     return sorted(picked, key=lambda p: (p[0], p[1].start))
+
+
+def _run(chapters: int, budget: int) -> int:
+    """How many neighbouring chapters give one sentence, the first chapter apart."""
+    return math.ceil((chapters - 1) / max(1, budget - 1))
 
 
 def _extractive(
@@ -135,7 +141,7 @@ def _extractive(
         passages.append(_passage(volume, chapter.title, r.start, r.end, text, volume=book))
     note = None
     if len(read) > budget:
-        size = math.ceil(len(read) / budget)
+        size = _run(len(read), budget)
         note = f"{len(read)} chapters read: one sentence for every {size} chapters."
     return passages, note
 

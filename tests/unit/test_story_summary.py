@@ -286,3 +286,28 @@ def test_the_import_keeps_each_chapters_best_sentences_with_the_book(tmp_path: P
         assert ranked and all(start <= r.start and r.end <= chapter_end for r in ranked)
     assert result.timings["summarise"] >= 0
     assert library.chapter_recap("b", 1) is None  # no chapter's model recap is written
+
+
+def test_an_interrupted_import_gets_its_summary_when_it_is_completed(tmp_path: Path) -> None:
+    path = tmp_path / "letters.txt"
+    path.write_text(CHAPTER_ONE + CHAPTER_TWO)
+
+    def parse(p: Path) -> tuple[ParsedBook, BookFormat]:
+        text = p.read_text()
+        chapters = (Chapter(1, "Letter 1", 0), Chapter(2, "Letter 2", len(CHAPTER_ONE)))
+        return ParsedBook(text, (Page(1, "1", 0, len(text)),), chapters), BookFormat.TXT
+
+    class Crashing(TopicEmbedder):
+        def embed(self, texts: Sequence[str]) -> Vectors:
+            raise RuntimeError("model crashed")
+
+    library = InMemoryLibrary()
+    with pytest.raises(RuntimeError):
+        IngestBook(parse=parse, embedder=Crashing(), books=library, new_id=lambda: "b").execute(
+            path
+        )  # type: ignore[arg-type]
+    assert library.chapter_recap("b", SUMMARY_INDEX) is None  # stored, searchable, no summary
+    ingest = IngestBook(parse=parse, embedder=TopicEmbedder(), books=library)  # type: ignore[arg-type]
+    assert ingest.execute(path).resumed
+    summary = StorySummary.from_json(library.chapter_recap("b", SUMMARY_INDEX))
+    assert summary is not None and set(summary.chapters) == {1, 2}

@@ -88,6 +88,9 @@ def test_a_sentence_that_says_little_does_not_lead() -> None:
     question = "Did the keeper trim the lamp?"
     embedder = Scripted(question, {tag: 0.65, ANSWER: 0.6})
     assert quoted(embedder, question, passage(f"{tag} {ANSWER}")) == [ANSWER, tag]
+    address = "“Dear, dear keeper!”"  # an exclamation whose one word of content is its name
+    embedder = Scripted(question, {address: 0.75, ANSWER: 0.6})
+    assert quoted(embedder, question, passage(f"{address} {ANSWER}")) == [ANSWER, address]
 
 
 def test_a_sentence_is_read_with_its_neighbours() -> None:

@@ -50,7 +50,8 @@ EMBEDDED_WORDS = 40  # of each, enough for its subject and gist
 WINDOW_WORDS = 10  # of the sentences before and after it, read with it
 WINDOWED = 4  # of them, the best, read again in their window
 CONTEXT_WEIGHT = 0.5  # of the window's closeness in a sentence's score
-QUESTION_PENALTY = 0.25  # a sentence that asks answers less than one that tells
+QUESTION_PENALTY = 0.25  # a sentence that asks answers less than one that tells...
+EXCLAMATION_PENALTY = 0.1  # ...and so does one that exclaims ("Sweet and beloved Elizabeth!")
 CONTENT_WORDS = 4  # words of content under which a sentence says little...
 FRAGMENT_PENALTY = 0.2  # ...and is ranked lower by up to this much (none: the whole of it)
 NAME_BONUS = 0.05  # a sentence naming the person asked about tells more about them
@@ -117,7 +118,8 @@ def best_quotes(
     ``explains``: the question asks why or how."""
     subject = None if about is None or _possessive(question, about) else about
     pool = [*passages, *([about.first] if about else [])]
-    candidates = _candidates(pool, subject)
+    named = {w for p in pool for w in _MID_CAPITAL.findall(p.text) if w.lower() not in STOPWORDS}
+    candidates = _candidates(pool, subject, named)
     if not candidates:
         return []
     intro = _introduction(candidates, subject, question)
@@ -125,8 +127,10 @@ def best_quotes(
     scores, gates = _scores(embedder, question, shortlist, candidates, explains=explains)
     floor = embedder.relevance_floor
     kept = [c for c in shortlist if gates[c] > floor or c is intro]
-    if subject is not None:  # the most telling about them: the sentences that name them
-        scores.update({c: scores[c] + NAME_BONUS for c in kept if _names(c.sentence, subject)})
+    if subject is not None:  # the most telling about them: the sentences that name them first
+        scores.update(
+            {c: scores[c] + NAME_BONUS for c in kept if _about(c.sentence, subject, named)}
+        )
     ranked = sorted(kept, key=lambda c: (c is not intro, -scores[c]))
     return [_quote(c, scores[c]) for c in ranked[:MAX_QUOTES]]
 
@@ -174,10 +178,12 @@ def compose(quotes: Sequence[Quote], where: str) -> str:
     return f"From the book, {where}:\n" + "\n".join(lines) + "\n\n" + OFFLINE_NOTE
 
 
-def _candidates(pool: Sequence[Passage], subject: Person | None) -> list[_Candidate]:
+def _candidates(
+    pool: Sequence[Passage], subject: Person | None, named: set[str]
+) -> list[_Candidate]:
     """The sentences of ``pool`` that may be quoted, each once (the first copy, even when a later
-    one was cut short): prose, and not about someone else than ``subject``."""
-    named = {w for p in pool for w in _MID_CAPITAL.findall(p.text) if w.lower() not in STOPWORDS}
+    one was cut short): prose, and not about someone else than ``subject``. ``named``: the words
+    the passages write capitalised mid-sentence (names)."""
     out: list[_Candidate] = []
     seen: set[str] = set()
     for rank, passage in enumerate(pool):
@@ -246,12 +252,16 @@ def _closeness(embedder: Embedder, question: str, texts: Sequence[str]) -> list[
 
 
 def _penalty(sentence: str) -> float:
-    """How much less ``sentence`` counts for saying little: a question, or few words of
-    content (an address, a dialogue tag, an exclamation)."""
-    words = [w for w in _WORD.findall(sentence.lower()) if len(w) > 1 and w not in STOPWORDS]
+    """How much less ``sentence`` counts for saying little: a question, an exclamation, or few
+    distinct words of content (an address, a dialogue tag)."""
+    words = {w for w in _WORD.findall(sentence.lower()) if len(w) > 1 and w not in STOPWORDS}
     missing = max(0, CONTENT_WORDS - len(words)) / CONTENT_WORDS
-    asks = sentence.rstrip(_QUOTE_MARKS).endswith("?")
-    return QUESTION_PENALTY * asks + FRAGMENT_PENALTY * missing
+    end = sentence.rstrip(_QUOTE_MARKS)[-1:]
+    return (
+        QUESTION_PENALTY * (end == "?")
+        + EXCLAMATION_PENALTY * (end == "!")
+        + FRAGMENT_PENALTY * missing
+    )
 
 
 def _dialogue(sentence: str) -> bool:
@@ -262,10 +272,11 @@ def _forms(person: Person) -> list[set[str]]:
     return [set(normal_form(f).split()) for f in (person.name, *person.aliases)]
 
 
-def _names(sentence: str, person: Person) -> bool:
-    """``sentence`` names ``person`` by one of their forms, whole ("Miss Lucas" is not "Lucas")."""
-    forms = _forms(person)
-    return any(any(f <= set(r.split()) for f in forms) for r in runs(sentence))
+def _about(sentence: str, person: Person, named: set[str]) -> bool:
+    """The first name ``sentence`` uses is ``person``'s, by one of their forms whole ("Miss
+    Lucas" is not "Lucas"): "We stayed with Justine, and Elizabeth wept" is not about Elizabeth."""
+    first = next((r for r in runs(sentence) if any(w in named for w in r.split())), None)
+    return first is not None and any(f <= set(first.split()) for f in _forms(person))
 
 
 def _mentions(question: str, person: Person) -> list[re.Match[str]]:

@@ -8,9 +8,6 @@ conversation (404), its book (404), the message (422 empty, 413 too long), the p
 
 from __future__ import annotations
 
-import threading
-import weakref
-from collections.abc import Callable
 from typing import Any
 
 from fastapi import APIRouter
@@ -18,11 +15,12 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from folio.app.chat import ChatEvent, ChatWithBook, TurnResult
+from folio.app.chat import ChatWithBook
 from folio.bootstrap import Container
-from folio.entrypoints.api.deps import Caller, ScopeDep, TurnSlots, TurnSlotsDep, UserDep
+from folio.entrypoints.api.deps import ScopeDep
 from folio.entrypoints.api.errors import ApiError
-from folio.entrypoints.api.streaming import SSE_HEADERS, TurnControl, stream_turn
+from folio.entrypoints.api.streaming import sse_frames
+from folio.entrypoints.api.turn_stream import Runner, TurnStream, TurnStreamDep
 from folio.entrypoints.serialize import turn_result_dict
 
 router = APIRouter(prefix="/api/v1", tags=["chat"])
@@ -45,9 +43,6 @@ class ChatIn(MessageIn):
     session_id: str | None = Field(default=None, max_length=200)
 
 
-Runner = Callable[[Callable[[ChatEvent], None] | None], TurnResult]
-
-
 @router.post(
     "/conversations/{conversation_id}/messages",
     response_model=None,
@@ -57,35 +52,31 @@ async def post_message(
     conversation_id: str,
     body: MessageIn,
     scope: ScopeDep,
-    user: UserDep,
-    slots: TurnSlotsDep,
+    turn: TurnStreamDep,
 ) -> dict[str, Any] | StreamingResponse:
     """Answer ``message`` in the conversation and store the turn."""
     text = checked_message(body.message, scope.container)
-
-    control = TurnControl()
 
     def prepare() -> Runner:
         conversation = scope.conversations.find(conversation_id)
         scope.books.get(conversation.book_id)
         chat = scope.chat(
-            still_wanted=control.still_wanted,
-            still_there=control.still_there,
+            still_wanted=turn.still_wanted,
+            still_there=turn.still_there,
             window_turns=body.conversation_window,
         )
         return _runner(chat, conversation.id, text)
 
-    return await _answer(await run_in_threadpool(prepare), body.stream, user, slots, control)
+    return await _answer(turn, await run_in_threadpool(prepare), body.stream)
 
 
 @router.post("/chat", response_model=None, responses={200: {"content": {"text/event-stream": {}}}})
 async def chat(
-    body: ChatIn, scope: ScopeDep, user: UserDep, slots: TurnSlotsDep
+    body: ChatIn, scope: ScopeDep, turn: TurnStreamDep
 ) -> dict[str, Any] | StreamingResponse:
     """With ``session_id``: continue that conversation (404 if unknown, or about another book).
     Without: a stateless turn about ``book_id`` that stores nothing."""
     text = checked_message(body.message, scope.container)
-    control = TurnControl()
 
     def prepare() -> Runner:
         book = scope.books.get(body.book_id)
@@ -98,13 +89,13 @@ async def chat(
                 404, "NOT_FOUND", f"No conversation {body.session_id!r} about book {book.id!r}"
             )
         chat = scope.chat(
-            still_wanted=control.still_wanted,
-            still_there=control.still_there,
+            still_wanted=turn.still_wanted,
+            still_there=turn.still_there,
             window_turns=body.conversation_window,
         )
         return _runner(chat, conversation.id, text)
 
-    return await _answer(await run_in_threadpool(prepare), body.stream, user, slots, control)
+    return await _answer(turn, await run_in_threadpool(prepare), body.stream)
 
 
 def checked_message(message: str, container: Container) -> str:
@@ -128,26 +119,8 @@ def _runner(chat: ChatWithBook, conversation_id: str, text: str) -> Runner:
 
 
 async def _answer(
-    run: Runner, stream: bool, user: Caller, slots: TurnSlots, control: TurnControl
+    turn: TurnStream, run: Runner, stream: bool
 ) -> dict[str, Any] | StreamingResponse:
-    slots.acquire(user.user_id)
     if not stream:
-        try:
-            return turn_result_dict(await run_in_threadpool(run, None))
-        finally:
-            slots.release(user.user_id)
-    lock = threading.Lock()
-    held = [True]
-
-    def release() -> None:  # once, whichever comes first
-        with lock:
-            if held[0]:
-                held[0] = False
-                slots.release(user.user_id)
-
-    events = stream_turn(run, control=control, on_finish=release)
-    # A client gone before the stream starts never runs the turn: the slot returns with the
-    # generator, and the turn cannot commit.
-    weakref.finalize(events, release)
-    weakref.finalize(events, control.cancelled.set)
-    return StreamingResponse(events, media_type="text/event-stream", headers=SSE_HEADERS)
+        return turn_result_dict(await turn.result(run))
+    return turn.response(run, sse_frames)

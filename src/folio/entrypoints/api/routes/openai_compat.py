@@ -23,14 +23,11 @@ started is one ``data: {"error": ...}`` frame, then ``[DONE]``.
 
 from __future__ import annotations
 
-import asyncio
 import json
-import logging
 import re
-import threading
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -39,19 +36,17 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from folio.app.cancellation import TurnCancelled
-from folio.app.chat import AnswerDelta, ChatEvent, TurnResult
+from folio.app.chat import AnswerDelta, TurnResult
 from folio.bootstrap import UserScope
 from folio.domain.books import Book, no_position_notice, places_line
 from folio.domain.errors import FolioError
-from folio.entrypoints.api.deps import ScopeDep, TurnSlotsDep, UserDep
+from folio.entrypoints.api.deps import ScopeDep
 from folio.entrypoints.api.errors import ApiError, openai_error_body, status_for
 from folio.entrypoints.api.routes.chat import checked_message
-from folio.entrypoints.api.streaming import SSE_HEADERS, TurnControl
+from folio.entrypoints.api.turn_stream import Runner, TurnFailed, TurnItem, TurnStreamDep
 from folio.entrypoints.serialize import source_dict
 
 router = APIRouter(prefix="/v1", tags=["openai-compatible"])
-log = logging.getLogger("folio.api")
 
 MAX_MESSAGES = 1000
 _SOURCES_LINE = re.compile(r"\n*Sources: [^\n]*\s*$")
@@ -127,13 +122,12 @@ def _book(scope: UserScope, model: str) -> Book:
 
 @router.post("/chat/completions", response_model=None)
 async def chat_completions(
-    body: ChatCompletionIn, scope: ScopeDep, user: UserDep, slots: TurnSlotsDep
+    body: ChatCompletionIn, scope: ScopeDep, turn: TurnStreamDep
 ) -> dict[str, Any] | StreamingResponse:
     question, history = _conversation(body.messages)
     text = checked_message(question, scope.container)
-    control = TurnControl()
 
-    def prepare() -> tuple[Book, Callable[[Callable[[ChatEvent], None] | None], TurnResult]]:
+    def prepare() -> tuple[Book, Runner]:
         book = _book(scope, body.model)
         if body.folio_conversation_id is None:
             chat, conversation_id = scope.stateless_chat(book.id, history=history)
@@ -146,20 +140,15 @@ async def chat_completions(
                     f"No conversation {body.folio_conversation_id!r} about book {book.id!r}",
                 )
             conversation_id = conversation.id
-            chat = scope.chat(still_wanted=control.still_wanted, still_there=control.still_there)
+            chat = scope.chat(still_wanted=turn.still_wanted, still_there=turn.still_there)
         return book, lambda on_event: chat.execute(conversation_id, text, on_event=on_event)
 
     book, run = await run_in_threadpool(prepare)
     completion = Completion(book.id, stored=body.folio_conversation_id is not None)
-    slots.acquire(user.user_id)
     if not body.stream:
-        try:
-            return completion.response(await run_in_threadpool(run, None))
-        finally:
-            slots.release(user.user_id)
+        return completion.response(await turn.result(run))
     include_usage = bool(body.stream_options and body.stream_options.include_usage)
-    events = _stream(run, completion, control, include_usage, lambda: slots.release(user.user_id))
-    return StreamingResponse(events, media_type="text/event-stream", headers=SSE_HEADERS)
+    return turn.response(run, lambda items: _chunks(items, completion, include_usage))
 
 
 def _conversation(messages: list[ChatMessageIn]) -> tuple[str, list[tuple[str, str]]]:
@@ -271,71 +260,28 @@ def _data(payload: Any) -> bytes:
     return f"data: {json.dumps(payload, ensure_ascii=False, separators=(',', ':'))}\n\n".encode()
 
 
-async def _stream(
-    run: Callable[[Callable[[ChatEvent], None] | None], TurnResult],
-    completion: Completion,
-    control: TurnControl,
-    include_usage: bool,
-    release: Callable[[], None],
+async def _chunks(
+    items: AsyncIterator[TurnItem], completion: Completion, include_usage: bool
 ) -> AsyncIterator[bytes]:
-    """The turn in a worker thread; its answer deltas as chunks. A client that goes away cancels
-    the turn (nothing stored for a stored conversation)."""
-    loop = asyncio.get_running_loop()
-    queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
-    released = threading.Event()
-
-    def emit(kind: str, item: Any) -> None:
-        loop.call_soon_threadsafe(queue.put_nowait, (kind, item))
-
-    control._emit = emit  # a stored turn commits only once its deltas reached the client
-
-    def on_event(event: ChatEvent) -> None:
-        if control.cancelled.is_set():
-            raise TurnCancelled
-        if isinstance(event, AnswerDelta) and event.text:
-            emit("delta", event.text)
-
-    def work() -> None:
-        try:
-            emit("done", run(on_event))
-        except TurnCancelled:
-            emit("cancelled", None)
-        except FolioError as e:
-            emit("error", e)
-        except Exception:
-            log.exception("Unexpected error in a streamed chat completion")
-            emit("crash", None)
-        finally:
-            if not released.is_set():
-                released.set()
-                release()
-
-    worker = loop.run_in_executor(None, work)
-    try:
-        yield _data(completion.chunk({"role": "assistant", "content": ""}))
-        while True:
-            kind, item = await queue.get()
-            if kind == "delta":
-                yield _data(completion.chunk({"content": item}))
-            elif kind == "flush":  # every earlier chunk has been sent
-                control._flushed.set()
-            elif kind == "done":
-                suffix = sources_suffix(item)
-                if suffix:
-                    yield _data(completion.chunk({"content": suffix}))
-                yield _data(completion.chunk({}, "stop", folio=completion.extra(item)))
-                if include_usage:
-                    yield _data(completion.usage_chunk(item))
-                break
-            elif kind == "error":
-                yield _data(openai_error_body(status_for(item), item.code, item.message))
-                break
-            elif kind == "crash":
+    """The turn's items as chunks: a role chunk, the answer's deltas, the final chunk (or an
+    error frame), then ``[DONE]``. folio's tool calls are not sent. A cancelled turn (the client
+    has gone) ends without ``[DONE]``."""
+    yield _data(completion.chunk({"role": "assistant", "content": ""}))
+    async for item in items:
+        if isinstance(item, AnswerDelta) and item.text:
+            yield _data(completion.chunk({"content": item.text}))
+        elif isinstance(item, TurnResult):
+            suffix = sources_suffix(item)
+            if suffix:
+                yield _data(completion.chunk({"content": suffix}))
+            yield _data(completion.chunk({}, "stop", folio=completion.extra(item)))
+            if include_usage:
+                yield _data(completion.usage_chunk(item))
+            yield b"data: [DONE]\n\n"
+        elif isinstance(item, TurnFailed):
+            e = item.error
+            if e is None:
                 yield _data(openai_error_body(500, "INTERNAL", "Unexpected server error"))
-                break
             else:
-                return
-        yield b"data: [DONE]\n\n"
-    finally:
-        control.cancelled.set()
-        del worker
+                yield _data(openai_error_body(status_for(e), e.code, e.message))
+            yield b"data: [DONE]\n\n"

@@ -127,7 +127,8 @@ class BookRepository(Protocol):
         ...
 
     def chapter_recap(self, book_id: str, chapter_index: int) -> str | None:
-        """A model's recap of a whole chapter kept earlier (None when there is none)."""
+        """A model's recap of a whole chapter kept earlier (None when there is none). Index 0,
+        which no chapter has, holds the book's extractive summary (``folio.domain.summary``)."""
         ...
 
     def save_chapter_recap(self, book_id: str, chapter_index: int, text: str, model: str) -> None:

@@ -4,7 +4,9 @@ A chapter's sentences are compared by the cosine of their vectors (the book's em
 when there is none); each sentence's centrality is its PageRank in that similarity graph (power
 iteration). Only sentences fit to stand alone in a summary are ranked (``summary_sentences``):
 narration of a sensible length, neither mostly inside quotation marks (dialogue), nor a question,
-nor a fragment; a near copy of a sentence ranked higher is dropped.
+nor a fragment; a near copy of a sentence ranked higher is dropped. A chapter with no such
+sentence (a tale told inside quotation marks, as the creature's in Frankenstein) ranks all its
+sentences of a sensible length that end a statement.
 
 A ``StorySummary`` holds, for each story chapter of a book, its best sentences as offsets into the
 book's text, most central first, computed once at import and kept with the book (``to_json`` /

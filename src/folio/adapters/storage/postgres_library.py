@@ -28,7 +28,8 @@ inner product per row, ties by position), so both modes pass one contract suite.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -36,47 +37,25 @@ import numpy.typing as npt
 import psycopg
 from psycopg.rows import dict_row
 
-from folio.adapters.storage.book_codec import (
-    CHUNK_COLUMNS,
-    book_from_row,
-    book_row,
-    chunk_from_row,
-    chunk_row,
-    position_time,
-)
+from folio.adapters.storage.book_codec import CHUNK_COLUMNS, chunk_from_row
 from folio.adapters.storage.postgres_db import PgDatabase
-from folio.domain.books import (
-    Book,
-    Chunk,
-    ReadingPosition,
-)
-from folio.domain.errors import BookError, BookErrorCode, ConfigError, IngestError, IngestErrorCode
-from folio.domain.lexicon import LEXICON_VERSION, Lexicon
+from folio.adapters.storage.sql_library import NO_LIMIT, LibraryDialect, SqlLibraryCore
+from folio.domain.books import Chunk
+from folio.domain.errors import ConfigError
 from folio.domain.ports import Vectors
 from folio.domain.search import RankedChunk, query_terms, reciprocal_rank_fusion
 
-NO_LIMIT = 2**62  # an offset past any book: SQL needs a number where the domain says ``None``
-_SAVE_LEXICON = (
-    "INSERT INTO book_lexicons (book_id, version, data) VALUES (%s, %s, %s)"
-    " ON CONFLICT (book_id) DO UPDATE SET version = excluded.version, data = excluded.data"
-)
-_BOOK_COLUMNS = (
-    "id, title, author, format, source_name, content_hash, page_count, char_count, chapters,"
-    " pages, position_char_offset, position_kind, position_value, position_include_matter,"
-    " created_at, series, series_index, position_source, position_set_at"
-)
-
-
-def _not_found(book_id: str) -> BookError:
-    return BookError(f"No book {book_id!r}", code=BookErrorCode.NOT_FOUND, book_id=book_id)
-
-
+POSTGRES_LIBRARY = LibraryDialect(mark="%s", title_order="lower(title)")
 VECTOR_SCANS = ("database", "client")
 
 
-class PostgresLibrary:
+class PostgresLibrary(SqlLibraryCore):
     """Implements ``BookRepository`` and ``ChunkIndex`` over a migrated ``PgDatabase``; safe to
-    share between threads (each call borrows a pooled connection)."""
+    share between threads (each call borrows a pooled connection). The book rows, texts,
+    positions, recaps and lexicons are ``SqlLibraryCore``'s, search is here."""
+
+    dialect = POSTGRES_LIBRARY
+    integrity_error = psycopg.errors.IntegrityError
 
     def __init__(
         self, db: PgDatabase, *, candidates: int = 50, vector_scan: str = "database"
@@ -90,167 +69,33 @@ class PostgresLibrary:
     def close(self) -> None:
         """The pool belongs to the ``PgDatabase``; nothing per-library to release."""
 
-    # --- BookRepository --------------------------------------------------------------------------
-    def add(
-        self,
-        book: Book,
-        text: str,
-        chunks: Sequence[Chunk],
-        vectors: Vectors | None = None,
-        *,
-        lexicon: Lexicon | None = None,
+    # --- the hooks of SqlLibraryCore ------------------------------------------------------------
+    def _rows(self, sql: str, params: Sequence[Any]) -> builtins.list[Any]:
+        with self._db.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
+            cur.execute(sql, params)
+            return cur.fetchall()
+
+    def _write(self, sql: str, params: Sequence[Any]) -> int:
+        with self._db.connection() as conn:
+            return conn.execute(sql, params).rowcount
+
+    @contextmanager
+    def _transaction(self) -> Iterator[psycopg.Cursor[Any]]:
+        with self._db.connection() as conn, conn.cursor() as cur:
+            yield cur
+
+    def _insert_vectors(
+        self, tx: psycopg.Cursor[Any], chunk_ids: Sequence[str], vectors: Vectors, book_id: str
     ) -> None:
-        if vectors is not None and len(chunks) != len(vectors):
-            raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors")
-        try:
-            with self._db.connection() as conn:
-                conn.execute(_INSERT_BOOK, book_row(book))
-                conn.execute(
-                    "INSERT INTO book_texts (book_id, text) VALUES (%s, %s)", (book.id, text)
-                )
-                with conn.cursor() as cur:
-                    cur.executemany(_INSERT_CHUNK, [chunk_row(c) for c in chunks])
-                if vectors is not None:
-                    _insert_vectors(conn, [c.id for c in chunks], vectors, book.id)
-                if lexicon is not None:
-                    conn.execute(_SAVE_LEXICON, (book.id, LEXICON_VERSION, lexicon.to_json()))
-        except psycopg.errors.IntegrityError as e:
-            raise _ingest_error(book, e) from e
-
-    def add_vectors(self, book_id: str, chunk_ids: Sequence[str], vectors: Vectors) -> None:
-        if len(chunk_ids) != len(vectors):
-            raise ValueError(f"{len(chunk_ids)} chunk ids but {len(vectors)} vectors")
-        with self._db.connection() as conn:
-            if conn.execute("SELECT 1 FROM books WHERE id = %s", (book_id,)).fetchone() is None:
-                raise _not_found(book_id)
-            _insert_vectors(conn, chunk_ids, vectors, book_id)
-
-    def chunks_without_vectors(self, book_id: str) -> builtins.list[Chunk]:
-        return self._chunks(
-            f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE book_id = %s AND NOT EXISTS"
-            " (SELECT 1 FROM chunk_vectors AS v WHERE v.seq = chunks.seq)"
-            " ORDER BY char_start, seq",
-            (book_id,),
+        matrix = np.asarray(vectors, dtype=np.float32)
+        tx.executemany(
+            _INSERT_VECTOR, [(matrix[i], chunk_id, book_id) for i, chunk_id in enumerate(chunk_ids)]
         )
 
-    def vector_coverage(self, book_id: str) -> tuple[int, int]:
-        with self._db.connection() as conn:
-            row = conn.execute(
-                "SELECT count(*), count(v.seq) FROM chunks AS c"
-                " LEFT JOIN chunk_vectors AS v ON v.seq = c.seq WHERE c.book_id = %s",
-                (book_id,),
-            ).fetchone()
-        assert row is not None
-        return int(row[1]), int(row[0])
-
-    def get(self, book_id: str) -> Book:
-        books = self._books(f"SELECT {_BOOK_COLUMNS} FROM books WHERE id = %s", (book_id,))
-        if not books:
-            raise _not_found(book_id)
-        return books[0]
-
-    def list(self) -> builtins.list[Book]:
-        return self._books(f"SELECT {_BOOK_COLUMNS} FROM books ORDER BY lower(title), id", ())
-
-    def find_by_hash(self, content_hash: str) -> Book | None:
-        books = self._books(
-            f"SELECT {_BOOK_COLUMNS} FROM books WHERE content_hash = %s", (content_hash,)
+    def _is_duplicate(self, error: Exception) -> bool:
+        return (
+            isinstance(error, psycopg.errors.UniqueViolation) and error.diag.table_name == "books"
         )
-        return books[0] if books else None
-
-    def delete(self, book_id: str) -> None:
-        with self._db.connection() as conn:
-            deleted = conn.execute("DELETE FROM books WHERE id = %s", (book_id,)).rowcount
-        if not deleted:
-            raise _not_found(book_id)
-
-    def get_text(self, book_id: str, start: int = 0, end: int | None = None) -> str:
-        if start < 0 or (end is not None and end < 0):
-            return self.get_text(book_id)[start:end]
-        with self._db.connection() as conn:
-            if end is None:
-                row = conn.execute(
-                    "SELECT substr(text, %s) FROM book_texts WHERE book_id = %s",
-                    (start + 1, book_id),
-                ).fetchone()
-            else:
-                row = conn.execute(
-                    "SELECT substr(text, %s, %s) FROM book_texts WHERE book_id = %s",
-                    (start + 1, max(0, end - start), book_id),
-                ).fetchone()
-        if row is None:
-            raise _not_found(book_id)
-        return str(row[0])
-
-    def set_position(self, book_id: str, position: ReadingPosition) -> Book:
-        with self._db.connection() as conn:
-            updated = conn.execute(
-                "UPDATE books SET position_char_offset = %s, position_kind = %s,"
-                " position_value = %s, position_include_matter = %s,"
-                " position_source = %s, position_set_at = %s WHERE id = %s",
-                (
-                    position.char_offset,
-                    position.kind.value,
-                    position.value,
-                    int(position.include_matter),
-                    position.source,
-                    position_time(position),
-                    book_id,
-                ),
-            ).rowcount
-        if not updated:
-            raise _not_found(book_id)
-        return self.get(book_id)
-
-    def update_details(self, book_id: str, *, title: str, author: str | None) -> Book:
-        with self._db.connection() as conn:
-            updated = conn.execute(
-                "UPDATE books SET title = %s, author = %s WHERE id = %s", (title, author, book_id)
-            ).rowcount
-        if not updated:
-            raise _not_found(book_id)
-        return self.get(book_id)
-
-    def set_series(self, book_id: str, *, series: str | None, series_index: float | None) -> Book:
-        with self._db.connection() as conn:
-            updated = conn.execute(
-                "UPDATE books SET series = %s, series_index = %s WHERE id = %s",
-                (series, series_index, book_id),
-            ).rowcount
-        if not updated:
-            raise _not_found(book_id)
-        return self.get(book_id)
-
-    def chapter_recap(self, book_id: str, chapter_index: int) -> str | None:
-        with self._db.connection() as conn:
-            row = conn.execute(
-                "SELECT text FROM chapter_recaps WHERE book_id = %s AND chapter_index = %s",
-                (book_id, chapter_index),
-            ).fetchone()
-        return None if row is None else str(row[0])
-
-    def save_chapter_recap(self, book_id: str, chapter_index: int, text: str, model: str) -> None:
-        self.get(book_id)
-        with self._db.connection() as conn:
-            conn.execute(
-                "INSERT INTO chapter_recaps (book_id, chapter_index, text, model)"
-                " VALUES (%s, %s, %s, %s) ON CONFLICT (book_id, chapter_index) DO UPDATE SET"
-                " text = excluded.text, model = excluded.model, created_at = now()",
-                (book_id, chapter_index, text, model),
-            )
-
-    def lexicon(self, book_id: str) -> Lexicon | None:
-        with self._db.connection() as conn:
-            row = conn.execute(
-                "SELECT data FROM book_lexicons WHERE book_id = %s AND version = %s",
-                (book_id, LEXICON_VERSION),
-            ).fetchone()
-        return None if row is None else Lexicon.from_json(str(row[0]))
-
-    def save_lexicon(self, book_id: str, lexicon: Lexicon) -> None:
-        self.get(book_id)
-        with self._db.connection() as conn:
-            conn.execute(_SAVE_LEXICON, (book_id, LEXICON_VERSION, lexicon.to_json()))
 
     # --- ChunkIndex ------------------------------------------------------------------------------
     def search(
@@ -296,13 +141,6 @@ class PostgresLibrary:
                     )
                 )
         return out
-
-    def chunks_between(self, book_id: str, char_start: int, char_end: int) -> builtins.list[Chunk]:
-        return self._chunks(
-            f"SELECT {CHUNK_COLUMNS} FROM chunks"
-            " WHERE book_id = %s AND char_start < %s AND char_end > %s ORDER BY char_start",
-            (book_id, char_end, char_start),
-        )
 
     def _lexical(
         self, conn: psycopg.Connection[Any], book_id: str, query: str, start: int, limit: int
@@ -379,16 +217,6 @@ class PostgresLibrary:
         best = np.argsort(-similarity, kind="stable")[: self._candidates]
         return {int(rows[i][0]): float(similarity[i]) for i in best}
 
-    def _chunks(self, sql: str, params: tuple[Any, ...]) -> builtins.list[Chunk]:
-        with self._db.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
-            cur.execute(sql, params)
-            return [chunk_from_row(r) for r in cur]
-
-    def _books(self, sql: str, params: tuple[Any, ...]) -> builtins.list[Book]:
-        with self._db.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
-            cur.execute(sql, params)
-            return [book_from_row(r) for r in cur]
-
 
 def _or_query(terms: Sequence[str]) -> str:
     """A ``to_tsquery`` text matching any of ``terms``; each is quoted as a phrase so that no
@@ -397,54 +225,11 @@ def _or_query(terms: Sequence[str]) -> str:
     return " | ".join(quoted)
 
 
-# --- rows ----------------------------------------------------------------------------------------
-# owner_content: the book's identity, unique per owner (migration 006): the owner recorded for
-# the book (ownership is recorded before the book is stored), else the local user.
-_INSERT_BOOK = f"""
-INSERT INTO books ({_BOOK_COLUMNS}, owner_content)
-VALUES (%(id)s, %(title)s, %(author)s, %(format)s, %(source_name)s, %(content_hash)s,
-    %(page_count)s, %(char_count)s, %(chapters)s, %(pages)s, %(position_char_offset)s,
-    %(position_kind)s, %(position_value)s, %(position_include_matter)s, %(created_at)s,
-    %(series)s, %(series_index)s, %(position_source)s, %(position_set_at)s,
-    coalesce((SELECT user_id FROM owners WHERE kind = 'book' AND resource_id = %(id)s), 'local')
-        || ':' || %(content_hash)s)
-"""
-
-_INSERT_CHUNK = """
-INSERT INTO chunks (id, book_id, ordinal, text, char_start, char_end, page_start, page_end,
-    chapter, chapter_index)
-VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
-"""
-
 _INSERT_VECTOR = """
 INSERT INTO chunk_vectors (seq, embedding)
 SELECT seq, %s FROM chunks WHERE id = %s AND book_id = %s
 ON CONFLICT (seq) DO UPDATE SET embedding = excluded.embedding
 """
-
-
-def _insert_vectors(
-    conn: psycopg.Connection[Any], chunk_ids: Sequence[str], vectors: Vectors, book_id: str
-) -> None:
-    matrix = np.asarray(vectors, dtype=np.float32)
-    with conn.cursor() as cur:
-        cur.executemany(
-            _INSERT_VECTOR, [(matrix[i], chunk_id, book_id) for i, chunk_id in enumerate(chunk_ids)]
-        )
-
-
-def _ingest_error(book: Book, error: psycopg.errors.IntegrityError) -> IngestError:
-    if isinstance(error, psycopg.errors.UniqueViolation) and error.diag.table_name == "books":
-        return IngestError(
-            f"{book.source_name} is already in the library",
-            code=IngestErrorCode.DUPLICATE,
-            book_id=book.id,
-        )
-    return IngestError(
-        f"{book.source_name} could not be stored: {str(error).strip()}",
-        code=IngestErrorCode.CORRUPT,
-        book_id=book.id,
-    )
 
 
 def _floats(value: Any) -> Any:

@@ -19,32 +19,15 @@ import builtins
 import sqlite3
 import threading
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from folio.adapters.storage.book_codec import (
-    CHUNK_COLUMNS,
-    book_from_row,
-    book_row,
-    chunk_from_row,
-    chunk_row,
-    position_time,
-)
+from folio.adapters.storage.book_codec import CHUNK_COLUMNS, chunk_from_row
+from folio.adapters.storage.sql_library import NO_LIMIT, LibraryDialect, SqlLibraryCore
 from folio.adapters.storage.sqlite_db import Database, transaction
-from folio.domain.books import (
-    Book,
-    Chunk,
-    ReadingPosition,
-)
-from folio.domain.errors import (
-    BookError,
-    BookErrorCode,
-    ConfigError,
-    IngestError,
-    IngestErrorCode,
-)
-from folio.domain.lexicon import LEXICON_VERSION, Lexicon
+from folio.domain.books import Chunk
+from folio.domain.errors import ConfigError
 from folio.domain.search import RankedChunk, query_terms, reciprocal_rank_fusion
 
 if TYPE_CHECKING:  # numpy is imported where vectors are used: listing books never loads it
@@ -53,11 +36,7 @@ if TYPE_CHECKING:  # numpy is imported where vectors are used: listing books nev
 
     from folio.domain.ports import Vectors
 
-NO_LIMIT = 2**62  # an offset past any book: SQL needs a number where the domain says ``None``
-_SAVE_LEXICON = (
-    "INSERT INTO book_lexicons (book_id, version, data) VALUES (?, ?, ?)"
-    " ON CONFLICT (book_id) DO UPDATE SET version = excluded.version, data = excluded.data"
-)
+SQLITE_LIBRARY = LibraryDialect(mark="?", title_order="title COLLATE NOCASE")
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,11 +49,15 @@ class _BookVectors:
     max_seq: int
 
 
-class SqliteLibrary:
-    """Implements ``BookRepository`` and ``ChunkIndex`` over a migrated ``Database``.
+class SqliteLibrary(SqlLibraryCore):
+    """Implements ``BookRepository`` and ``ChunkIndex`` over a migrated ``Database``: the book
+    rows, texts, positions, recaps and lexicons are ``SqlLibraryCore``'s, search is here.
 
     One connection per thread; the vector cache is shared by the threads of the process.
     """
+
+    dialect = SQLITE_LIBRARY
+    integrity_error = sqlite3.IntegrityError
 
     def __init__(self, db: Database, *, candidates: int = 50) -> None:
         self._db = db
@@ -97,173 +80,34 @@ class SqliteLibrary:
             conn.close()
             self._local.conn = None
 
-    # --- BookRepository --------------------------------------------------------------------------
-    def add(
-        self,
-        book: Book,
-        text: str,
-        chunks: Sequence[Chunk],
-        vectors: Vectors | None = None,
-        *,
-        lexicon: Lexicon | None = None,
+    # --- the hooks of SqlLibraryCore ------------------------------------------------------------
+    def _rows(self, sql: str, params: Sequence[Any]) -> builtins.list[Any]:
+        return self.conn.execute(sql, params).fetchall()
+
+    def _write(self, sql: str, params: Sequence[Any]) -> int:
+        with transaction(self.conn) as conn:
+            return conn.execute(sql, params).rowcount
+
+    def _transaction(self) -> AbstractContextManager[sqlite3.Connection]:
+        return transaction(self.conn)
+
+    def _insert_vectors(
+        self, tx: sqlite3.Connection, chunk_ids: Sequence[str], vectors: Vectors, book_id: str
     ) -> None:
-        if vectors is not None and len(chunks) != len(vectors):
-            raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors")
-        try:
-            with transaction(self.conn) as conn:
-                conn.execute(_INSERT_BOOK, book_row(book))
-                conn.execute(
-                    "INSERT INTO book_texts (book_id, text) VALUES (?, ?)", (book.id, text)
-                )
-                conn.executemany(_INSERT_CHUNK, (chunk_row(c) for c in chunks))
-                if vectors is not None:
-                    _insert_vectors(conn, [c.id for c in chunks], vectors)
-                if lexicon is not None:
-                    conn.execute(_SAVE_LEXICON, (book.id, LEXICON_VERSION, lexicon.to_json()))
-        except sqlite3.IntegrityError as e:
-            raise _ingest_error(book, e) from e
+        import numpy as np
 
-    def add_vectors(self, book_id: str, chunk_ids: Sequence[str], vectors: Vectors) -> None:
-        if len(chunk_ids) != len(vectors):
-            raise ValueError(f"{len(chunk_ids)} chunk ids but {len(vectors)} vectors")
-        with transaction(self.conn) as conn:
-            if conn.execute("SELECT 1 FROM books WHERE id = ?", (book_id,)).fetchone() is None:
-                raise BookError(
-                    f"No book {book_id!r}", code=BookErrorCode.NOT_FOUND, book_id=book_id
-                )
-            _insert_vectors(conn, chunk_ids, vectors, book_id=book_id)
-
-    def chunks_without_vectors(self, book_id: str) -> builtins.list[Chunk]:
-        rows = self.conn.execute(
-            f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE book_id = ? AND NOT EXISTS"
-            " (SELECT 1 FROM chunk_vectors AS v WHERE v.seq = chunks.seq)"
-            " ORDER BY char_start, seq",
-            (book_id,),
+        matrix = np.ascontiguousarray(vectors, dtype="<f4")
+        tx.executemany(
+            _INSERT_VECTOR,
+            ((matrix[i].tobytes(), chunk_id, book_id) for i, chunk_id in enumerate(chunk_ids)),
         )
-        return [chunk_from_row(r) for r in rows]
 
-    def vector_coverage(self, book_id: str) -> tuple[int, int]:
-        total, embedded = self.conn.execute(
-            "SELECT count(*), count(v.seq) FROM chunks AS c"
-            " LEFT JOIN chunk_vectors AS v ON v.seq = c.seq WHERE c.book_id = ?",
-            (book_id,),
-        ).fetchone()
-        return int(embedded), int(total)
+    def _is_duplicate(self, error: Exception) -> bool:
+        return "books.owner_content" in str(error) or "books.id" in str(error)
 
-    def get(self, book_id: str) -> Book:
-        row = self.conn.execute("SELECT * FROM books WHERE id = ?", (book_id,)).fetchone()
-        if row is None:
-            raise BookError(f"No book {book_id!r}", code=BookErrorCode.NOT_FOUND, book_id=book_id)
-        return book_from_row(row)
-
-    def list(self) -> list[Book]:
-        rows = self.conn.execute("SELECT * FROM books ORDER BY title COLLATE NOCASE, id")
-        return [book_from_row(r) for r in rows]
-
-    def find_by_hash(self, content_hash: str) -> Book | None:
-        row = self.conn.execute(
-            "SELECT * FROM books WHERE content_hash = ?", (content_hash,)
-        ).fetchone()
-        return None if row is None else book_from_row(row)
-
-    def delete(self, book_id: str) -> None:
-        with transaction(self.conn) as conn:
-            deleted = conn.execute("DELETE FROM books WHERE id = ?", (book_id,)).rowcount
+    def _forget(self, book_id: str) -> None:
         with self._lock:
             self._vectors.pop(book_id, None)
-        if not deleted:
-            raise BookError(f"No book {book_id!r}", code=BookErrorCode.NOT_FOUND, book_id=book_id)
-
-    def get_text(self, book_id: str, start: int = 0, end: int | None = None) -> str:
-        if start < 0 or (end is not None and end < 0):
-            return self._full_text(book_id)[start:end]
-        # substr's length is a 32-bit int: "to the end" is the two-argument form.
-        if end is None:
-            sql = "SELECT substr(text, ?) FROM book_texts WHERE book_id = ?"
-            params: tuple[int, ...] = (start + 1,)
-        else:
-            sql = "SELECT substr(text, ?, ?) FROM book_texts WHERE book_id = ?"
-            params = (start + 1, max(0, end - start))
-        row = self.conn.execute(sql, (*params, book_id)).fetchone()
-        if row is None:
-            raise BookError(f"No book {book_id!r}", code=BookErrorCode.NOT_FOUND, book_id=book_id)
-        return str(row[0])
-
-    def _full_text(self, book_id: str) -> str:
-        row = self.conn.execute(
-            "SELECT text FROM book_texts WHERE book_id = ?", (book_id,)
-        ).fetchone()
-        if row is None:
-            raise BookError(f"No book {book_id!r}", code=BookErrorCode.NOT_FOUND, book_id=book_id)
-        return str(row[0])
-
-    def set_position(self, book_id: str, position: ReadingPosition) -> Book:
-        with transaction(self.conn) as conn:
-            updated = conn.execute(
-                "UPDATE books SET position_char_offset = ?, position_kind = ?, position_value = ?,"
-                " position_include_matter = ?,"
-                " position_source = ?, position_set_at = ? WHERE id = ?",
-                (
-                    position.char_offset,
-                    position.kind.value,
-                    position.value,
-                    int(position.include_matter),
-                    position.source,
-                    position_time(position),
-                    book_id,
-                ),
-            ).rowcount
-        if not updated:
-            raise BookError(f"No book {book_id!r}", code=BookErrorCode.NOT_FOUND, book_id=book_id)
-        return self.get(book_id)
-
-    def update_details(self, book_id: str, *, title: str, author: str | None) -> Book:
-        with transaction(self.conn) as conn:
-            updated = conn.execute(
-                "UPDATE books SET title = ?, author = ? WHERE id = ?", (title, author, book_id)
-            ).rowcount
-        if not updated:
-            raise BookError(f"No book {book_id!r}", code=BookErrorCode.NOT_FOUND, book_id=book_id)
-        return self.get(book_id)
-
-    def set_series(self, book_id: str, *, series: str | None, series_index: float | None) -> Book:
-        with transaction(self.conn) as conn:
-            updated = conn.execute(
-                "UPDATE books SET series = ?, series_index = ? WHERE id = ?",
-                (series, series_index, book_id),
-            ).rowcount
-        if not updated:
-            raise BookError(f"No book {book_id!r}", code=BookErrorCode.NOT_FOUND, book_id=book_id)
-        return self.get(book_id)
-
-    def chapter_recap(self, book_id: str, chapter_index: int) -> str | None:
-        row = self.conn.execute(
-            "SELECT text FROM chapter_recaps WHERE book_id = ? AND chapter_index = ?",
-            (book_id, chapter_index),
-        ).fetchone()
-        return None if row is None else str(row[0])
-
-    def save_chapter_recap(self, book_id: str, chapter_index: int, text: str, model: str) -> None:
-        self.get(book_id)
-        with transaction(self.conn) as conn:
-            conn.execute(
-                "INSERT INTO chapter_recaps (book_id, chapter_index, text, model, created_at)"
-                " VALUES (?, ?, ?, ?, ?) ON CONFLICT (book_id, chapter_index) DO UPDATE SET"
-                " text = excluded.text, model = excluded.model, created_at = excluded.created_at",
-                (book_id, chapter_index, text, model, datetime.now(UTC).isoformat()),
-            )
-
-    def lexicon(self, book_id: str) -> Lexicon | None:
-        row = self.conn.execute(
-            "SELECT data FROM book_lexicons WHERE book_id = ? AND version = ?",
-            (book_id, LEXICON_VERSION),
-        ).fetchone()
-        return None if row is None else Lexicon.from_json(str(row[0]))
-
-    def save_lexicon(self, book_id: str, lexicon: Lexicon) -> None:
-        self.get(book_id)
-        with transaction(self.conn) as conn:
-            conn.execute(_SAVE_LEXICON, (book_id, LEXICON_VERSION, lexicon.to_json()))
 
     # --- ChunkIndex ------------------------------------------------------------------------------
     def search(
@@ -300,14 +144,6 @@ class SqliteLibrary:
                 )
                 out.append(ranked)
         return out
-
-    def chunks_between(self, book_id: str, char_start: int, char_end: int) -> builtins.list[Chunk]:
-        rows = self.conn.execute(
-            f"SELECT {CHUNK_COLUMNS} FROM chunks"
-            " WHERE book_id = ? AND char_start < ? AND char_end > ? ORDER BY char_start",
-            (book_id, char_end, char_start),
-        )
-        return [chunk_from_row(r) for r in rows]
 
     def _lexical(self, book_id: str, query: str, start: int, limit: int) -> builtins.list[int]:
         """Seqs of the best BM25 matches among the chunks starting in ``[start, limit)``."""
@@ -402,57 +238,7 @@ class SqliteLibrary:
 
 
 # --- rows ----------------------------------------------------------------------------------------
-# owner_content: the book's identity, unique per owner (migration 012): the owner recorded for
-# the book (ownership is recorded before the book is stored), else the local user.
-_INSERT_BOOK = """
-INSERT INTO books (id, title, author, format, source_name, content_hash, page_count, char_count,
-    chapters, pages, position_char_offset, position_kind, position_value, position_include_matter,
-    created_at, series, series_index, owner_content)
-VALUES (:id, :title, :author, :format, :source_name, :content_hash, :page_count, :char_count,
-    :chapters, :pages, :position_char_offset, :position_kind, :position_value,
-    :position_include_matter, :created_at, :series, :series_index,
-    coalesce((SELECT user_id FROM owners WHERE kind = 'book' AND resource_id = :id), 'local')
-        || ':' || :content_hash)
-"""
-
-_INSERT_CHUNK = """
-INSERT INTO chunks (id, book_id, ordinal, text, char_start, char_end, page_start, page_end,
-    chapter, chapter_index)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-"""
-
 _INSERT_VECTOR = """
 INSERT OR REPLACE INTO chunk_vectors (seq, embedding)
-SELECT seq, ? FROM chunks WHERE id = ? AND book_id = coalesce(?, book_id)
+SELECT seq, ? FROM chunks WHERE id = ? AND book_id = ?
 """
-
-
-def _insert_vectors(
-    conn: sqlite3.Connection,
-    chunk_ids: Sequence[str],
-    vectors: Vectors,
-    *,
-    book_id: str | None = None,
-) -> None:
-    import numpy as np
-
-    matrix = np.ascontiguousarray(vectors, dtype="<f4")
-    conn.executemany(
-        _INSERT_VECTOR,
-        ((matrix[i].tobytes(), chunk_id, book_id) for i, chunk_id in enumerate(chunk_ids)),
-    )
-
-
-def _ingest_error(book: Book, error: sqlite3.IntegrityError) -> IngestError:
-    message = str(error)
-    if "books.owner_content" in message or "books.id" in message:
-        return IngestError(
-            f"{book.source_name} is already in the library",
-            code=IngestErrorCode.DUPLICATE,
-            book_id=book.id,
-        )
-    return IngestError(
-        f"{book.source_name} could not be stored: {message}",
-        code=IngestErrorCode.CORRUPT,
-        book_id=book.id,
-    )

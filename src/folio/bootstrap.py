@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from folio.agent.guardrail import Guardrail
     from folio.agent.lexicon import Lexicons
     from folio.agent.summaries import StorySummaries
-    from folio.agent.tools import ToolRegistry
+    from folio.agent.tools import ToolRegistry, ToolServices
     from folio.app.calibre_import import ImportCalibre
     from folio.app.chat import ChatWithBook
     from folio.app.conversations import Conversations
@@ -508,7 +508,6 @@ class Container:
         from folio.adapters.llm.offline import OfflineChatProvider
         from folio.agent.context import RecentTurnsStrategy
         from folio.agent.strategies import AlwaysRetrieveStrategy, ToolUseRetrievalStrategy
-        from folio.agent.tools import ToolServices
         from folio.app.chat import ChatWithBook
         from folio.domain.ports import RetrievalStrategy
 
@@ -517,31 +516,20 @@ class Container:
         chat_provider = ObservedChatProvider(chosen, self.telemetry)
         library = books or self.books
         retrieval: RetrievalStrategy
-        recaps = None
+        recaps_by: ChatProvider | None = None
         if isinstance(chosen, OfflineChatProvider):
             # The offline policy is loaded here only: no rule of it runs in a model's turn.
             from folio.agent.offline.strategy import OfflineStrategy
 
             retrieval = OfflineStrategy(self.embedder, k=s.search_k)
         else:
-            from folio.agent.recaps import ModelChapterRecaps
-
             retrieval = ToolUseRetrievalStrategy(
                 max_tool_rounds=s.max_tool_rounds, fallback=AlwaysRetrieveStrategy(k=s.search_k)
             )
-            recaps = ModelChapterRecaps(chat_provider, library)
+            recaps_by = chat_provider
         return ChatWithBook(
             uow=uow,
-            services=ToolServices(
-                self.searcher,
-                library,
-                self.chunk_index,
-                s.search_k,
-                recaps=recaps,
-                highlights=self.highlight_store,
-                lexicons=self.lexicons,
-                summaries=self.summaries,
-            ),
+            services=self.tool_services(library, recaps_by),
             provider=chat_provider,
             tools=self.tools,
             context=RecentTurnsStrategy(
@@ -560,6 +548,28 @@ class Container:
             max_message_chars=s.max_message_chars,
             telemetry=self.telemetry,
             log_message_text=s.log_message_text,
+        )
+
+    def tool_services(self, books: BookRepository, recaps_by: ChatProvider | None) -> ToolServices:
+        """The ports of the book tools, the same on every surface (a chat turn, MCP): the
+        process's searcher, lexicons and chapter summaries; ``recaps_by``: the model that recaps
+        whole chapters (None: the recap quotes the chapters' own sentences)."""
+        from folio.agent.tools import ToolServices
+
+        recaps = None
+        if recaps_by is not None:
+            from folio.agent.recaps import ModelChapterRecaps
+
+            recaps = ModelChapterRecaps(recaps_by, books)
+        return ToolServices(
+            self.searcher,
+            books,
+            self.chunk_index,
+            self.settings.search_k,
+            recaps=recaps,
+            highlights=self.highlight_store,
+            lexicons=self.lexicons,
+            summaries=self.summaries,
         )
 
     def _delete_conversations_of_book(self, book_id: str) -> None:
@@ -649,6 +659,23 @@ class UserScope:
             uow = commit_only_if(uow, still_wanted, still_there)
         window = None if window_turns is None else 2 * window_turns
         return self.container._chat_on(uow, provider, model, self.books, window, self.user_id)
+
+    def tool_services(self) -> ToolServices:
+        """The book tools' ports as this user's chat turns have them, for a surface without a
+        turn (MCP): the configured model recaps chapters; offline, or when no model can be
+        built from the settings, the recap quotes the chapters' own sentences."""
+        from folio.adapters.llm.observed import ObservedChatProvider
+        from folio.adapters.llm.offline import OfflineChatProvider
+        from folio.domain.errors import FolioError
+
+        try:
+            chosen: ChatProvider | None = self.container.chat_provider()
+        except FolioError:
+            chosen = None
+        if chosen is None or isinstance(chosen, OfflineChatProvider):
+            return self.container.tool_services(self.books, None)
+        observed = ObservedChatProvider(chosen, self.container.telemetry)
+        return self.container.tool_services(self.books, observed)
 
     def stateless_chat(
         self,

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextvars
 import json
 from collections.abc import Callable, Mapping, MutableMapping
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +25,7 @@ import anyio
 from mcp import types
 from mcp.server.lowlevel import Server
 
-from folio.agent.tools import ToolContext, ToolServices
+from folio.agent.tools import ToolContext
 from folio.app.search import WindowSearcher
 from folio.domain.errors import FolioError
 
@@ -123,15 +124,8 @@ def call(
             return _error(f"A book reference has at most {MAX_BOOK_REFERENCE} characters")
         book = scope.library.resolve(reference)
         window = scope.library.window(book)
-        searcher = WindowSearcher(container.searcher, window)
-        services = ToolServices(
-            searcher,
-            scope.books,
-            container.chunk_index,
-            container.settings.search_k,
-            highlights=container.highlight_store,
-            summaries=container.summaries,
-        )
+        services = scope.tool_services()  # as a chat turn has them: recaps, the shared caches
+        services = replace(services, searcher=WindowSearcher(services.searcher, window))
         # the user names its log line
         context = ToolContext.of(window, user=scope.user_id)
         result = container.tools.execute(name, context, services, arguments)

@@ -120,16 +120,17 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FolioServer]:
         yield s
 
 
+@pytest.fixture(scope="module")
+def book_id(server: FolioServer) -> str:
+    return str(httpx.get(f"{server.url}{V1}/books", timeout=30).json()[0]["id"])
+
+
 @pytest.fixture
 def client(server: FolioServer) -> Iterator[httpx.Client]:
+    """A client of the server, whose scripted model answers as usual again."""
     server.set_script(DEFAULT_SCRIPT)
     with httpx.Client(base_url=server.url, timeout=60) as c:
         yield c
-
-
-@pytest.fixture
-def book_id(client: httpx.Client) -> str:
-    return str(client.get(f"{V1}/books").json()[0]["id"])
 
 
 def new_conversation(c: httpx.Client, book_id: str) -> str:

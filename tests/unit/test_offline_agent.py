@@ -173,7 +173,7 @@ def test_quotes_are_numbered_sources_best_first_each_once() -> None:
 def test_a_name_the_reader_has_not_met_is_said_first_honestly() -> None:
     note = "Nothing read so far mentions Ishmael."
     result, runner = ask("Who is Ishmael?", **{PEOPLE: met(note=note)})
-    assert [c.tool_name for c in runner.calls] == [PEOPLE]  # no passage to read as a hint
+    assert [c.tool_name for c in runner.calls] == [PEOPLE, SEARCH_BOOK]
     assert runner.calls[0].arguments == {"name": "Ishmael"}
     assert result.answer == "Nothing up to Chapter 5 mentions Ishmael."
     assert "later" not in result.answer  # no hint at what lies past the position

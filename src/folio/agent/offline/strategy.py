@@ -7,7 +7,8 @@
   has happened so far?" the recap tool; anything else is a question about the book;
 - a name the question uses is looked up in the book's lexicon through the people tool (a
   full-text count over the text read when the lexicon does not know it): one the reader has not
-  met gets "Nothing up to Chapter 5 mentions X." and nothing else (no hint at what comes later); one
+  met gets "Nothing up to Chapter 5 mentions X." first, alone on its line (no hint at what comes
+  later), then the closest passages read, if any (a misspelt name); one
   they have met is whom the question is about;
 - the search query (``search_query``) is the quoted phrases of a question that quotes the book,
   the question alone when it starts a new topic (a name the last questions did not use), else
@@ -122,21 +123,20 @@ class OfflineStrategy:
         if SEARCH_BOOK not in available:
             return _outcome("I cannot search this book here.", (), (), on_text, "none", messages)
         about, calls, unmet = self._names(question, run_tool, available)
-        if unmet is not None:  # a name not met: the plain sentence, no passage to read as a hint
-            return _outcome(unmet, calls, (), on_text, "unmet", messages)
         earlier = [m.content for m in head if m.role is PromptRole.USER]
         query = search_query(question, self._kinds.book_questions(earlier))
         found, more = _call(run_tool, SEARCH_BOOK, {"query": query, "k": self.k})
         calls = (*calls, *more)
         payload = found.payload
         where = read_through(payload.reading_limit if isinstance(payload, SearchResults) else "")
-        unmet = _unmet_phrase(question, found, where)
+        unmet = unmet or _unmet_phrase(question, found, where)
         later = where != "in the book" and self._kinds.asks_later(question, asked_names(question))
         if unmet is None and later:  # nothing quoted: a quote would read as a hint
             answer = LATER_REPLY.format(where=where)
             return _outcome(answer, calls, (query,), on_text, "later", messages)
         answer = self._answer(question, found, about)
-        if unmet is not None:  # said first; the closest passages may still help (misquoted)
+        if unmet is not None:  # said first, alone on its line; the closest passages may still
+            # help (a name misspelled, words misquoted) and come from the text read only
             answer = unmet if answer.startswith("Nothing") else f"{unmet}\n{answer}"
         return _outcome(answer, calls, (query,), on_text, "answered", messages)
 

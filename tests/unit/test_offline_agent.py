@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from folio.adapters.llm.offline import OfflineChatProvider
-from folio.agent.offline.strategy import OfflineStrategy, asked_names, search_query
+from folio.agent.offline.strategy import OfflineStrategy, asked_names, ranked_by, search_query
 from folio.domain.errors import LLMError, LLMErrorCode
 from folio.domain.llm import PromptMessage, ToolDefinition, ToolInvocation
 from folio.domain.passages import (
@@ -124,7 +124,7 @@ def test_the_search_query_is_bounded_and_keeps_the_latest_questions() -> None:
 
 def test_a_quote_is_searched_alone_as_a_phrase_whatever_came_before() -> None:
     earlier = [("Who is Elizabeth?", "x"), ("Where does Victor study?", "x")]
-    result, runner = ask('Where does it say “I had worked hard for nearly two years”?', earlier)
+    _, runner = ask("Where does it say “I had worked hard for nearly two years”?", earlier)
     assert runner.calls[-1].arguments["query"] == '"I had worked hard for nearly two years"'
     assert search_query("Who said 'it is late' to him?", ["Who is Tom?"]).startswith("Who said")
 
@@ -145,6 +145,19 @@ def test_a_new_name_starts_a_topic_and_its_follow_ups_lean_on_it_only() -> None:
     assert search_query("What does he want?", after) == "What does he want? Who is Captain Ahab?"
     # a name used by one of the latest questions continues the topic
     assert search_query("Why does Ahab limp?", after) == "Why does Ahab limp? Who is Captain Ahab?"
+
+
+def test_a_follow_up_about_him_ranks_its_quotes_with_the_topics_names_only() -> None:
+    query = "What happens to him? Who is Henry Clerval?"
+    assert ranked_by("What happens to him?", query) == "What happens to him? (Henry Clerval)"
+    assert ranked_by("Who is murdered?", "Who is murdered? Who is Henry Clerval?") == (
+        "Who is murdered?"  # no "he", "him", "they": not taken to be about Clerval
+    )
+    assert ranked_by("Who is Henry Clerval?", "Who is Henry Clerval?") == "Who is Henry Clerval?"
+    earlier = [("Who keeps the lamp, Old Tom?", "x")]
+    lamp = passage("Old Tom trims the wick at dusk. The sea is grey and the cliffs are high.")
+    result, _ = ask("What does he trim?", earlier, **{SEARCH_BOOK: found(lamp)})
+    assert "Old Tom trims the wick" in result.answer
 
 
 def test_a_question_about_what_comes_later_gets_one_plain_sentence_and_no_quote() -> None:

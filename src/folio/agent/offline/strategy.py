@@ -72,6 +72,7 @@ RECENT_QUESTIONS = 3  # a name none of these used starts a new topic
 LATER_REPLY = "Nothing {where} answers this, and I cannot look past where you have read."
 _DELTA = re.compile(r"\S+\s*|\s+")
 _NUMBER = re.compile(r"\b\d+\b")
+_REFERS_BACK = re.compile(r"\b(?:he|him|his|she|her|hers|they|them|their)\b", re.IGNORECASE)
 REPLIES = {
     GREETING: "Hello! Ask me about the book: characters, events, places. I will quote the pages.",
     GOODBYE: "Goodbye, and happy reading!",
@@ -134,7 +135,7 @@ class OfflineStrategy:
         if unmet is None and later:  # nothing quoted: a quote would read as a hint
             answer = LATER_REPLY.format(where=where)
             return _outcome(answer, calls, (query,), on_text, "later", messages)
-        answer = self._answer(question, found, about)
+        answer = self._answer(ranked_by(question, query), found, about)
         if unmet is not None:  # said first, alone on its line; the closest passages may still
             # help (a name misspelled, words misquoted) and come from the text read only
             answer = unmet if answer.startswith("Nothing") else f"{unmet}\n{answer}"
@@ -200,6 +201,17 @@ def search_query(question: str, earlier: Sequence[str]) -> str:
             break
         kept.append(text)
     return " ".join([question, *reversed(kept)])
+
+
+def ranked_by(question: str, query: str) -> str:
+    """What the quotes are ranked against: the question, and for a follow-up that speaks of
+    someone as "he", "she" or "they" the names the earlier questions of its topic used ("What
+    happens to him? (Henry Clerval)"), so that "him" finds the sentences about the one the reader
+    means. A follow-up with no such word ("Who is murdered?") is not taken to be about them."""
+    if quoted_phrases(question) or not _REFERS_BACK.search(question):
+        return question
+    names = [n for n in asked_names(query) if n.lower() not in question.lower()]
+    return f"{question} ({', '.join(names)})" if names else question
 
 
 def new_topic(question: str, earlier: Sequence[str]) -> bool:

@@ -202,11 +202,13 @@ def _build(text: str) -> tuple[list[Name], frozenset[str]]:
 def _mentions(text: str) -> list[Mention]:
     """``(start, end, form, mid-sentence)`` of every capitalised run, cut where a full stop
     ends a sentence ("said Bill. Henry rose": "Bill", "Henry"; but "Mr. Henry")."""
-    abbreviations = _abbreviations(text)
+    found = list(RUN.finditer(text))
+    abbreviations = _abbreviations([m.group() for m in found])
     out = []
-    for m in RUN.finditer(text):
+    for m in found:
         start = m.start()
-        for stop in _STOPPED.finditer(text, start, m.end()):
+        stops = _STOPPED.finditer(text, start, m.end()) if "." in m.group() else ()
+        for stop in stops:
             if stop.group(1) not in abbreviations:
                 out.append(_mention(text, start, stop.end(1)))
                 start = stop.start(2)
@@ -219,11 +221,12 @@ def _mention(text: str, start: int, end: int) -> Mention:
     return start, end, normal_form(text[start:end]), mid
 
 
-def _abbreviations(text: str) -> set[str]:
-    """The short capitalised words the text writes with a full stop before another capitalised
-    word more often than otherwise ("Mr.", "St."); after any other, a full stop ends a sentence."""
-    stopped = Counter(m.group(1) for m in _STOPPED.finditer(text))
-    every = Counter(_SHORT.findall(text))
+def _abbreviations(found: Sequence[str]) -> set[str]:
+    """The short capitalised words the runs ``found`` write with a full stop before another
+    capitalised word more often than otherwise ("Mr.", "St."); after any other, a full stop
+    ends a sentence."""
+    stopped = Counter(m.group(1) for run in found if "." in run for m in _STOPPED.finditer(run))
+    every = Counter(w for run in found for w in _SHORT.findall(run))
     return {w for w, n in stopped.items() if 2 * n > every[w]}
 
 

@@ -23,8 +23,8 @@ _SEXED = re.compile(r"([.!?])|\b(?:(he|his|himself)|she|herself)\b", re.IGNORECA
 SEX_REACH = 120  # characters after a mention searched for its pronoun
 MIN_SEXED = 2  # pronouns a form's lean starts from, half each way
 MIN_SLOTS = 20  # pronouns and articles a text needs for its people to be told from places
-# the word or mark before a mention, the one after (a possessive counts as a word)
-_BEFORE = re.compile(r"((?<![A-Za-z])[A-Za-z]+|[^\w\s])\s*$")
+BEFORE_REACH = 24  # characters before a mention searched for the word before it
+# the word or mark after a mention (a possessive counts as a word)
 _AFTER = re.compile(r"\s*([’']s\b|[A-Za-z]+|[^\w\s])")
 _PRONOUN = re.compile(r"\b(?:[Hh]e|[Ss]he|him)\b")  # the slots of people
 _ARTICLE = re.compile(r"\b[Tt]he\b")  # the slots of things and places
@@ -64,8 +64,13 @@ def _slot(text: str, start: int, end: int) -> tuple[str, str]:
 
 
 def _before(text: str, at: int) -> str:
-    m = _BEFORE.search(text, max(0, at - 24), at)
-    return m.group(1).lower() if m else ""
+    chunk = text[max(0, at - BEFORE_REACH) : at].rstrip()
+    if not chunk or not chunk[-1].isalpha():
+        return chunk[-1] if chunk and not chunk[-1].isalnum() and chunk[-1] != "_" else ""
+    start = len(chunk)
+    while start and chunk[start - 1].isalpha():
+        start -= 1
+    return chunk[start:].lower()
 
 
 def _after(text: str, at: int) -> str:

@@ -83,7 +83,9 @@ class PeopleTool(BaseTool):
         for known, mentions, offset in Lexicon.of(text).people(0, len(text), MAX_PEOPLE):
             i = max(j for j, base in enumerate(bases) if base <= offset)
             volume, start, _ = pieces[i]
-            sentence = _sentence_at(texts[i], start, start + offset - bases[i])
+            local = offset - bases[i]  # its sentence is found near it, not in the whole text
+            lo, hi = max(0, local - AROUND), local + AROUND
+            sentence = _sentence_at(texts[i][lo:hi], start + lo, start + local)
             chapter = volume.chapter_at(sentence[0])
             title = chapter.title if chapter else None
             first = _passage(volume, title, *sentence, volume=book)

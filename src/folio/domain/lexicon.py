@@ -191,8 +191,8 @@ def _build(text: str) -> tuple[list[Name], frozenset[str]]:
         kept = _trim(form.split(), named, titles)
         if kept:
             forms[" ".join(kept)].append(offset)
-    kept = {o for offsets in forms.values() for o in offsets}
-    scores, of_people = person_scores(text, [m for m in mentions if m[0] in kept], titles)
+    held = {o for offsets in forms.values() for o in offsets}
+    scores, of_people = person_scores(text, [m for m in mentions if m[0] in held], titles)
     ends = {o: e for o, e, _, _ in mentions}
     names = [
         _kind(n, scores, of_people) for n in _group(forms, titles, leans(text, forms, ends, titles))

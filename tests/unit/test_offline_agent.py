@@ -13,7 +13,13 @@ import numpy as np
 import pytest
 
 from folio.adapters.llm.offline import OfflineChatProvider
-from folio.agent.offline.strategy import OfflineStrategy, asked_names, ranked_by, search_query
+from folio.agent.offline.strategy import (
+    OfflineStrategy,
+    asked_names,
+    ranked_by,
+    search_query,
+    switches_topic,
+)
 from folio.domain.errors import LLMError, LLMErrorCode
 from folio.domain.llm import PromptMessage, ToolDefinition, ToolInvocation
 from folio.domain.passages import (
@@ -138,25 +144,28 @@ def test_words_quoted_that_no_passage_holds_are_said_first() -> None:
     assert kept.answer.startswith("From the book") and "worked hard" in kept.answer
 
 
-def test_a_new_name_starts_a_topic_and_its_follow_ups_lean_on_it_only() -> None:
-    earlier = ["Who keeps the lamp?", "Where is the lighthouse?", "Why is the lamp lit?"]
-    assert search_query("Who is Captain Ahab?", earlier) == "Who is Captain Ahab?"
-    after = [*earlier, "Who is Captain Ahab?"]
-    assert search_query("What does he want?", after) == "What does he want? Who is Captain Ahab?"
-    # a name used by one of the latest questions continues the topic
-    assert search_query("Why does Ahab limp?", after) == "Why does Ahab limp? Who is Captain Ahab?"
+def test_a_new_name_the_conversations_search_misses_is_searched_on_its_own() -> None:
+    earlier = [("Who keeps the lamp?", "x"), ("Where is the lighthouse?", "x")]
+    lamp = found(passage("The keeper lights the lamp at dusk."))
+    _, runner = ask("Who is Captain Ahab?", earlier, **{SEARCH_BOOK: lamp})
+    queries = [c.arguments["query"] for c in runner.calls if c.tool_name == SEARCH_BOOK]
+    assert queries == [
+        "Who is Captain Ahab? Who keeps the lamp? Where is the lighthouse?",
+        "Who is Captain Ahab?",
+    ]
+    ahab = found(passage("The keeper lights the lamp for Captain Ahab at dusk."))
+    _, runner = ask("Who is Captain Ahab?", earlier, **{SEARCH_BOOK: ahab})
+    assert len([c for c in runner.calls if c.tool_name == SEARCH_BOOK]) == 1  # same scene
+    ahab_asked = [*[q for q, _ in earlier], "Who is Captain Ahab?"]
+    assert not switches_topic("Why does Ahab limp?", ahab_asked, [])  # a name just used
 
 
-def test_a_follow_up_about_him_ranks_its_quotes_with_the_topics_names_only() -> None:
-    query = "What happens to him? Who is Henry Clerval?"
-    assert ranked_by("What happens to him?", query) == "What happens to him? (Henry Clerval)"
-    assert ranked_by("Who is murdered?", "Who is murdered? Who is Henry Clerval?") == (
-        "Who is murdered?"  # no "he", "him", "they": not taken to be about Clerval
-    )
-    assert ranked_by("Who is Henry Clerval?", "Who is Henry Clerval?") == "Who is Henry Clerval?"
-    earlier = [("Who keeps the lamp, Old Tom?", "x")]
+def test_a_follow_up_about_him_ranks_its_quotes_with_the_latest_names_only() -> None:
+    earlier = ["Who keeps the lamp?", "Who is Henry Clerval?"]
+    assert ranked_by("What happens to him?", earlier) == "What happens to him? (Henry Clerval)"
+    assert ranked_by("Who is murdered?", earlier) == "Who is murdered?"  # no he, him, they
     lamp = passage("Old Tom trims the wick at dusk. The sea is grey and the cliffs are high.")
-    result, _ = ask("What does he trim?", earlier, **{SEARCH_BOOK: found(lamp)})
+    result, _ = ask("What does he trim?", [("Who is Old Tom?", "x")], **{SEARCH_BOOK: found(lamp)})
     assert "Old Tom trims the wick" in result.answer
 
 

@@ -330,7 +330,8 @@ def _someone_else(sentence: str, about: Person | None, named: set[str]) -> bool:
     if subject is None:
         return False
     forms = [set(f.split()) for f in (about.name, *about.aliases)]
-    return not any(set(subject.split()) <= form for form in forms)
+    words = set(subject.split())  # "Henry Clerval" is Clerval, "Clerval" is Henry Clerval
+    return not (any(words <= form for form in forms) or set(about.name.split()) <= words)
 
 
 def _quote(c: _Candidate, score: float) -> Quote:

@@ -7,14 +7,15 @@
   has happened so far?" the recap tool; anything else is a question about the book;
 - a name the question uses is looked up in the book's lexicon through the people tool (a
   full-text count over the text read when the lexicon does not know it): one the reader has not
-  met gets "Nothing up to Chapter 5 mentions X." first, alone on its line (no hint at what comes
-  later), then the closest passages read, if any (a misspelt name); one
+  met gets "Nothing up to Chapter 5 mentions X." and no quote (no hint at what comes later; the
+  search is still made and kept, so a misspelt name's passages are in the turn's record); one
   they have met is whom the question is about;
 - the search query (``search_query``) is the quoted phrases of a question that quotes the book,
-  the question alone when it starts a new topic (a name the last questions did not use), else
-  the question with the earlier questions of its topic, as many of the latest as fit a bound
-  (small talk left out): one ``search_book`` call. Words quoted that no passage found holds get
-  "Nothing up to Chapter 5 has the words “…”." first;
+  else the question with the reader's earlier questions, as many of the latest as fit a bound
+  (small talk left out): one ``search_book`` call; a question naming what the last questions
+  did not, that this search found nothing about, starts a new subject and is searched again on
+  its own (``switches_topic``). Words quoted that no passage found holds get "Nothing up to
+  Chapter 5 has the words “…”." first;
 - a question about what comes after the position ("how does it end?", told by the embedder with
   the names masked) gets one plain sentence saying that folio cannot look past it, and no quotes;
 - the answer quotes the sentences of the passages found that the embedder puts closest to the
@@ -56,6 +57,7 @@ from folio.domain.passages import (
     RECAP,
     SEARCH_BOOK,
     SEARCH_HIGHLIGHTS,
+    Passage,
     PeopleList,
     Person,
     Recap,
@@ -125,21 +127,30 @@ class OfflineStrategy:
             return _outcome("I cannot search this book here.", (), (), on_text, "none", messages)
         about, calls, unmet = self._names(question, run_tool, available)
         earlier = [m.content for m in head if m.role is PromptRole.USER]
-        query = search_query(question, self._kinds.book_questions(earlier))
+        earlier = self._kinds.book_questions(earlier)
+        query = search_query(question, earlier)
         found, more = _call(run_tool, SEARCH_BOOK, {"query": query, "k": self.k})
+        queries: tuple[str, ...] = (query,)
         calls = (*calls, *more)
+        if query != question and switches_topic(question, earlier, found.passages):
+            query = question  # a new subject: searched on its own, answered from that search
+            found, more = _call(run_tool, SEARCH_BOOK, {"query": query, "k": self.k})
+            queries, calls = (*queries, query), (*calls, *more)
         payload = found.payload
         where = read_through(payload.reading_limit if isinstance(payload, SearchResults) else "")
-        unmet = unmet or _unmet_phrase(question, found, where)
+        if unmet is not None:  # a name not met: its sentence and nothing that reads as a hint
+            return _outcome(unmet, calls, queries, on_text, "unmet", messages)
         later = where != "in the book" and self._kinds.asks_later(question, asked_names(question))
-        if unmet is None and later:  # nothing quoted: a quote would read as a hint
+        misquoted = _unmet_phrase(question, found, where)
+        if misquoted is None and later:  # nothing quoted: a quote would read as a hint
             answer = LATER_REPLY.format(where=where)
-            return _outcome(answer, calls, (query,), on_text, "later", messages)
-        answer = self._answer(ranked_by(question, query), found, about)
-        if unmet is not None:  # said first, alone on its line; the closest passages may still
-            # help (a name misspelled, words misquoted) and come from the text read only
-            answer = unmet if answer.startswith("Nothing") else f"{unmet}\n{answer}"
-        return _outcome(answer, calls, (query,), on_text, "answered", messages)
+            return _outcome(answer, calls, queries, on_text, "later", messages)
+        asked = question if query == question else ranked_by(question, earlier)
+        answer = self._answer(asked, found, about)
+        if misquoted is not None:  # said first, alone on its line; the closest passages read
+            # may still hold what the reader remembers in other words
+            answer = misquoted if answer.startswith("Nothing") else f"{misquoted}\n{answer}"
+        return _outcome(answer, calls, queries, on_text, "answered", messages)
 
     def _names(
         self, question: str, run_tool: ToolRunner, available: set[str]
@@ -175,27 +186,17 @@ class OfflineStrategy:
 
 
 def search_query(question: str, earlier: Sequence[str]) -> str:
-    """What one question searches, given the reader's earlier questions about the book:
-
-    - a question quoting text ('Where does it say "I had worked hard"?') searches the quoted
-      phrases alone, each as a phrase;
-    - a question that starts a topic (``new_topic``: it names someone or something the last
-      ``RECENT_QUESTIONS`` questions did not) searches on its own;
-    - any other question leans on the conversation: it is searched with the earlier questions of
-      its topic (those since the last question that started one), the latest that fit in
-      ``EARLIER_CHARS``, in the order asked.
-    """
+    """What one question searches first, given the reader's earlier questions about the book: a
+    question quoting text ('Where does it say "I had worked hard"?') searches the quoted phrases
+    alone, each as a phrase; any other question is searched with the latest earlier questions
+    that fit in ``EARLIER_CHARS``, in the order asked (a follow-up leans on them: "what did he
+    do then?"). ``switches_topic`` tells when that search missed a new subject."""
     phrases = quoted_phrases(question)
     if phrases:
         return " ".join(f'"{p}"' for p in phrases)
-    if new_topic(question, earlier):
-        return question
-    start = next(
-        (i for i in reversed(range(len(earlier))) if new_topic(earlier[i], earlier[:i])), 0
-    )
     kept: list[str] = []
     room = EARLIER_CHARS
-    for text in reversed(earlier[start:]):
+    for text in reversed(earlier):
         room -= len(text) + 1
         if room < 0:
             break
@@ -203,25 +204,29 @@ def search_query(question: str, earlier: Sequence[str]) -> str:
     return " ".join([question, *reversed(kept)])
 
 
-def ranked_by(question: str, query: str) -> str:
+def ranked_by(question: str, earlier: Sequence[str]) -> str:
     """What the quotes are ranked against: the question, and for a follow-up that speaks of
-    someone as "he", "she" or "they" the names the earlier questions of its topic used ("What
-    happens to him? (Henry Clerval)"), so that "him" finds the sentences about the one the reader
-    means. A follow-up with no such word ("Who is murdered?") is not taken to be about them."""
+    someone as "he", "she" or "they" the names the latest ``RECENT_QUESTIONS`` questions used
+    ("What happens to him? (Henry Clerval)"), so that "him" finds the sentences about the one the
+    reader means. A follow-up with no such word ("Who is murdered?") is not taken to be about
+    them."""
     if quoted_phrases(question) or not _REFERS_BACK.search(question):
         return question
-    names = [n for n in asked_names(query) if n.lower() not in question.lower()]
+    recent = [n for q in reversed(earlier[-RECENT_QUESTIONS:]) for n in asked_names(q)]
+    names = [n for n in dict.fromkeys(recent) if n.lower() not in question.lower()]
     return f"{question} ({', '.join(names)})" if names else question
 
 
-def new_topic(question: str, earlier: Sequence[str]) -> bool:
-    """Does ``question`` stand on its own: does it quote text, or use a name that none of the
-    latest ``RECENT_QUESTIONS`` earlier questions used? (A follow-up leans on the conversation
-    with "he", "that", "then"; a new name or a quote is a new subject.)"""
-    if quoted_phrases(question):
-        return True
+def switches_topic(question: str, earlier: Sequence[str], found: Sequence[Passage]) -> bool:
+    """Does ``question`` start a new subject that the search with the conversation missed? It
+    names someone or something none of the latest ``RECENT_QUESTIONS`` questions did, and no
+    passage that search found holds that name (its last word: "Clerval" of "Henry Clerval").
+    A new name the found passages hold is the same subject: a character of the scene being
+    discussed, where the conversation still helps."""
     recent = " ".join(earlier[-RECENT_QUESTIONS:]).lower()
-    return any(name.lower() not in recent for name in asked_names(question))
+    new = [n for n in asked_names(question) if n.lower() not in recent]
+    text = " ".join(p.text for p in found).lower()
+    return any(not re.search(rf"\b{re.escape(n.split()[-1].lower())}\b", text) for n in new)
 
 
 def _unmet_phrase(question: str, found: ToolOutcome, where: str) -> str | None:

@@ -111,7 +111,10 @@ def _one_name(ctx: ToolContext, services: ToolServices, name: str) -> ToolResult
         firsts = [f for a, b in spans if (f := known.first(a, b)) is not None] if known else []
         if known is not None and firsts:
             count = sum(known.mentions(a, b) for a, b in spans)
-            met.append((volume, known.name, count, min(firsts)))
+            # the text may use the name before the lexicon's first mention of this person (a
+            # fuller form it counted apart: "Henry Clerval" before "Clerval")
+            said = [a + m.start() for a, t in texts for m in _name_pattern(name, 0).finditer(t)]
+            met.append((volume, known.name, count, min([*firsts, *said[:1]])))
             aliases |= {f for f in known.aliases if any(_said(f, t) for _, t in texts)}
             continue
         found = [a + m.start() for a, t in texts for m in _name_pattern(name).finditer(t)]

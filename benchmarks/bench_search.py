@@ -33,8 +33,8 @@ from tests.unit.test_snippets import reference_window  # noqa: E402
 
 import folio.app.search as search_module  # noqa: E402
 from folio.adapters.embeddings import DEFAULT_MODEL, HashingEmbedder, make_embedder  # noqa: E402
-from folio.adapters.storage.sqlite_db import Database  # noqa: E402
-from folio.adapters.storage.sqlite_library import SqliteLibrary  # noqa: E402
+from folio.adapters.storage.sqlite.db import Database  # noqa: E402
+from folio.adapters.storage.sqlite.library import SqliteLibrary  # noqa: E402
 from folio.app.search import SearchBook  # noqa: E402
 from folio.config import load_settings  # noqa: E402
 from folio.domain.books import Book, PositionKind, ReadingPosition  # noqa: E402

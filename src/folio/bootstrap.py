@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any, cast
 from folio.config import Settings, load_settings
 
 if TYPE_CHECKING:
-    from folio.adapters.storage.postgres_db import PgDatabase
-    from folio.adapters.storage.sqlite_db import Database
+    from folio.adapters.storage.postgres.db import PgDatabase
+    from folio.adapters.storage.sqlite.db import Database
     from folio.agent.guardrail import Guardrail
     from folio.agent.lexicon import Lexicons
     from folio.agent.summaries import StorySummaries
@@ -166,11 +166,11 @@ class Container:
         below then lives there), else SQLite under ``home``."""
         if self.settings.database_url:
             with requires_extra("postgres", "FOLIO_DATABASE_URL (a PostgreSQL database)"):
-                from folio.adapters.storage.postgres_db import PgDatabase
+                from folio.adapters.storage.postgres.db import PgDatabase
             pg = PgDatabase(self.settings.database_url, max_size=self.settings.database_pool_size)
             pg.migrate()
             return pg
-        from folio.adapters.storage.sqlite_db import Database
+        from folio.adapters.storage.sqlite.db import Database
 
         db = Database(self.settings.database_path)
         db.migrate()
@@ -187,10 +187,10 @@ class Container:
     @cached_property
     def _library_store(self) -> Any:
         if (pg := self._pg) is not None:
-            from folio.adapters.storage.postgres_library import PostgresLibrary
+            from folio.adapters.storage.postgres.library import PostgresLibrary
 
             return PostgresLibrary(pg, vector_scan=self.settings.pg_vector_scan)
-        from folio.adapters.storage.sqlite_library import SqliteLibrary
+        from folio.adapters.storage.sqlite.library import SqliteLibrary
 
         return SqliteLibrary(self._sqlite)
 
@@ -211,13 +211,13 @@ class Container:
     @cached_property
     def conversation_uow(self) -> UnitOfWorkFactory:
         if self.settings.conversation_store == "json":
-            from folio.adapters.storage.json_conversations import JsonConversationStore
+            from folio.adapters.storage.json.conversations import JsonConversationStore
 
             json_store = JsonConversationStore(self.settings.conversations_dir)
             return json_store.unit_of_work
         if (pg := self._pg) is not None:
-            from folio.adapters.storage.postgres_conversations import PostgresConversationStore
-            from folio.adapters.storage.postgres_db import PgDatabase
+            from folio.adapters.storage.postgres.conversations import PostgresConversationStore
+            from folio.adapters.storage.postgres.db import PgDatabase
 
             # A pool of its own: a unit of work may wait for a conversation's row lock while
             # holding its connection, and the lock's holder still needs connections for the
@@ -226,7 +226,7 @@ class Container:
             own_pool = PgDatabase(pg.url, max_size=self.settings.database_pool_size)
             self._pools.append(own_pool)
             return PostgresConversationStore(own_pool).unit_of_work
-        from folio.adapters.storage.sqlite_conversations import SqliteConversationStore
+        from folio.adapters.storage.sqlite.conversations import SqliteConversationStore
 
         store = SqliteConversationStore(self._sqlite)
         return store.unit_of_work
@@ -324,10 +324,10 @@ class Container:
     @cached_property
     def import_jobs(self) -> ImportJobRepository:
         if (pg := self._pg) is not None:
-            from folio.adapters.storage.postgres_jobs import PostgresImportJobs
+            from folio.adapters.storage.postgres.jobs import PostgresImportJobs
 
             return PostgresImportJobs(pg)
-        from folio.adapters.storage.sqlite_jobs import SqliteImportJobs
+        from folio.adapters.storage.sqlite.jobs import SqliteImportJobs
 
         return SqliteImportJobs(self._sqlite)
 
@@ -365,7 +365,7 @@ class Container:
     ) -> tuple[str, dict[str, int]]:
         """Copy the local SQLite library under ``home`` (books, vectors, conversations, users,
         import history) into the PostgreSQL database at ``database_url``, migrating it first;
-        returns the target (redacted) and what was copied. See ``postgres_copy``."""
+        returns the target (redacted) and what was copied. See ``storage.postgres.copy``."""
         from folio.domain.errors import ConfigError
 
         local = Container(self.settings.replaced(database_url=None), clock=self.clock)
@@ -378,7 +378,7 @@ class Container:
                 " exist (set FOLIO_HOME or --home to the folder that holds folio.db)"
             )
         target = cast("PgDatabase", Container(target_settings).database)  # migrated
-        from folio.adapters.storage.postgres_copy import copy_library
+        from folio.adapters.storage.postgres.copy import copy_library
 
         try:
             report = copy_library(local._sqlite, local.conversation_uow, target, progress=progress)
@@ -390,10 +390,10 @@ class Container:
     @cached_property
     def _users_store(self) -> Any:
         if (pg := self._pg) is not None:
-            from folio.adapters.storage.postgres_users import PostgresUsers
+            from folio.adapters.storage.postgres.users import PostgresUsers
 
             return PostgresUsers(pg)
-        from folio.adapters.storage.sqlite_users import SqliteUsers
+        from folio.adapters.storage.sqlite.users import SqliteUsers
 
         return SqliteUsers(self._sqlite)
 
@@ -410,10 +410,10 @@ class Container:
     @cached_property
     def _sync_store(self) -> Any:
         if (pg := self._pg) is not None:
-            from folio.adapters.storage.sql_sync import postgres_sync_store
+            from folio.adapters.storage.sql.sync import postgres_sync_store
 
             return postgres_sync_store(pg)
-        from folio.adapters.storage.sql_sync import sqlite_sync_store
+        from folio.adapters.storage.sql.sync import sqlite_sync_store
 
         return sqlite_sync_store(self._sqlite)
 
@@ -422,11 +422,11 @@ class Container:
         """The reader's imported highlights, in the library's database (in memory beside a
         library given as an in-memory store)."""
         if not self._syncs_books:
-            from folio.adapters.storage.memory_highlights import InMemoryHighlightStore
+            from folio.adapters.storage.memory.highlights import InMemoryHighlightStore
 
             return InMemoryHighlightStore()
-        from folio.adapters.storage.sql_highlights import SqlHighlightStore
-        from folio.adapters.storage.sql_sync import postgres_runner, sqlite_runner
+        from folio.adapters.storage.sql.highlights import SqlHighlightStore
+        from folio.adapters.storage.sql.sync import postgres_runner, sqlite_runner
 
         pg = self._pg
         return SqlHighlightStore(postgres_runner(pg) if pg else sqlite_runner(self._sqlite))
@@ -461,7 +461,7 @@ class Container:
 
     @cached_property
     def _identifier_store(self) -> Any:
-        from folio.adapters.storage.sql_sync import (
+        from folio.adapters.storage.sql.sync import (
             SqlIdentifierStore,
             postgres_runner,
             sqlite_runner,
@@ -689,7 +689,7 @@ class UserScope:
         store holding one conversation about ``book_id`` (``BookError`` if the user has no such
         book) whose earlier turns are ``history``, the client's own (question, answer) pairs.
         Returns the use case and that conversation's id."""
-        from folio.adapters.storage.memory_conversations import InMemoryConversationStore
+        from folio.adapters.storage.memory.conversations import InMemoryConversationStore
         from folio.app.conversations import Conversations
 
         store = InMemoryConversationStore()

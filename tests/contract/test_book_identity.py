@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from folio.adapters.embeddings.hashing import HashingEmbedder
-from folio.adapters.storage.memory_books import InMemoryLibrary
+from folio.adapters.storage.memory.books import InMemoryLibrary
 from folio.app.ownership import OwnedBooks
 from folio.domain.errors import IngestError, IngestErrorCode
 from folio.domain.users import ResourceKind
@@ -64,9 +64,9 @@ def stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Stores]:
         )
         return
     if request.param == "postgresql":
-        from folio.adapters.storage.postgres_db import PgDatabase
-        from folio.adapters.storage.postgres_library import PostgresLibrary
-        from folio.adapters.storage.postgres_users import PostgresUsers
+        from folio.adapters.storage.postgres.db import PgDatabase
+        from folio.adapters.storage.postgres.library import PostgresLibrary
+        from folio.adapters.storage.postgres.users import PostgresUsers
 
         url = request.getfixturevalue("pg_identity_url")
         request.getfixturevalue("pg_server").truncate(url)
@@ -74,9 +74,9 @@ def stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Stores]:
         yield Stores(PostgresLibrary(pg, vector_scan=VECTOR_SCAN), PostgresUsers(pg))
         pg.close()
         return
-    from folio.adapters.storage.sqlite_db import Database
-    from folio.adapters.storage.sqlite_library import SqliteLibrary
-    from folio.adapters.storage.sqlite_users import SqliteUsers
+    from folio.adapters.storage.sqlite.db import Database
+    from folio.adapters.storage.sqlite.library import SqliteLibrary
+    from folio.adapters.storage.sqlite.users import SqliteUsers
 
     db = Database(tmp_path / "folio.db")
     db.migrate()

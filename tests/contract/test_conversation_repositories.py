@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from folio.adapters.storage.json_conversations import JsonConversationStore
-from folio.adapters.storage.memory_conversations import InMemoryConversationStore
-from folio.adapters.storage.postgres_conversations import PostgresConversationStore
-from folio.adapters.storage.postgres_db import PgDatabase
-from folio.adapters.storage.sqlite_conversations import SqliteConversationStore
-from folio.adapters.storage.sqlite_db import Database
+from folio.adapters.storage.json.conversations import JsonConversationStore
+from folio.adapters.storage.memory.conversations import InMemoryConversationStore
+from folio.adapters.storage.postgres.conversations import PostgresConversationStore
+from folio.adapters.storage.postgres.db import PgDatabase
+from folio.adapters.storage.sqlite.conversations import SqliteConversationStore
+from folio.adapters.storage.sqlite.db import Database
 from folio.domain.conversations import ChatMessage, Conversation, Source, Turn
 from folio.domain.errors import ConversationError, ConversationErrorCode
 from folio.domain.llm import PromptRole, ToolInvocation

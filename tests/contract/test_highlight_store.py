@@ -33,26 +33,26 @@ def pg_highlights_url(pg_server: Any) -> str:
 
 @pytest.fixture(params=["memory", "sqlite", "postgresql"])
 def stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Stores]:
-    from folio.adapters.storage.sql_highlights import SqlHighlightStore
+    from folio.adapters.storage.sql.highlights import SqlHighlightStore
 
     if request.param == "memory":
-        from folio.adapters.storage.memory_books import InMemoryLibrary
-        from folio.adapters.storage.memory_highlights import InMemoryHighlightStore
+        from folio.adapters.storage.memory.books import InMemoryLibrary
+        from folio.adapters.storage.memory.highlights import InMemoryHighlightStore
 
         yield Stores(InMemoryHighlightStore(), InMemoryLibrary(), False)
         return
     if request.param == "sqlite":
-        from folio.adapters.storage.sql_sync import sqlite_runner
-        from folio.adapters.storage.sqlite_db import Database
-        from folio.adapters.storage.sqlite_library import SqliteLibrary
+        from folio.adapters.storage.sql.sync import sqlite_runner
+        from folio.adapters.storage.sqlite.db import Database
+        from folio.adapters.storage.sqlite.library import SqliteLibrary
 
         db = Database(tmp_path / "folio.db")
         db.migrate()
         yield Stores(SqlHighlightStore(sqlite_runner(db)), SqliteLibrary(db), True)
         return
-    from folio.adapters.storage.postgres_db import PgDatabase
-    from folio.adapters.storage.postgres_library import PostgresLibrary
-    from folio.adapters.storage.sql_sync import postgres_runner
+    from folio.adapters.storage.postgres.db import PgDatabase
+    from folio.adapters.storage.postgres.library import PostgresLibrary
+    from folio.adapters.storage.sql.sync import postgres_runner
 
     url = request.getfixturevalue("pg_highlights_url")
     request.getfixturevalue("pg_server").truncate(url)

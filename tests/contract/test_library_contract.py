@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 
 from folio.adapters.embeddings.hashing import HashingEmbedder
-from folio.adapters.storage.memory_books import InMemoryLibrary
-from folio.adapters.storage.postgres_db import PgDatabase
-from folio.adapters.storage.postgres_library import PostgresLibrary
-from folio.adapters.storage.sqlite_db import Database
-from folio.adapters.storage.sqlite_library import SqliteLibrary
+from folio.adapters.storage.memory.books import InMemoryLibrary
+from folio.adapters.storage.postgres.db import PgDatabase
+from folio.adapters.storage.postgres.library import PostgresLibrary
+from folio.adapters.storage.sqlite.db import Database
+from folio.adapters.storage.sqlite.library import SqliteLibrary
 from folio.domain.books import PositionKind, ReadingPosition
 from folio.domain.errors import BookError, BookErrorCode, IngestError, IngestErrorCode
 from folio.domain.lexicon import Lexicon

@@ -37,17 +37,17 @@ def pg_sync_url(pg_server: Any) -> str:
 @pytest.fixture(params=["memory", "sqlite", "postgresql"])
 def stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Stores]:
     if request.param == "memory":
-        from folio.adapters.storage.memory_books import InMemoryLibrary
-        from folio.adapters.storage.memory_sync import InMemorySyncStore
+        from folio.adapters.storage.memory.books import InMemoryLibrary
+        from folio.adapters.storage.memory.sync import InMemorySyncStore
 
         yield Stores(InMemorySyncStore(), None, InMemoryLibrary())
         return
-    from folio.adapters.storage.sql_sync import SqlIdentifierStore
+    from folio.adapters.storage.sql.sync import SqlIdentifierStore
 
     if request.param == "sqlite":
-        from folio.adapters.storage.sql_sync import sqlite_runner, sqlite_sync_store
-        from folio.adapters.storage.sqlite_db import Database
-        from folio.adapters.storage.sqlite_library import SqliteLibrary
+        from folio.adapters.storage.sql.sync import sqlite_runner, sqlite_sync_store
+        from folio.adapters.storage.sqlite.db import Database
+        from folio.adapters.storage.sqlite.library import SqliteLibrary
 
         db = Database(tmp_path / "folio.db")
         db.migrate()
@@ -55,9 +55,9 @@ def stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Stores]:
             sqlite_sync_store(db), SqlIdentifierStore(sqlite_runner(db)), SqliteLibrary(db)
         )
         return
-    from folio.adapters.storage.postgres_db import PgDatabase
-    from folio.adapters.storage.postgres_library import PostgresLibrary
-    from folio.adapters.storage.sql_sync import postgres_runner, postgres_sync_store
+    from folio.adapters.storage.postgres.db import PgDatabase
+    from folio.adapters.storage.postgres.library import PostgresLibrary
+    from folio.adapters.storage.sql.sync import postgres_runner, postgres_sync_store
 
     url = request.getfixturevalue("pg_sync_url")
     request.getfixturevalue("pg_server").truncate(url)

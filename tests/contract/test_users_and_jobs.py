@@ -32,18 +32,18 @@ def pg_users_url(pg_server: Any) -> str:
 @pytest.fixture(params=["sqlite", "postgresql"])
 def stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Stores]:
     if request.param == "sqlite":
-        from folio.adapters.storage.sqlite_db import Database
-        from folio.adapters.storage.sqlite_jobs import SqliteImportJobs
-        from folio.adapters.storage.sqlite_users import SqliteUsers
+        from folio.adapters.storage.sqlite.db import Database
+        from folio.adapters.storage.sqlite.jobs import SqliteImportJobs
+        from folio.adapters.storage.sqlite.users import SqliteUsers
 
         db = Database(tmp_path / "folio.db")
         db.migrate()
         jobs = SqliteImportJobs(db)
         yield Stores(SqliteUsers(db), jobs, jobs)
         return
-    from folio.adapters.storage.postgres_db import PgDatabase
-    from folio.adapters.storage.postgres_jobs import PostgresImportJobs
-    from folio.adapters.storage.postgres_users import PostgresUsers
+    from folio.adapters.storage.postgres.db import PgDatabase
+    from folio.adapters.storage.postgres.jobs import PostgresImportJobs
+    from folio.adapters.storage.postgres.users import PostgresUsers
 
     url = request.getfixturevalue("pg_users_url")
     request.getfixturevalue("pg_server").truncate(url)
@@ -151,8 +151,8 @@ def test_postgresql_leaves_running_the_imports_another_live_server_is_doing(
     request: pytest.FixtureRequest,
 ) -> None:
     """Several servers share PostgreSQL: one starting must not fail the import another runs."""
-    from folio.adapters.storage.postgres_db import PgDatabase
-    from folio.adapters.storage.postgres_jobs import PostgresImportJobs
+    from folio.adapters.storage.postgres.db import PgDatabase
+    from folio.adapters.storage.postgres.jobs import PostgresImportJobs
 
     url = request.getfixturevalue("pg_users_url")
     request.getfixturevalue("pg_server").truncate(url)

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from folio.adapters.storage.sqlite_conversations import SqliteConversationStore
-from folio.adapters.storage.sqlite_db import Database
+from folio.adapters.storage.sqlite.conversations import SqliteConversationStore
+from folio.adapters.storage.sqlite.db import Database
 from folio.domain.conversations import ChatMessage, Source, Turn
 from folio.domain.llm import PromptRole, ToolInvocation
 from tests.e2e.conftest import run_folio_in

@@ -260,10 +260,10 @@ def test_db_copy_is_all_or_nothing_and_names_what_it_cannot_copy(
 ) -> None:
     from datetime import UTC, datetime
 
-    from folio.adapters.storage.memory_conversations import InMemoryConversationStore
-    from folio.adapters.storage.postgres_copy import copy_library
-    from folio.adapters.storage.postgres_db import PgDatabase
-    from folio.adapters.storage.sqlite_db import Database
+    from folio.adapters.storage.memory.conversations import InMemoryConversationStore
+    from folio.adapters.storage.postgres.copy import copy_library
+    from folio.adapters.storage.postgres.db import PgDatabase
+    from folio.adapters.storage.sqlite.db import Database
     from folio.domain.conversations import Conversation
     from folio.domain.errors import FolioError, StorageError
 
@@ -305,7 +305,7 @@ def test_db_copy_knows_every_column_of_the_schema(pg_server: Any) -> None:
     copied another way (vectors by passage id, conversations through their port)."""
     import psycopg
 
-    from folio.adapters.storage.postgres_copy import _TABLES
+    from folio.adapters.storage.postgres.copy import _TABLES
 
     url = pg_server.database("copy_schema")
     copied = {(t, c.strip()) for t, cols in _TABLES for c in cols.split(",")}

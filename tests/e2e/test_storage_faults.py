@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from folio.adapters.storage.sqlite_db import Database, storage_error
-from folio.adapters.storage.sqlite_library import SqliteLibrary
+from folio.adapters.storage.sqlite.db import Database, storage_error
+from folio.adapters.storage.sqlite.library import SqliteLibrary
 from folio.domain.books import PositionKind, ReadingPosition
 from folio.domain.errors import StorageError, StorageErrorCode
 from tests.e2e.conftest import RunFolio, ok, ok_json, one_error_line
@@ -86,7 +86,7 @@ def test_a_read_only_library_can_be_read_and_says_read_only_on_a_write(
 ) -> None:
     db_path = run_folio.home / "folio.db"
     # Root ignores permission bits, so the read-only disk is what os.access reports.
-    monkeypatch.setattr("folio.adapters.storage.sqlite_db.os.access", lambda path, mode: False)
+    monkeypatch.setattr("folio.adapters.storage.sqlite.db.os.access", lambda path, mode: False)
     db = Database(db_path)
     assert db.migrate() == [], "an up-to-date library needs no write to open"
     library = SqliteLibrary(db)

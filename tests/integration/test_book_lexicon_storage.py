@@ -11,11 +11,11 @@ from typing import Any
 
 import psycopg
 
-from folio.adapters.storage.memory_conversations import InMemoryConversationStore
-from folio.adapters.storage.postgres_copy import copy_library
-from folio.adapters.storage.postgres_db import PgDatabase, packaged_pg_migrations
-from folio.adapters.storage.postgres_library import PostgresLibrary
-from folio.adapters.storage.sqlite_db import Database, packaged_migrations
+from folio.adapters.storage.memory.conversations import InMemoryConversationStore
+from folio.adapters.storage.postgres.copy import copy_library
+from folio.adapters.storage.postgres.db import PgDatabase, packaged_pg_migrations
+from folio.adapters.storage.postgres.library import PostgresLibrary
+from folio.adapters.storage.sqlite.db import Database, packaged_migrations
 from folio.agent.lexicon import Lexicons
 from folio.agent.tools.base import ToolContext, ToolServices
 from folio.bootstrap import Container

@@ -21,11 +21,11 @@ from pathlib import Path
 
 import pytest
 
-from folio.adapters.storage.json_conversations import JsonConversationStore
-from folio.adapters.storage.postgres_conversations import PostgresConversationStore
-from folio.adapters.storage.postgres_db import PgDatabase
-from folio.adapters.storage.sqlite_conversations import SqliteConversationStore
-from folio.adapters.storage.sqlite_db import Database
+from folio.adapters.storage.json.conversations import JsonConversationStore
+from folio.adapters.storage.postgres.conversations import PostgresConversationStore
+from folio.adapters.storage.postgres.db import PgDatabase
+from folio.adapters.storage.sqlite.conversations import SqliteConversationStore
+from folio.adapters.storage.sqlite.db import Database
 from folio.domain.conversations import Conversation
 from folio.domain.llm import PromptRole
 from folio.domain.ports import UnitOfWorkFactory
@@ -37,19 +37,19 @@ import json, random, sys, time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from folio.adapters.storage.json_conversations import JsonConversationStore
-from folio.adapters.storage.postgres_conversations import PostgresConversationStore
-from folio.adapters.storage.postgres_db import PgDatabase
-from folio.adapters.storage.sqlite_conversations import SqliteConversationStore
-from folio.adapters.storage.sqlite_db import Database
+from folio.adapters.storage.json.conversations import JsonConversationStore
+from folio.adapters.storage.postgres.conversations import PostgresConversationStore
+from folio.adapters.storage.postgres.db import PgDatabase
+from folio.adapters.storage.sqlite.conversations import SqliteConversationStore
+from folio.adapters.storage.sqlite.db import Database
 from folio.domain.conversations import ChatMessage, Turn
 from folio.domain.llm import PromptRole
 from folio.domain.errors import ConversationError, StorageError
 
 backend, location, cid, tag, count, go = sys.argv[1:]
 if backend == "postgresql":
-    from folio.adapters.storage.postgres_conversations import PostgresConversationStore
-    from folio.adapters.storage.postgres_db import PgDatabase
+    from folio.adapters.storage.postgres.conversations import PostgresConversationStore
+    from folio.adapters.storage.postgres.db import PgDatabase
     store = PostgresConversationStore(PgDatabase(location, max_size=1))
 else:
     store = (SqliteConversationStore(Database(Path(location))) if backend == "sqlite"

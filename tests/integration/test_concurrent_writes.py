@@ -24,10 +24,10 @@ from typing import Any
 import psycopg
 import pytest
 
-from folio.adapters.storage.postgres_conversations import PostgresConversationStore
-from folio.adapters.storage.postgres_db import PgDatabase, pg_storage_error
-from folio.adapters.storage.sqlite_conversations import SqliteConversationStore
-from folio.adapters.storage.sqlite_db import Database
+from folio.adapters.storage.postgres.conversations import PostgresConversationStore
+from folio.adapters.storage.postgres.db import PgDatabase, pg_storage_error
+from folio.adapters.storage.sqlite.conversations import SqliteConversationStore
+from folio.adapters.storage.sqlite.db import Database
 from folio.app.writes import write
 from folio.bootstrap import Container
 from folio.config import load_settings

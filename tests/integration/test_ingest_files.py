@@ -8,7 +8,7 @@ import pytest
 
 from folio.adapters.embeddings.hashing import HashingEmbedder
 from folio.adapters.parsers import parse_book
-from folio.adapters.storage.memory_books import InMemoryLibrary
+from folio.adapters.storage.memory.books import InMemoryLibrary
 from folio.app.ingest import IngestBook
 from folio.domain.books import BookFormat
 from folio.domain.errors import IngestError, IngestErrorCode

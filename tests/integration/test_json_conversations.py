@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from folio.adapters.storage.json_conversations import JsonConversationStore
-from folio.adapters.storage.memory_books import InMemoryLibrary
+from folio.adapters.storage.json.conversations import JsonConversationStore
+from folio.adapters.storage.memory.books import InMemoryLibrary
 from folio.app.conversations import Conversations
 from folio.bootstrap import Container
 from folio.config import load_settings

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from folio.adapters.storage.sqlite_db import (
+from folio.adapters.storage.sqlite.db import (
     Database,
     Migration,
     packaged_migrations,
@@ -112,7 +112,7 @@ def test_split_statements_keeps_trigger_bodies_whole() -> None:
 
 
 def test_a_file_that_is_not_a_database_gives_a_storage_error_naming_it(tmp_path):
-    from folio.adapters.storage.sqlite_db import Database
+    from folio.adapters.storage.sqlite.db import Database
     from folio.domain.errors import StorageError
 
     path = tmp_path / "folio.db"

@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 import psycopg
 import pytest
 
-from folio.adapters.storage.postgres_db import (
+from folio.adapters.storage.postgres.db import (
     PgDatabase,
     PgMigration,
     packaged_pg_migrations,

@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from folio.adapters.storage import sqlite_db
-from folio.adapters.storage.sqlite_conversations import SqliteConversationStore
-from folio.adapters.storage.sqlite_db import Database
-from folio.adapters.storage.sqlite_library import SqliteLibrary
+from folio.adapters.storage.sqlite import db as sqlite_db
+from folio.adapters.storage.sqlite.conversations import SqliteConversationStore
+from folio.adapters.storage.sqlite.db import Database
+from folio.adapters.storage.sqlite.library import SqliteLibrary
 from folio.app.conversations import Conversations
 from folio.domain.books import Book, BookFormat, Chunk, Page
 from folio.domain.conversations import ChatMessage, Conversation, Turn

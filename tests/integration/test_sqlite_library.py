@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from folio.adapters.embeddings.hashing import HashingEmbedder
-from folio.adapters.storage.sqlite_db import Database
-from folio.adapters.storage.sqlite_library import SqliteLibrary
+from folio.adapters.storage.sqlite.db import Database
+from folio.adapters.storage.sqlite.library import SqliteLibrary
 from folio.domain.books import Chunk
 from folio.domain.errors import IngestError, IngestErrorCode
 from tests.contract.library_data import StoredBook, build_book

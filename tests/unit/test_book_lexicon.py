@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from folio.adapters.storage.memory_books import InMemoryLibrary
+from folio.adapters.storage.memory.books import InMemoryLibrary
 from folio.agent.lexicon import Lexicons
 from folio.agent.tools import default_registry
 from folio.agent.tools.base import ToolContext, ToolServices

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import pytest
 
 from folio.adapters.embeddings.hashing import HashingEmbedder
-from folio.adapters.storage.memory_books import InMemoryLibrary
+from folio.adapters.storage.memory.books import InMemoryLibrary
 from folio.agent.tools import ToolContext, ToolRegistry, ToolServices, default_registry
 from folio.app.search import SearchBook
 from folio.domain.books import (

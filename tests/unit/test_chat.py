@@ -13,7 +13,7 @@ import pytest
 
 from folio.adapters.llm.offline import OfflineChatProvider
 from folio.adapters.llm.scripted import ScriptedChatProvider, tool_call
-from folio.adapters.storage.memory_conversations import (
+from folio.adapters.storage.memory.conversations import (
     InMemoryConversationStore,
     InMemoryUnitOfWork,
 )

@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from folio.adapters.storage.memory_books import InMemoryLibrary
-from folio.adapters.storage.memory_conversations import InMemoryConversationStore
+from folio.adapters.storage.memory.books import InMemoryLibrary
+from folio.adapters.storage.memory.conversations import InMemoryConversationStore
 from folio.app.conversations import PLACEHOLDER_TITLE, Conversations
 from folio.domain.books import Book, BookFormat
 from folio.domain.conversations import ChatMessage, Source, Turn

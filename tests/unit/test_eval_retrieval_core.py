@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from folio.adapters.llm.scripted import ScriptedChatProvider, tool_call
-from folio.adapters.storage.memory_conversations import InMemoryConversationStore
+from folio.adapters.storage.memory.conversations import InMemoryConversationStore
 from folio.app.evaluation.conversations import (
     EvalConversation,
     EvalDataError,

@@ -12,7 +12,7 @@ from folio.adapters.parsers.highlights import read_highlights
 from folio.adapters.parsers.kindle_clippings import parse_clippings
 from folio.adapters.parsers.koreader_highlights import parse_koreader
 from folio.adapters.parsers.lua_table import loads
-from folio.adapters.storage.memory_highlights import InMemoryHighlightStore
+from folio.adapters.storage.memory.highlights import InMemoryHighlightStore
 from folio.agent.offline.strategy import reader_answer
 from folio.agent.tools import default_registry
 from folio.agent.tools.base import ToolContext, ToolServices

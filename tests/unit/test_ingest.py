@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from folio.adapters.embeddings.hashing import HashingEmbedder
-from folio.adapters.storage.memory_books import InMemoryLibrary
+from folio.adapters.storage.memory.books import InMemoryLibrary
 from folio.app.ingest import IngestBook
 from folio.domain.books import BookFormat, Chapter, Page, ParsedBook
 from folio.domain.errors import IngestError, IngestErrorCode

@@ -8,7 +8,7 @@ import itertools
 import pytest
 
 from folio.adapters.embeddings.hashing import HashingEmbedder
-from folio.adapters.storage.memory_books import InMemoryLibrary
+from folio.adapters.storage.memory.books import InMemoryLibrary
 from folio.app.library import Library
 from folio.app.search import SearchBook, best_window
 from folio.domain.books import Book, BookFormat, Chapter, Chunk, Page, PositionKind, ReadingPosition

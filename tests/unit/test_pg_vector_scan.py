@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from folio.adapters.storage.postgres_server import vector_scan_for_this_cpu
+from folio.adapters.storage.postgres.server import vector_scan_for_this_cpu
 from folio.config import load_settings
 from folio.domain.errors import ConfigError
 

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from folio.adapters.parsers.koreader_ids import epub_fragments, filename_md5, partial_md5
-from folio.adapters.storage.memory_books import InMemoryLibrary
-from folio.adapters.storage.memory_sync import InMemorySyncStore
+from folio.adapters.storage.memory.books import InMemoryLibrary
+from folio.adapters.storage.memory.sync import InMemorySyncStore
 from folio.app.sync import ProgressSync, device_key, synced_position
 from folio.domain.books import Book, BookFormat, Chapter, Page, PositionKind, ReadingPosition
 from folio.domain.sync import (

@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 from folio.adapters.llm.scripted import ScriptedChatProvider, tool_call
-from folio.adapters.storage.memory_highlights import InMemoryHighlightStore
+from folio.adapters.storage.memory.highlights import InMemoryHighlightStore
 from folio.agent.prompt_builder import conversation_system_prompt
 from folio.agent.tools import ToolContext, default_registry
 from folio.domain.books import Book

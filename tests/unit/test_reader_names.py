@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 
 from folio.adapters.embeddings.hashing import HashingEmbedder
-from folio.adapters.storage.memory_books import InMemoryLibrary
+from folio.adapters.storage.memory.books import InMemoryLibrary
 from folio.app.library import Library
 from folio.domain.books import Book, BookFormat, Page, reader_names
 from folio.domain.errors import BookError, BookErrorCode

@@ -16,10 +16,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from folio.adapters.embeddings.hashing import HashingEmbedder
-from folio.adapters.storage.postgres_db import PgDatabase
-from folio.adapters.storage.postgres_library import PostgresLibrary
-from folio.adapters.storage.sqlite_db import Database
-from folio.adapters.storage.sqlite_library import SqliteLibrary
+from folio.adapters.storage.postgres.db import PgDatabase
+from folio.adapters.storage.postgres.library import PostgresLibrary
+from folio.adapters.storage.sqlite.db import Database
+from folio.adapters.storage.sqlite.library import SqliteLibrary
 from folio.app.search import SearchBook
 from folio.domain.books import Book, PositionKind, ReadingPosition
 from folio.domain.ports import BookRepository, ChunkIndex

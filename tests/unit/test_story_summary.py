@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from folio.adapters.storage.memory_books import InMemoryLibrary
+from folio.adapters.storage.memory.books import InMemoryLibrary
 from folio.agent.summaries import StorySummaries
 from folio.agent.tools import ToolContext, ToolServices, default_registry
 from folio.agent.tools.recap import MAX_SENTENCES, choose

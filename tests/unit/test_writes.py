@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from folio.adapters.storage.memory_conversations import InMemoryConversationStore
+from folio.adapters.storage.memory.conversations import InMemoryConversationStore
 from folio.app import writes
 from folio.app.writes import write
 from folio.domain.conversations import Conversation

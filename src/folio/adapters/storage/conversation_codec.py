@@ -1,6 +1,6 @@
 """Conversations, messages, turns and sources as JSON-ready dicts, and back.
 
-One encoding for every store that writes JSON: the conversation files (``json_files``) and the
+One encoding for every store that writes JSON: the conversation files (``json.files``) and the
 SQLite store's JSON columns. Invariants: decoding an encoded object gives back an equal object (a
 naive datetime comes back as UTC), and datetimes are encoded in UTC at a fixed width (microseconds
 always present) so that string order is time order.

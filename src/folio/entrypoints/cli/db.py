@@ -53,7 +53,7 @@ def start_cmd(lazy: Any, directory: Path | None) -> None:
     from folio.bootstrap import requires_extra
 
     with requires_extra("postgres", "folio db start"):
-        from folio.adapters.storage import postgres_server
+        from folio.adapters.storage.postgres import server as postgres_server
     data_dir = _server_dir(lazy, directory)
     server = postgres_server.start(data_dir)
     click.echo(f"export FOLIO_DATABASE_URL='{server.url}'")
@@ -76,7 +76,7 @@ def stop_cmd(lazy: Any, directory: Path | None) -> None:
     from folio.bootstrap import requires_extra
 
     with requires_extra("postgres", "folio db stop"):
-        from folio.adapters.storage import postgres_server
+        from folio.adapters.storage.postgres import server as postgres_server
     data_dir = _server_dir(lazy, directory)
     stopped = postgres_server.stop(data_dir)
     click.echo(f"Stopped PostgreSQL in {data_dir}." if stopped else f"Not running: {data_dir}")

@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from folio.adapters.storage.postgres_db import PgDatabase
+from folio.adapters.storage.postgres.db import PgDatabase
 from folio.domain.jobs import ImportJob, JobStatus
 
 STALE_AFTER = timedelta(minutes=10)

@@ -26,7 +26,7 @@ from psycopg_pool import ConnectionPool
 from folio.domain.errors import StorageError, StorageErrorCode
 from folio.domain.redaction import redact_url, scrub
 
-MIGRATIONS_PACKAGE = "folio.adapters.storage.pg_migrations"
+MIGRATIONS_PACKAGE = "folio.adapters.storage.postgres.migrations"
 # Any constant shared by every folio process: the key of the advisory lock taken while migrating.
 MIGRATION_LOCK_KEY = 0x466F6C696F  # "Folio"
 _MIGRATION_FILE = re.compile(r"^(\d{3})_(\w+)\.sql$")

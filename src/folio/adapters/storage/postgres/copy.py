@@ -23,9 +23,9 @@ from typing import Any
 import numpy as np
 import psycopg
 
-from folio.adapters.storage.postgres_conversations import PostgresUnitOfWork
-from folio.adapters.storage.postgres_db import PgDatabase, pg_storage_error, redacted
-from folio.adapters.storage.sqlite_db import Database, transaction
+from folio.adapters.storage.postgres.conversations import PostgresUnitOfWork
+from folio.adapters.storage.postgres.db import PgDatabase, pg_storage_error, redacted
+from folio.adapters.storage.sqlite.db import Database, transaction
 from folio.domain.conversations import ChatMessage
 from folio.domain.errors import StorageError, StorageErrorCode
 from folio.domain.ports import UnitOfWorkFactory

@@ -1,5 +1,5 @@
 """The reader's highlights in SQLite or PostgreSQL (table ``highlights`` of SQLite migration 015 /
-PostgreSQL migration 009), on the SQL runners of ``sql_sync``.
+PostgreSQL migration 009), on the SQL runners of ``sql.sync``.
 
 Invariant: one row per (book, owner, key): importing the same file again adds nothing.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from folio.adapters.storage.sql_sync import Run
+from folio.adapters.storage.sql.sync import Run
 from folio.domain.highlights import Highlight, HighlightKind, book_order
 
 _COLUMNS = (

@@ -8,7 +8,7 @@ import threading
 from collections.abc import Sequence
 from datetime import datetime
 
-from folio.adapters.storage.sqlite_db import Database, transaction
+from folio.adapters.storage.sqlite.db import Database, transaction
 from folio.domain.users import LOCAL_USER_ID, ResourceKind, User, UserError, UserErrorCode
 
 

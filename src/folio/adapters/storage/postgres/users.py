@@ -14,7 +14,7 @@ from typing import Any
 
 import psycopg
 
-from folio.adapters.storage.postgres_db import PgDatabase
+from folio.adapters.storage.postgres.db import PgDatabase
 from folio.domain.users import LOCAL_USER_ID, ResourceKind, User, UserError, UserErrorCode
 
 

@@ -24,7 +24,7 @@ from typing import Any
 
 from folio.domain.errors import StorageError, StorageErrorCode
 
-MIGRATIONS_PACKAGE = "folio.adapters.storage.migrations"
+MIGRATIONS_PACKAGE = "folio.adapters.storage.sqlite.migrations"
 BUSY_TIMEOUT_MS = 5000
 _MIGRATION_FILE = re.compile(r"^(\d{3})_(\w+)\.sql$")
 

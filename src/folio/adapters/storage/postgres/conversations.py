@@ -22,8 +22,8 @@ from typing import Any
 import psycopg
 from psycopg.rows import dict_row
 
-from folio.adapters.storage.postgres_db import PgDatabase, pg_storage_error
-from folio.adapters.storage.sql_conversations import (
+from folio.adapters.storage.postgres.db import PgDatabase, pg_storage_error
+from folio.adapters.storage.sql.conversations import (
     Dialect,
     SqlUnitOfWork,
     Violation,

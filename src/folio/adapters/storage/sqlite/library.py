@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from folio.adapters.storage.book_codec import CHUNK_COLUMNS, chunk_from_row
-from folio.adapters.storage.sql_library import NO_LIMIT, LibraryDialect, SqlLibraryCore
-from folio.adapters.storage.sqlite_db import Database, transaction
+from folio.adapters.storage.sql.library import NO_LIMIT, LibraryDialect, SqlLibraryCore
+from folio.adapters.storage.sqlite.db import Database, transaction
 from folio.domain.books import Chunk
 from folio.domain.errors import ConfigError
 from folio.domain.search import RankedChunk, query_terms, reciprocal_rank_fusion

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from datetime import UTC, datetime
 
-from folio.adapters.storage.sqlite_db import Database, transaction
+from folio.adapters.storage.sqlite.db import Database, transaction
 from folio.domain.jobs import ImportJob, JobStatus
 
 _COLUMNS = (

@@ -4,7 +4,7 @@ The statements are written once, with ``?`` marks; a ``Dialect`` says what diffe
 databases (the mark, ``max`` or ``greatest``, the row lock a writing unit of work takes when it
 reads a conversation), and a ``Session`` is one backend's connection inside one unit of work:
 its rows, its writes, its commit, and which constraint a refused write broke. The backends keep
-only their sessions (``sqlite_conversations``, ``postgres_conversations``).
+only their sessions (``sqlite.conversations``, ``postgres.conversations``).
 
 Invariants: a unit of work owns one session and one transaction; leaving the block without
 ``commit()`` rolls back. Saving messages moves the conversation's ``updated_at`` forward to the

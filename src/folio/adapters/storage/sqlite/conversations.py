@@ -17,8 +17,8 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from folio.adapters.storage.sql_conversations import Dialect, SqlUnitOfWork, Violation
-from folio.adapters.storage.sqlite_db import Database
+from folio.adapters.storage.sql.conversations import Dialect, SqlUnitOfWork, Violation
+from folio.adapters.storage.sqlite.db import Database
 
 SQLITE = Dialect(mark="?", greatest="max", row_lock="")
 

@@ -19,7 +19,7 @@ is for small libraries (SQLite is the default), and a conversation holds at most
 - A corrupt file raises ``ConversationError(INVALID_STATE)`` naming the file; listing skips it
   with a warning so that the other conversations stay usable.
 
-File plumbing (atomic writes, locks, the file format) is in ``json_files``; the encoding of domain
+File plumbing (atomic writes, locks, the file format) is in ``json.files``; the encoding of domain
 objects in ``conversation_codec``.
 """
 
@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Self
 
-from folio.adapters.storage.json_files import (
+from folio.adapters.storage.json.files import (
     LOCK_TIMEOUT_S,
     ConversationDoc,
     ConversationFiles,

@@ -17,13 +17,13 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from folio.adapters.storage.row_values import encode_datetime, json_value, moment
-from folio.adapters.storage.sqlite_db import Database, transaction
+from folio.adapters.storage.sqlite.db import Database, transaction
 from folio.domain.ports import SyncAccount
 from folio.domain.sync import DocumentIds, Fragment, PushedProgress
 from folio.domain.users import UserError, UserErrorCode
 
 if TYPE_CHECKING:
-    from folio.adapters.storage.postgres_db import PgDatabase
+    from folio.adapters.storage.postgres.db import PgDatabase
 
 Run = Callable[[str, tuple[Any, ...]], list[Any]]  # (sql with ?, params) -> rows
 

@@ -38,8 +38,8 @@ import psycopg
 from psycopg.rows import dict_row
 
 from folio.adapters.storage.book_codec import CHUNK_COLUMNS, chunk_from_row
-from folio.adapters.storage.postgres_db import PgDatabase
-from folio.adapters.storage.sql_library import NO_LIMIT, LibraryDialect, SqlLibraryCore
+from folio.adapters.storage.postgres.db import PgDatabase
+from folio.adapters.storage.sql.library import NO_LIMIT, LibraryDialect, SqlLibraryCore
 from folio.domain.books import Chunk
 from folio.domain.errors import ConfigError
 from folio.domain.ports import Vectors

@@ -138,4 +138,8 @@ class BaseTool(ABC):
         """``execute(ctx: ToolContext, services: ToolServices, **arguments) -> ToolResult``."""
 
     def definition(self) -> ToolDefinition:
-        return ToolDefinition(self.name, self.description, self.parameters)
+        """The tool as a model reads it, on every call of every turn: its schema without
+        ``additionalProperties`` (the registry validates the full schema and refuses an argument
+        the tool does not take with a message the model reads)."""
+        schema = {k: v for k, v in self.parameters.items() if k != "additionalProperties"}
+        return ToolDefinition(self.name, self.description, schema)

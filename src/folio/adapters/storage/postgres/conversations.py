@@ -23,13 +23,8 @@ import psycopg
 from psycopg.rows import dict_row
 
 from folio.adapters.storage.postgres.db import PgDatabase, pg_storage_error
-from folio.adapters.storage.sql.conversations import (
-    Dialect,
-    SqlUnitOfWork,
-    Violation,
-)
-
-POSTGRES = Dialect(mark="%s", greatest="greatest", row_lock=" FOR NO KEY UPDATE")
+from folio.adapters.storage.sql.conversations import SqlUnitOfWork, Violation
+from folio.adapters.storage.sql.dialect import POSTGRES
 
 
 class PostgresConversationStore:

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 import numpy as np
@@ -37,15 +37,13 @@ import numpy.typing as npt
 import psycopg
 from psycopg.rows import dict_row
 
-from folio.adapters.storage.book_codec import CHUNK_COLUMNS, chunk_from_row
 from folio.adapters.storage.postgres.db import PgDatabase
-from folio.adapters.storage.sql.library import NO_LIMIT, LibraryDialect, SqlLibraryCore
-from folio.domain.books import Chunk
+from folio.adapters.storage.sql.dialect import POSTGRES
+from folio.adapters.storage.sql.library import SqlLibraryCore
 from folio.domain.errors import ConfigError
 from folio.domain.ports import Vectors
-from folio.domain.search import RankedChunk, query_terms, reciprocal_rank_fusion
+from folio.domain.search import query_terms
 
-POSTGRES_LIBRARY = LibraryDialect(mark="%s", title_order="lower(title)")
 VECTOR_SCANS = ("database", "client")
 
 
@@ -54,7 +52,7 @@ class PostgresLibrary(SqlLibraryCore):
     share between threads (each call borrows a pooled connection). The book rows, texts,
     positions, recaps and lexicons are ``SqlLibraryCore``'s, search is here."""
 
-    dialect = POSTGRES_LIBRARY
+    dialect = POSTGRES
     integrity_error = psycopg.errors.IntegrityError
 
     def __init__(
@@ -70,8 +68,13 @@ class PostgresLibrary(SqlLibraryCore):
         """The pool belongs to the ``PgDatabase``; nothing per-library to release."""
 
     # --- the hooks of SqlLibraryCore ------------------------------------------------------------
-    def _rows(self, sql: str, params: Sequence[Any]) -> builtins.list[Any]:
-        with self._db.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
+    def _reading(self) -> AbstractContextManager[psycopg.Connection[Any]]:
+        return self._db.connection()
+
+    def _rows_on(
+        self, conn: psycopg.Connection[Any], sql: str, params: Sequence[Any]
+    ) -> builtins.list[Any]:
+        with conn.cursor(row_factory=dict_row) as cur:
             cur.execute(sql, params)
             return cur.fetchall()
 
@@ -98,50 +101,6 @@ class PostgresLibrary(SqlLibraryCore):
         )
 
     # --- ChunkIndex ------------------------------------------------------------------------------
-    def search(
-        self,
-        book_id: str,
-        query: str,
-        query_vector: Sequence[float] | npt.NDArray[np.float32] | None,
-        *,
-        k: int = 5,
-        max_char_offset: int | None = None,
-        min_char_offset: int = 0,
-    ) -> builtins.list[RankedChunk]:
-        if k <= 0:
-            return []
-        limit = NO_LIMIT if max_char_offset is None else max_char_offset
-        start = max(0, min_char_offset)
-        with self._db.connection() as conn:
-            lexical = self._lexical(conn, book_id, query, start, limit)
-            similarity: dict[int, float] = {}
-            if query_vector is not None:
-                similarity = self._nearest(conn, book_id, query_vector, start, limit)
-            lex_rank = {seq: r for r, seq in enumerate(lexical, start=1)}
-            vec_rank = {seq: r for r, seq in enumerate(similarity, start=1)}
-            fused = reciprocal_rank_fusion(lex_rank, vec_rank)
-            best = sorted(fused, key=lambda s: (-fused[s], s))[:k]
-            rows: dict[int, Chunk] = {}
-            if best:
-                with conn.cursor(row_factory=dict_row) as cur:
-                    cur.execute(
-                        f"SELECT {CHUNK_COLUMNS} FROM chunks"
-                        " WHERE seq = ANY(%s) AND book_id = %s AND char_start < %s"
-                        " AND char_start >= %s",
-                        (best, book_id, limit, start),
-                    )
-                    rows = {int(r["seq"]): chunk_from_row(r) for r in cur}
-        out = []
-        for seq in best:
-            chunk = rows[seq].cut_at(max_char_offset) if seq in rows else None
-            if chunk is not None:
-                out.append(
-                    RankedChunk(
-                        chunk, fused[seq], lex_rank.get(seq), vec_rank.get(seq), similarity.get(seq)
-                    )
-                )
-        return out
-
     def _lexical(
         self, conn: psycopg.Connection[Any], book_id: str, query: str, start: int, limit: int
     ) -> builtins.list[int]:

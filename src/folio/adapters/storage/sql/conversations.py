@@ -33,22 +33,11 @@ from folio.adapters.storage.conversation_codec import (
     turn_params,
 )
 from folio.adapters.storage.row_values import encode_datetime
+from folio.adapters.storage.sql.dialect import Dialect
 from folio.domain.conversations import ChatMessage, Conversation, Turn, validate_title
 from folio.domain.errors import BookError, BookErrorCode, ConversationError, ConversationErrorCode
 
 Violation = Literal["unique", "foreign_key", "other"]
-
-
-@dataclass(frozen=True, slots=True)
-class Dialect:
-    """What one database spells differently in the statements of this module."""
-
-    mark: str  # the parameter placeholder: ``?`` or ``%s``
-    greatest: str  # the larger of two values: ``max`` (SQLite) or ``greatest``
-    row_lock: str  # appended to a writing unit's read of a conversation ("" where none)
-
-    def sql(self, text: str) -> str:
-        return text if self.mark == "?" else text.replace("?", self.mark)
 
 
 class Session(Protocol):

@@ -1,16 +1,21 @@
 """The part of the SQL libraries that SQLite and PostgreSQL share: book rows, their text,
-chapters and pages, reading positions, chapter recaps, lexicons, and reading chunks back.
+chapters and pages, reading positions, chapter recaps, lexicons, reading chunks back, and the
+hybrid search around each backend's candidates.
 
-``SqlLibraryCore`` implements those methods of ``BookRepository`` and ``ChunkIndex`` once, with
-statements written with ``?`` marks; a backend (``SqliteLibrary``, ``PostgresLibrary``) gives its
-``LibraryDialect`` and five hooks: ``_rows`` (a query, rows read by column name), ``_write`` (one
-statement in its own transaction), ``_transaction`` (several statements, all or nothing),
-``_insert_vectors`` and ``_is_duplicate``. Search (FTS5 and BM25 or ``tsvector``; vectors as
-blobs or pgvector) stays with each backend.
+``SqlLibraryCore`` implements ``BookRepository`` and ``ChunkIndex`` once, with statements written
+with ``?`` marks; a backend (``SqliteLibrary``, ``PostgresLibrary``) gives its ``Dialect`` and
+its hooks: ``_reading`` and ``_rows_on`` (a connection to read on, rows read by column name),
+``_write`` (one statement in its own transaction), ``_transaction`` (several statements, all or
+nothing), ``_insert_vectors``, ``_is_duplicate``, and the search candidates ``_lexical`` (FTS5
+and BM25, or ``tsvector``) and ``_nearest`` (vectors as blobs, or pgvector). Both candidate lists
+are fused with the domain's ``reciprocal_rank_fusion``.
 
 Invariants: ``add`` stores a book, its text, chunks (and the vectors and lexicon when given) in
 one transaction: all or nothing. A missing book is ``BookError(NOT_FOUND)``; a book already in
-the owner's library is ``IngestError(DUPLICATE)``.
+the owner's library is ``IngestError(DUPLICATE)``. ``search`` never returns text at or past
+``max_char_offset``: both candidate queries and the fetch of the returned rows filter
+``char_start`` to ``[min_char_offset, max_char_offset)`` in SQL, and a chunk straddling the limit
+is cut there (``Chunk.cut_at``).
 """
 
 from __future__ import annotations
@@ -31,11 +36,16 @@ from folio.adapters.storage.book_codec import (
     chunk_row,
     position_time,
 )
+from folio.adapters.storage.sql.dialect import Dialect
 from folio.domain.books import Book, Chunk, ReadingPosition
 from folio.domain.errors import BookError, BookErrorCode, IngestError, IngestErrorCode
 from folio.domain.lexicon import LEXICON_VERSION, Lexicon
+from folio.domain.search import RankedChunk, reciprocal_rank_fusion
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # numpy is imported where vectors are used: listing books never loads it
+    import numpy as np
+    import numpy.typing as npt
+
     from folio.domain.ports import Vectors
 
 NO_LIMIT = 2**62  # an offset past any book: SQL needs a number where the domain says ``None``
@@ -46,15 +56,6 @@ BOOK_COLUMNS = (
     " created_at, series, series_index, position_source, position_set_at"
 )
 _BOOK_FIELDS = [c.strip() for c in BOOK_COLUMNS.split(",")]
-
-
-@dataclass(frozen=True, slots=True)
-class LibraryDialect:
-    mark: str  # the parameter placeholder: ``?`` or ``%s``
-    title_order: str  # books listed by title, case aside
-
-    def sql(self, text: str) -> str:
-        return text if self.mark == "?" else text.replace("?", self.mark)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +83,7 @@ class _Sql:
 
 
 @cache
-def _statements(dialect: LibraryDialect) -> _Sql:
+def _statements(dialect: Dialect) -> _Sql:
     sql = dialect.sql
     select_book = f"SELECT {BOOK_COLUMNS} FROM books"
     update_book = "UPDATE books SET {} WHERE id = ?"
@@ -152,11 +153,16 @@ def not_found(book_id: str) -> BookError:
 class SqlLibraryCore:
     """The shared methods; see the module's docstring for the hooks a backend gives."""
 
-    dialect: LibraryDialect
+    dialect: Dialect
     integrity_error: type[Exception]  # the driver's constraint violation
 
     # --- hooks -----------------------------------------------------------------------------------
-    def _rows(self, sql: str, params: Sequence[Any]) -> builtins.list[Any]:
+    def _reading(self) -> AbstractContextManager[Any]:
+        """A connection to read on (one for a whole search)."""
+        raise NotImplementedError
+
+    def _rows_on(self, conn: Any, sql: str, params: Sequence[Any]) -> builtins.list[Any]:
+        """The rows of a query on ``conn``, each read by column name."""
         raise NotImplementedError
 
     def _write(self, sql: str, params: Sequence[Any]) -> int:
@@ -178,6 +184,27 @@ class SqlLibraryCore:
 
     def _forget(self, book_id: str) -> None:
         """Drop what the backend keeps of a deleted book in this process."""
+
+    def _lexical(
+        self, conn: Any, book_id: str, query: str, start: int, limit: int
+    ) -> builtins.list[int]:
+        """Seqs of the best full-text matches among the chunks starting in ``[start, limit)``."""
+        raise NotImplementedError
+
+    def _nearest(
+        self,
+        conn: Any,
+        book_id: str,
+        query_vector: Sequence[float] | npt.NDArray[np.float32],
+        start: int,
+        limit: int,
+    ) -> dict[int, float]:
+        """Cosine similarity of the closest chunks starting in ``[start, limit)``, best first."""
+        raise NotImplementedError
+
+    def _rows(self, sql: str, params: Sequence[Any]) -> builtins.list[Any]:
+        with self._reading() as conn:
+            return self._rows_on(conn, sql, params)
 
     # --- BookRepository --------------------------------------------------------------------------
     @property
@@ -299,7 +326,52 @@ class SqlLibraryCore:
         self.get(book_id)
         self._write(self._sql.save_lexicon, (book_id, LEXICON_VERSION, lexicon.to_json()))
 
-    # --- ChunkIndex (reading chunks back; search is each backend's) ------------------------------
+    # --- ChunkIndex: the candidates of a search are each backend's (``_lexical``, ``_nearest``) ---
+    def search(
+        self,
+        book_id: str,
+        query: str,
+        query_vector: Sequence[float] | npt.NDArray[np.float32] | None,
+        *,
+        k: int = 5,
+        max_char_offset: int | None = None,
+        min_char_offset: int = 0,
+    ) -> builtins.list[RankedChunk]:
+        if k <= 0:
+            return []
+        limit = NO_LIMIT if max_char_offset is None else max_char_offset
+        start = max(0, min_char_offset)
+        with self._reading() as conn:
+            lexical = self._lexical(conn, book_id, query, start, limit)
+            similarity: dict[int, float] = {}
+            if query_vector is not None:
+                similarity = self._nearest(conn, book_id, query_vector, start, limit)
+            lex_rank = {seq: r for r, seq in enumerate(lexical, start=1)}
+            vec_rank = {seq: r for r, seq in enumerate(similarity, start=1)}
+            fused = reciprocal_rank_fusion(lex_rank, vec_rank)
+            best = sorted(fused, key=lambda s: (-fused[s], s))[:k]
+            found = self._chunks_by_seq(conn, book_id, best, start, limit) if best else []
+        rows = {int(r["seq"]): chunk_from_row(r) for r in found}
+        out = []
+        for seq in best:
+            chunk = rows[seq].cut_at(max_char_offset) if seq in rows else None
+            if chunk is not None:
+                out.append(
+                    RankedChunk(
+                        chunk, fused[seq], lex_rank.get(seq), vec_rank.get(seq), similarity.get(seq)
+                    )
+                )
+        return out
+
+    def _chunks_by_seq(
+        self, conn: Any, book_id: str, seqs: Sequence[int], start: int, limit: int
+    ) -> builtins.list[Any]:
+        sql = self.dialect.sql(
+            f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE seq IN ({', '.join('?' * len(seqs))})"
+            " AND book_id = ? AND char_start < ? AND char_start >= ?"
+        )
+        return self._rows_on(conn, sql, (*seqs, book_id, limit, start))
+
     def chunks_without_vectors(self, book_id: str) -> builtins.list[Chunk]:
         return self._chunks(self._sql.chunks_without_vectors, (book_id,))
 

@@ -17,10 +17,9 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from folio.adapters.storage.sql.conversations import Dialect, SqlUnitOfWork, Violation
+from folio.adapters.storage.sql.conversations import SqlUnitOfWork, Violation
+from folio.adapters.storage.sql.dialect import SQLITE
 from folio.adapters.storage.sqlite.db import Database
-
-SQLITE = Dialect(mark="?", greatest="max", row_lock="")
 
 
 class SqliteConversationStore:

@@ -19,24 +19,21 @@ import builtins
 import sqlite3
 import threading
 from collections.abc import Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from folio.adapters.storage.book_codec import CHUNK_COLUMNS, chunk_from_row
-from folio.adapters.storage.sql.library import NO_LIMIT, LibraryDialect, SqlLibraryCore
+from folio.adapters.storage.sql.dialect import SQLITE
+from folio.adapters.storage.sql.library import SqlLibraryCore
 from folio.adapters.storage.sqlite.db import Database, transaction
-from folio.domain.books import Chunk
 from folio.domain.errors import ConfigError
-from folio.domain.search import RankedChunk, query_terms, reciprocal_rank_fusion
+from folio.domain.search import query_terms
 
 if TYPE_CHECKING:  # numpy is imported where vectors are used: listing books never loads it
     import numpy as np
     import numpy.typing as npt
 
     from folio.domain.ports import Vectors
-
-SQLITE_LIBRARY = LibraryDialect(mark="?", title_order="title COLLATE NOCASE")
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +53,7 @@ class SqliteLibrary(SqlLibraryCore):
     One connection per thread; the vector cache is shared by the threads of the process.
     """
 
-    dialect = SQLITE_LIBRARY
+    dialect = SQLITE
     integrity_error = sqlite3.IntegrityError
 
     def __init__(self, db: Database, *, candidates: int = 50) -> None:
@@ -81,8 +78,13 @@ class SqliteLibrary(SqlLibraryCore):
             self._local.conn = None
 
     # --- the hooks of SqlLibraryCore ------------------------------------------------------------
-    def _rows(self, sql: str, params: Sequence[Any]) -> builtins.list[Any]:
-        return self.conn.execute(sql, params).fetchall()
+    def _reading(self) -> AbstractContextManager[sqlite3.Connection]:
+        return nullcontext(self.conn)
+
+    def _rows_on(
+        self, conn: sqlite3.Connection, sql: str, params: Sequence[Any]
+    ) -> builtins.list[Any]:
+        return conn.execute(sql, params).fetchall()
 
     def _write(self, sql: str, params: Sequence[Any]) -> int:
         with transaction(self.conn) as conn:
@@ -110,48 +112,15 @@ class SqliteLibrary(SqlLibraryCore):
             self._vectors.pop(book_id, None)
 
     # --- ChunkIndex ------------------------------------------------------------------------------
-    def search(
-        self,
-        book_id: str,
-        query: str,
-        query_vector: Sequence[float] | npt.NDArray[np.float32] | None,
-        *,
-        k: int = 5,
-        max_char_offset: int | None = None,
-        min_char_offset: int = 0,
-    ) -> builtins.list[RankedChunk]:
-        if k <= 0:
-            return []
-        limit = NO_LIMIT if max_char_offset is None else max_char_offset
-        start = max(0, min_char_offset)
-        lexical = self._lexical(book_id, query, start, limit)
-        similarity: dict[int, float] = {}
-        if query_vector is not None:
-            similarity = self._nearest(book_id, query_vector, start, limit)
-        lex_rank = {seq: r for r, seq in enumerate(lexical, start=1)}
-        vec_rank = {seq: r for r, seq in enumerate(similarity, start=1)}
-        fused = reciprocal_rank_fusion(lex_rank, vec_rank)
-        best = sorted(fused, key=lambda s: (-fused[s], s))[:k]
-        rows = self._chunks_by_seq(book_id, best, limit)
-        out = []
-        for seq in best:
-            chunk = rows[seq].cut_at(max_char_offset) if seq in rows else None
-            if chunk is not None and chunk.char_start < start:
-                chunk = None
-            if chunk is not None:
-                ranked = RankedChunk(
-                    chunk, fused[seq], lex_rank.get(seq), vec_rank.get(seq), similarity.get(seq)
-                )
-                out.append(ranked)
-        return out
-
-    def _lexical(self, book_id: str, query: str, start: int, limit: int) -> builtins.list[int]:
+    def _lexical(
+        self, conn: sqlite3.Connection, book_id: str, query: str, start: int, limit: int
+    ) -> builtins.list[int]:
         """Seqs of the best BM25 matches among the chunks starting in ``[start, limit)``."""
         terms = query_terms(query)
         if not terms:
             return []
         match = " OR ".join(f'"{t}"' for t in terms)
-        rows = self.conn.execute(
+        rows = conn.execute(
             "SELECT c.seq FROM chunks_fts JOIN chunks AS c ON c.seq = chunks_fts.rowid"
             " WHERE chunks_fts MATCH ? AND c.book_id = ? AND c.char_start < ?"
             " AND c.char_start >= ? ORDER BY bm25(chunks_fts) LIMIT ?",
@@ -161,13 +130,14 @@ class SqliteLibrary(SqlLibraryCore):
 
     def _nearest(
         self,
+        conn: sqlite3.Connection,
         book_id: str,
         query_vector: Sequence[float] | npt.NDArray[np.float32],
         start: int,
         limit: int,
     ) -> dict[int, float]:
         """Cosine similarity of the closest chunks starting in ``[start, limit)``, best first."""
-        vectors = self._book_vectors(book_id)
+        vectors = self._book_vectors(conn, book_id)
         if vectors is None:
             return {}
         import numpy as np
@@ -190,8 +160,8 @@ class SqliteLibrary(SqlLibraryCore):
         top = top[np.argsort(-sims[top], kind="stable")]
         return {int(vectors.seqs[first + i]): float(sims[i]) for i in top}
 
-    def _book_vectors(self, book_id: str) -> _BookVectors | None:
-        count, max_seq = self.conn.execute(
+    def _book_vectors(self, conn: sqlite3.Connection, book_id: str) -> _BookVectors | None:
+        count, max_seq = conn.execute(
             "SELECT count(*), max(v.seq) FROM chunk_vectors AS v JOIN chunks AS c ON c.seq = v.seq"
             " WHERE c.book_id = ?",
             (book_id,),
@@ -202,13 +172,13 @@ class SqliteLibrary(SqlLibraryCore):
             cached = self._vectors.get(book_id)
         if cached is not None and cached.max_seq == max_seq and len(cached.seqs) == count:
             return cached
-        loaded = self._load_vectors(book_id)
+        loaded = self._load_vectors(conn, book_id)
         with self._lock:
             self._vectors[book_id] = loaded
         return loaded
 
-    def _load_vectors(self, book_id: str) -> _BookVectors:
-        rows = self.conn.execute(
+    def _load_vectors(self, conn: sqlite3.Connection, book_id: str) -> _BookVectors:
+        rows = conn.execute(
             "SELECT c.seq, c.char_start, v.embedding FROM chunks AS c"
             " JOIN chunk_vectors AS v ON v.seq = c.seq WHERE c.book_id = ?"
             " ORDER BY c.char_start, c.seq",
@@ -224,17 +194,6 @@ class SqliteLibrary(SqlLibraryCore):
             matrix=matrix.astype(np.float32, copy=False),
             max_seq=int(seqs.max()),
         )
-
-    def _chunks_by_seq(self, book_id: str, seqs: Sequence[int], limit: int) -> dict[int, Chunk]:
-        if not seqs:
-            return {}
-        marks = ", ".join("?" * len(seqs))
-        rows = self.conn.execute(
-            f"SELECT {CHUNK_COLUMNS} FROM chunks"
-            f" WHERE seq IN ({marks}) AND book_id = ? AND char_start < ?",
-            (*seqs, book_id, limit),
-        )
-        return {int(r["seq"]): chunk_from_row(r) for r in rows}
 
 
 # --- rows ----------------------------------------------------------------------------------------

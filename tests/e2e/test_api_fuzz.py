@@ -1,5 +1,7 @@
 """Property-based fuzzing of the HTTP API from its own OpenAPI schema (schemathesis) against a
-real ``folio serve`` process: whatever a client sends, no 5xx. Every operation is fuzzed with data
+real ``folio serve`` process: whatever a client sends, no 5xx, and every answer is one the schema
+describes (its status, its media type, its body: schemathesis' response conformance checks, on
+every operation). Every operation is fuzzed with data
 that fits the schema and with data that does not (schemathesis' negative mode), strings from all
 of Unicode (NUL included); then targeted cases no generator makes: a lone surrogate (``\\ud800``)
 in every string field, query and path, and JSON nested 100,000 deep, to every operation that
@@ -34,9 +36,24 @@ def fuzzed_server(tmp_path_factory: pytest.TempPathFactory):
         yield server
 
 
-def test_no_generated_request_makes_a_server_error(fuzzed_server: FolioServer) -> None:
+def test_no_generated_request_makes_a_server_error_or_an_undescribed_answer(
+    fuzzed_server: FolioServer,
+) -> None:
     from schemathesis import GenerationMode
     from schemathesis.checks import not_a_server_error
+    from schemathesis.core.failures import FailureGroup
+    from schemathesis.specs.openapi.checks import (
+        content_type_conformance,
+        response_schema_conformance,
+        status_code_conformance,
+    )
+
+    checks = [
+        not_a_server_error,
+        status_code_conformance,
+        content_type_conformance,
+        response_schema_conformance,
+    ]
 
     schema = schemathesis.openapi.from_url(f"{fuzzed_server.url}/openapi.json")
     schema.config.update(base_url=fuzzed_server.url)
@@ -44,6 +61,8 @@ def test_no_generated_request_makes_a_server_error(fuzzed_server: FolioServer) -
     operations = [result.ok() for result in schema.get_all_operations()]
     assert len(operations) >= 15
     failures: list[str] = []
+    undescribed: dict[str, str] = {}  # operation and check -> the first failure's message
+    validated: dict[str, int] = {}  # operation -> answers checked against the schema
     calls: dict[str, int] = {}
     unfuzzable: list[str] = []
     for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
@@ -62,17 +81,27 @@ def test_no_generated_request_makes_a_server_error(fuzzed_server: FolioServer) -
                 calls[kind] = calls.get(kind, 0) + 1
                 if response.status_code >= 500:
                     failures.append(f"{case.method} {case.formatted_path}: {response.text[:200]}")
-                    case.validate_response(response, checks=[not_a_server_error])
+                label = case.operation.label
+                validated[label] = validated.get(label, 0) + 1
+                try:
+                    case.validate_response(response, checks=checks)
+                except FailureGroup as group:
+                    for failure in group.exceptions:
+                        key = f"{label} [{response.status_code}] {failure.title}"
+                        undescribed.setdefault(key, str(failure.message)[:300])
 
             try:
                 run()
             except Unsatisfiable:  # no parameter to make invalid (negative mode)
                 unfuzzable.append(f"{mode.value} {operation.label}")
     print(
-        f"fuzzed {len(operations)} operations: {calls} cases, {len(failures)} server errors;"
+        f"fuzzed {len(operations)} operations: {calls} cases, {len(failures)} server errors,"
+        f" {len(undescribed)} kinds of answer the schema does not describe;"
         f" nothing to make invalid in {len(unfuzzable)}"
     )
     assert failures == []
+    assert undescribed == {}
+    assert sorted(validated) == sorted(o.label for o in operations)  # every operation checked
     assert calls["positive"] >= 5 * len(operations)  # the fuzzer did send requests
     assert calls["negative"] >= 2 * len(operations)
 

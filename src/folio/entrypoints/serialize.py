@@ -1,11 +1,13 @@
-"""Plain-data views of domain objects, shared by the CLI's ``--json`` output and the HTTP API."""
+"""Plain-data views of domain objects, shared by the CLI's ``--json`` output and the HTTP API:
+the bodies whose shapes ``views.py`` declares (a view whose fields are the object's attributes is
+built by its model)."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from folio.domain.books import Book, SearchHit, no_position_notice
+from folio.domain.books import Book, SearchHit
 from folio.domain.chapter_labels import is_bare_label
 from folio.domain.window import ReadingWindow
 
@@ -111,58 +113,16 @@ def hit_dict(hit: SearchHit) -> dict[str, Any]:
 
 
 def source_dict(source: Source) -> dict[str, Any]:
-    return {
-        "chunk_id": source.chunk_id,
-        "chapter": source.chapter,
-        "page_start": source.page_start,
-        "page_end": source.page_end,
-        "quote": source.quote,
-        "location": source.location,
-        "char_start": source.char_start,
-        "char_end": source.char_end,
-        "book_id": source.book_id,  # an earlier volume of the series (null: the book itself)
-        "volume": source.volume,
-    }
+    from folio.entrypoints.views import SourceView  # the views name roles and jobs: see above
+
+    return SourceView.model_validate(source).model_dump()
 
 
 def turn_result_dict(result: TurnResult) -> dict[str, Any]:
     """A turn as clients get it (the CLI's ``--json`` fields plus the per-turn metadata)."""
-    return {
-        "conversation_id": result.conversation_id,
-        "turn_number": result.turn_number,
-        "answer": result.answer,
-        "citations": [source_dict(c) for c in result.citations],
-        "searches": list(result.searches),
-        "tool_calls": [
-            {
-                "name": t.name,
-                "arguments": dict(t.arguments),
-                "success": t.success,
-                "summary": t.summary,
-                "error_code": t.error_code,
-            }
-            for t in result.tool_calls
-        ],
-        "reasoning_steps": list(result.reasoning_steps),
-        "guardrail_score": result.guardrail_score,
-        "blocked": result.blocked,
-        "strategy": result.strategy,
-        "provider": result.provider,
-        "model": result.model,
-        "llm_calls": result.llm_calls,
-        "input_tokens": result.input_tokens,
-        "output_tokens": result.output_tokens,
-        "cache_read_tokens": result.cache_read_tokens,
-        "cache_write_tokens": result.cache_write_tokens,
-        "latency_ms": result.latency_ms,
-        "position_set": result.position_set,
-        "notice": None if result.position_set else NO_POSITION_NOTICE,
-    }
+    from folio.entrypoints.views import TurnView
 
-
-NO_POSITION_NOTICE = no_position_notice(
-    "this book", 'with PUT /api/v1/books/{book_id}/position ({"chapter": "Chapter 5"})'
-)
+    return TurnView.model_validate(result).model_dump()
 
 
 def conversation_dict(conversation: Conversation, **extra: Any) -> dict[str, Any]:

@@ -14,7 +14,9 @@ from folio.domain.books import MAX_POSITION_TEXT_CHARS
 from folio.domain.series import MAX_SERIES_CHARS, MAX_SERIES_INDEX
 from folio.entrypoints.api.deps import ScopeDep
 from folio.entrypoints.api.errors import ApiError
+from folio.entrypoints.api.schemas import PassageText, SearchResults, UploadAccepted, errors_for
 from folio.entrypoints.serialize import book_detail, book_summary, hit_dict, job_dict
+from folio.entrypoints.views import BookDetail, BookSummary
 
 router = APIRouter(prefix="/api/v1/books", tags=["books"])
 
@@ -36,7 +38,12 @@ class PositionIn(BaseModel):
     include_matter: bool | None = None
 
 
-@router.post("", status_code=202)
+@router.post(
+    "",
+    status_code=202,
+    response_model=UploadAccepted,
+    responses=errors_for(400, 401, 413, 415, 422, 503),
+)
 async def upload_book(
     scope: ScopeDep,
     response: Response,
@@ -89,12 +96,12 @@ async def upload_book(
     return {"book": {"id": job.book_id, "status": "importing"}, "job": job_dict(job)}
 
 
-@router.get("")
+@router.get("", response_model=list[BookSummary], responses=errors_for(401, 503))
 def list_books(scope: ScopeDep) -> list[dict[str, Any]]:
     return [book_summary(b) for b in scope.library.list_books()]
 
 
-@router.get("/{book_id}")
+@router.get("/{book_id}", response_model=BookDetail, responses=errors_for(401, 404, 422, 503))
 def get_book(book_id: str, scope: ScopeDep, all_chapters: bool = False) -> dict[str, Any]:
     """The book with its chapters; unread chapters' titles are withheld unless ``all_chapters``."""
     return book_detail(scope.library.get(book_id), reveal_unread=all_chapters)
@@ -112,7 +119,11 @@ class BookPatch(BaseModel):
     series_index: float | None = Field(default=None, ge=0, le=MAX_SERIES_INDEX, allow_inf_nan=False)
 
 
-@router.patch("/{book_id}")
+@router.patch(
+    "/{book_id}",
+    response_model=BookDetail,
+    responses=errors_for(400, 401, 404, 409, 413, 422, 503),
+)
 def edit_book(book_id: str, body: BookPatch, scope: ScopeDep) -> dict[str, Any]:
     book = scope.library.edit(
         book_id,
@@ -124,13 +135,17 @@ def edit_book(book_id: str, body: BookPatch, scope: ScopeDep) -> dict[str, Any]:
     return book_detail(book)
 
 
-@router.delete("/{book_id}", status_code=204)
+@router.delete("/{book_id}", status_code=204, responses=errors_for(401, 404, 422, 503))
 def delete_book(book_id: str, scope: ScopeDep) -> Response:
     scope.library.remove(book_id)
     return Response(status_code=204)
 
 
-@router.put("/{book_id}/position")
+@router.put(
+    "/{book_id}/position",
+    response_model=BookDetail,
+    responses=errors_for(400, 401, 404, 409, 413, 422, 503),
+)
 def set_position(book_id: str, body: PositionIn, scope: ScopeDep) -> dict[str, Any]:
     book = scope.library.set_position(
         book_id,
@@ -144,7 +159,9 @@ def set_position(book_id: str, body: PositionIn, scope: ScopeDep) -> dict[str, A
     return book_detail(book)
 
 
-@router.get("/{book_id}/text")
+@router.get(
+    "/{book_id}/text", response_model=PassageText, responses=errors_for(400, 401, 404, 422, 503)
+)
 def read_text(
     book_id: str,
     scope: ScopeDep,
@@ -170,7 +187,11 @@ def read_text(
     }
 
 
-@router.get("/{book_id}/search")
+@router.get(
+    "/{book_id}/search",
+    response_model=SearchResults,
+    responses=errors_for(400, 401, 404, 422, 503),
+)
 async def search_book(
     book_id: str,
     scope: ScopeDep,

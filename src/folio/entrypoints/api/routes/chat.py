@@ -19,9 +19,11 @@ from folio.app.chat import ChatWithBook
 from folio.bootstrap import Container
 from folio.entrypoints.api.deps import ScopeDep
 from folio.entrypoints.api.errors import ApiError
+from folio.entrypoints.api.schemas import SSE, errors_for, text_body
 from folio.entrypoints.api.streaming import sse_frames
 from folio.entrypoints.api.turn_stream import Runner, TurnStream, TurnStreamDep
 from folio.entrypoints.serialize import turn_result_dict
+from folio.entrypoints.views import TurnView
 
 router = APIRouter(prefix="/api/v1", tags=["chat"])
 
@@ -38,6 +40,22 @@ class MessageIn(BaseModel):
     )
 
 
+# The answer: the turn as JSON, or with ``"stream": true`` folio's named SSE events.
+TURN_RESPONSES: dict[int | str, Any] = {
+    200: {
+        "description": "The turn (JSON), or with ``stream`` its events",
+        "content": {
+            SSE: text_body(
+                "Server-Sent Events: ``tool_call`` and ``tool_result`` ({name, ...}), ``delta`` "
+                "({text}), then exactly one of ``done`` (the turn, as the JSON answer) or "
+                "``error`` (folio's error body, its ``status`` added)"
+            )
+        },
+    },
+    **errors_for(400, 401, 404, 409, 413, 422, 429, 502, 503, 504),
+}
+
+
 class ChatIn(MessageIn):
     book_id: str = Field(min_length=1, max_length=200)
     session_id: str | None = Field(default=None, max_length=200)
@@ -45,8 +63,8 @@ class ChatIn(MessageIn):
 
 @router.post(
     "/conversations/{conversation_id}/messages",
-    response_model=None,
-    responses={200: {"content": {"text/event-stream": {}}}},
+    response_model=TurnView,
+    responses=TURN_RESPONSES,
 )
 async def post_message(
     conversation_id: str,
@@ -70,7 +88,7 @@ async def post_message(
     return await _answer(turn, await run_in_threadpool(prepare), body.stream)
 
 
-@router.post("/chat", response_model=None, responses={200: {"content": {"text/event-stream": {}}}})
+@router.post("/chat", response_model=TurnView, responses=TURN_RESPONSES)
 async def chat(
     body: ChatIn, scope: ScopeDep, turn: TurnStreamDep
 ) -> dict[str, Any] | StreamingResponse:

@@ -9,10 +9,13 @@ from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import PlainTextResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from folio.app.conversation_export import ConversationExport
 from folio.domain.llm import PromptRole
 from folio.entrypoints.api.deps import ScopeDep
 from folio.entrypoints.api.errors import ApiError
+from folio.entrypoints.api.schemas import ConversationPage, errors_for, text_body
 from folio.entrypoints.serialize import conversation_dict, message_dict, turn_meta_dict
+from folio.entrypoints.views import ConversationDetailView, ConversationView, NewConversationView
 
 router = APIRouter(prefix="/api/v1/conversations", tags=["conversations"])
 
@@ -28,12 +31,17 @@ class RenameIn(BaseModel):
     title: str = Field(min_length=1, max_length=500)
 
 
-@router.post("", status_code=201)
+@router.post(
+    "",
+    status_code=201,
+    response_model=NewConversationView,
+    responses=errors_for(400, 401, 404, 413, 422, 503),
+)
 def create_conversation(body: ConversationIn, scope: ScopeDep) -> dict[str, Any]:
     return conversation_dict(scope.conversations.create(body.book_id, body.title), turns=0)
 
 
-@router.get("")
+@router.get("", response_model=ConversationPage, responses=errors_for(401, 404, 422, 503))
 def list_conversations(
     scope: ScopeDep,
     book_id: Annotated[str | None, Query(max_length=200)] = None,
@@ -56,7 +64,11 @@ def list_conversations(
     }
 
 
-@router.get("/{conversation_id}")
+@router.get(
+    "/{conversation_id}",
+    response_model=ConversationDetailView,
+    responses=errors_for(401, 404, 422, 503),
+)
 def get_conversation(
     conversation_id: str, scope: ScopeDep, verbose: bool = False
 ) -> dict[str, Any]:
@@ -77,18 +89,33 @@ def get_conversation(
     )
 
 
-@router.patch("/{conversation_id}")
+@router.patch(
+    "/{conversation_id}",
+    response_model=ConversationView,
+    responses=errors_for(400, 401, 404, 413, 422, 503),
+)
 def rename_conversation(conversation_id: str, body: RenameIn, scope: ScopeDep) -> dict[str, Any]:
     return conversation_dict(scope.conversations.rename(conversation_id, body.title))
 
 
-@router.delete("/{conversation_id}", status_code=204)
+@router.delete("/{conversation_id}", status_code=204, responses=errors_for(401, 404, 422, 503))
 def delete_conversation(conversation_id: str, scope: ScopeDep) -> Response:
     scope.conversations.delete(conversation_id)
     return Response(status_code=204)
 
 
-@router.get("/{conversation_id}/export", response_model=None)
+@router.get(
+    "/{conversation_id}/export",
+    response_model=None,
+    responses={
+        200: {
+            "model": ConversationExport,
+            "description": "``md`` (default): Markdown for people; ``json``: everything, to import",
+            "content": {"text/markdown": text_body("The conversation in Markdown")},
+        },
+        **errors_for(401, 404, 422, 503),
+    },
+)
 def export_conversation(
     conversation_id: str,
     scope: ScopeDep,
@@ -100,7 +127,12 @@ def export_conversation(
     return PlainTextResponse(text, media_type="text/markdown; charset=utf-8")
 
 
-@router.post("/import", status_code=201)
+@router.post(
+    "/import",
+    status_code=201,
+    response_model=ConversationView,
+    responses=errors_for(400, 401, 404, 413, 422, 503),
+)
 async def import_conversation(request: Request, scope: ScopeDep) -> dict[str, Any]:
     """A conversation exported as JSON (``export?format=json``), stored under new ids."""
     limit = scope.container.settings.max_import_bytes

@@ -21,6 +21,16 @@ from starlette.concurrency import run_in_threadpool
 from folio.domain.sync import PushedProgress, SyncError, SyncErrorCode
 from folio.entrypoints.api.deps import ContainerDep
 from folio.entrypoints.api.errors import KOSYNC_PREFIXES
+from folio.entrypoints.api.schemas import (
+    NoProgress,
+    SyncAuthorized,
+    SyncErrorBody,
+    SyncHealth,
+    SyncProgress,
+    SyncPushed,
+    SyncUser,
+    errors_for,
+)
 
 router = APIRouter(tags=["progress sync (KOReader)"])
 # KOReader authenticates with x-auth-user / x-auth-key, not a bearer token: the request guard
@@ -36,6 +46,13 @@ _ERRORS = {  # code -> (status, protocol code)
     SyncErrorCode.DOCUMENT_MISSING: (403, 2004),
     SyncErrorCode.REGISTRATION_DISABLED: (402, 2005),
 }
+
+
+def _errors(*statuses: int) -> dict[int | str, Any]:
+    """The protocol's error body for ``statuses``, and for any other client error: the protocol
+    has no 422 (a request the framework finds invalid is its 400, code 103)."""
+    any_other = {"model": SyncErrorBody, "description": "The protocol's error body"}
+    return {**errors_for(*statuses, body=SyncErrorBody), "4XX": any_other}
 
 
 class _BadBody(Exception):
@@ -78,7 +95,12 @@ def _credentials(request: Request) -> tuple[str | None, str | None]:
     return request.headers.get("x-auth-user"), request.headers.get("x-auth-key")
 
 
-@router.post("/users/create", status_code=201)
+@router.post(
+    "/users/create",
+    status_code=201,
+    response_model=SyncUser,
+    responses=_errors(400, 401, 402, 413),
+)
 async def create_user(request: Request, container: ContainerDep) -> JSONResponse:
     """KOReader's Register: logins are made on the server (``folio users sync-password``), so
     this confirms an existing login with its own password (201) and refuses anything else
@@ -91,7 +113,7 @@ async def create_user(request: Request, container: ContainerDep) -> JSONResponse
     return _reply(201, {"username": name})
 
 
-@router.get("/users/auth")
+@router.get("/users/auth", response_model=SyncAuthorized, responses=_errors(401))
 async def authorize(request: Request, container: ContainerDep) -> JSONResponse:
     try:
         await run_in_threadpool(container.progress_sync.authenticate, *_credentials(request))
@@ -100,7 +122,11 @@ async def authorize(request: Request, container: ContainerDep) -> JSONResponse:
     return _reply(200, {"authorized": "OK"})
 
 
-@router.put("/syncs/progress")
+@router.put(
+    "/syncs/progress",
+    response_model=SyncPushed,
+    responses=_errors(400, 401, 413),
+)
 async def update_progress(request: Request, container: ContainerDep) -> JSONResponse:
     """A device's position: kept, and applied to the user's books whose file it names."""
     sync = container.progress_sync
@@ -113,7 +139,11 @@ async def update_progress(request: Request, container: ContainerDep) -> JSONResp
     return _reply(200, {"document": pushed.document, "timestamp": _timestamp(pushed)})
 
 
-@router.get("/syncs/progress/{document}")
+@router.get(
+    "/syncs/progress/{document}",
+    response_model=SyncProgress | NoProgress,
+    responses=_errors(401),
+)
 async def get_progress(document: str, request: Request, container: ContainerDep) -> JSONResponse:
     """The last position pushed for ``document``; ``{}`` when there is none (the plugin then
     says "No progress found for this document")."""
@@ -138,7 +168,7 @@ async def get_progress(document: str, request: Request, container: ContainerDep)
     )
 
 
-@router.get("/healthcheck")
+@router.get("/healthcheck", response_model=SyncHealth, responses=errors_for())
 def healthcheck() -> dict[str, str]:
     return {"state": "OK"}
 

@@ -15,11 +15,19 @@ from fastapi import APIRouter, Request, Response
 from folio.adapters.observability.metrics import PrometheusTelemetry
 from folio.entrypoints.api.deps import ContainerDep
 from folio.entrypoints.api.errors import ApiError
+from folio.entrypoints.api.schemas import errors_for, text_body
 
 router = APIRouter(tags=["operations"])
 
 
-@router.get("/metrics", response_class=Response, include_in_schema=True)
+@router.get(
+    "/metrics",
+    response_class=Response,
+    responses={
+        200: {"content": {"text/plain": text_body("Prometheus' text format")}},
+        **errors_for(401, 404),
+    },
+)
 def metrics(request: Request, container: ContainerDep) -> Response:
     """The Prometheus metrics of every worker of this server."""
     authorization = request.headers.get("authorization", "")

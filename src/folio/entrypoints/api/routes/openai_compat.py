@@ -43,6 +43,15 @@ from folio.domain.errors import FolioError
 from folio.entrypoints.api.deps import ScopeDep
 from folio.entrypoints.api.errors import ApiError, openai_error_body, status_for
 from folio.entrypoints.api.routes.chat import checked_message
+from folio.entrypoints.api.schemas import (
+    SSE,
+    ChatCompletion,
+    ModelCard,
+    ModelList,
+    OpenAIErrorBody,
+    errors_for,
+    text_body,
+)
 from folio.entrypoints.api.turn_stream import Runner, TurnFailed, TurnItem, TurnStreamDep
 from folio.entrypoints.serialize import source_dict
 
@@ -89,13 +98,19 @@ class ChatCompletionIn(BaseModel):
     folio_conversation_id: str | None = Field(default=None, max_length=200)
 
 
-@router.get("/models")
+@router.get(
+    "/models", response_model=ModelList, responses=errors_for(401, 503, body=OpenAIErrorBody)
+)
 def list_models(scope: ScopeDep) -> dict[str, Any]:
     """The caller's books as models."""
     return {"object": "list", "data": [_model(b) for b in scope.library.list_books()]}
 
 
-@router.get("/models/{model_id}")
+@router.get(
+    "/models/{model_id}",
+    response_model=ModelCard,
+    responses=errors_for(401, 404, 409, 422, 503, body=OpenAIErrorBody),
+)
 def get_model(model_id: str, scope: ScopeDep) -> dict[str, Any]:
     return _model(_book(scope, model_id))
 
@@ -120,7 +135,24 @@ def _book(scope: UserScope, model: str) -> Book:
         return scope.library.resolve(model)  # a prefix or a title; NOT_FOUND names the choices
 
 
-@router.post("/chat/completions", response_model=None)
+@router.post(
+    "/chat/completions",
+    response_model=ChatCompletion,
+    responses={
+        200: {
+            "description": "The completion (JSON), or with ``stream`` its chunks",
+            "content": {
+                SSE: text_body(
+                    "``data:`` frames of ``chat.completion.chunk`` objects (a role chunk, content "
+                    "deltas, the final chunk with ``finish_reason`` and ``folio``, a usage chunk "
+                    "with ``stream_options.include_usage``), or one ``{error}`` frame; then "
+                    "``data: [DONE]``"
+                )
+            },
+        },
+        **errors_for(400, 401, 404, 409, 413, 422, 429, 502, 503, 504, body=OpenAIErrorBody),
+    },
+)
 async def chat_completions(
     body: ChatCompletionIn, scope: ScopeDep, turn: TurnStreamDep
 ) -> dict[str, Any] | StreamingResponse:

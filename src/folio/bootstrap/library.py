@@ -1,0 +1,124 @@
+"""The library: the books and their passages, the embedding model, search, ingest and imports.
+
+The library store is the ``BookRepository`` and the ``ChunkIndex`` at once, in the process's
+database unless one was given (an in-memory library has no database beside it).
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from folio.adapters.storage.postgres.db import PgDatabase
+    from folio.adapters.storage.sqlite.db import Database
+    from folio.app.calibre_import import ImportCalibre
+    from folio.app.ingest import IngestBook
+    from folio.app.library import Library
+    from folio.app.search import SearchBook
+    from folio.app.sync import ProgressSync
+    from folio.config import Settings
+    from folio.domain.ports import BookRepository, ChunkIndex, Embedder, ImportJobRepository
+
+
+class LibraryWiring:
+    """Books, passages and vectors: how they are stored, searched, added and imported."""
+
+    if TYPE_CHECKING:
+        settings: Settings
+        _syncs_books: bool
+
+        @property
+        def _pg(self) -> PgDatabase | None: ...
+        @property
+        def _sqlite(self) -> Database: ...
+        @property
+        def _identifier_store(self) -> Any: ...
+        @property
+        def progress_sync(self) -> ProgressSync: ...
+        def _delete_conversations_of_book(self, book_id: str) -> None: ...
+
+    @cached_property
+    def _library_store(self) -> Any:
+        if (pg := self._pg) is not None:
+            from folio.adapters.storage.postgres.library import PostgresLibrary
+
+            return PostgresLibrary(pg, vector_scan=self.settings.pg_vector_scan)
+        from folio.adapters.storage.sqlite.library import SqliteLibrary
+
+        return SqliteLibrary(self._sqlite)
+
+    @property
+    def books(self) -> BookRepository:
+        return self._library_store  # type: ignore[no-any-return]
+
+    @property
+    def chunk_index(self) -> ChunkIndex:
+        return self._library_store  # type: ignore[no-any-return]
+
+    @cached_property
+    def embedder(self) -> Embedder:
+        from folio.adapters.embeddings import make_embedder
+
+        return make_embedder(self.settings.embedding_model, cache_dir=self.settings.models_dir)
+
+    @cached_property
+    def searcher(self) -> SearchBook:
+        from folio.app.search import SearchBook
+
+        return SearchBook(self.chunk_index, self.embedder)
+
+    @cached_property
+    def library(self) -> Library:
+        from folio.app.library import Library
+
+        return Library(self.books, on_remove=self._delete_conversations_of_book)
+
+    @cached_property
+    def ingest(self) -> IngestBook:
+        return self._ingest_on(self.books)
+
+    def _ingest_on(self, books: BookRepository, book_id: str | None = None) -> IngestBook:
+        """The ingest use case storing into ``books``; ``book_id``: the id the new book gets."""
+        import functools
+        import uuid
+
+        from folio.adapters.parsers import bounded_parser
+        from folio.app.ingest import IngestBook
+        from folio.domain.users import LOCAL_USER_ID
+
+        # Keep passages inside the embedding model's window when the embedder can count tokens.
+        count_tokens = getattr(self.embedder, "count_tokens", None)
+        max_tokens = getattr(self.embedder, "max_tokens", 256)
+        return IngestBook(
+            parse=bounded_parser(max_unpacked_bytes=self.settings.max_unpacked_bytes).parse,
+            max_bytes=self.settings.max_book_bytes,
+            embedder=self.embedder,
+            books=books,
+            count_tokens=count_tokens,
+            max_tokens=max_tokens,
+            new_id=(lambda: book_id) if book_id else (lambda: uuid.uuid4().hex),
+            on_stored=functools.partial(
+                self.progress_sync.book_added, getattr(books, "user_id", LOCAL_USER_ID)
+            )
+            if self._syncs_books
+            else None,
+        )
+
+    @cached_property
+    def import_jobs(self) -> ImportJobRepository:
+        if (pg := self._pg) is not None:
+            from folio.adapters.storage.postgres.jobs import PostgresImportJobs
+
+            return PostgresImportJobs(pg)
+        from folio.adapters.storage.sqlite.jobs import SqliteImportJobs
+
+        return SqliteImportJobs(self._sqlite)
+
+    @cached_property
+    def calibre_import(self) -> ImportCalibre:
+        """Importing a Calibre library into the (local) library."""
+        from folio.adapters.calibre_library import read_calibre_library
+        from folio.app.calibre_import import ImportCalibre
+
+        return ImportCalibre(read_calibre_library, self.ingest, self.books, self._identifier_store)

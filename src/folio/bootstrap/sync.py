@@ -1,0 +1,115 @@
+"""The reader's devices: KOReader progress sync, the books' identifiers from their source, and the
+highlights imported from a reader.
+
+They live in the library's database; beside a library given as an in-memory store there is no
+database, so highlights are kept in memory and books have no identifiers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from folio.adapters.storage.postgres.db import PgDatabase
+    from folio.adapters.storage.sqlite.db import Database
+    from folio.app.highlights import Highlights
+    from folio.app.sync import ProgressSync
+    from folio.bootstrap.users import UserScope
+    from folio.config import Settings
+    from folio.domain.ports import BookRepository, HighlightRepository, OwnershipRepository
+
+
+class SyncWiring:
+    """Progress sync, identifiers and highlights."""
+
+    if TYPE_CHECKING:
+        settings: Settings
+        clock: Callable[[], datetime]
+        _syncs_books: bool
+
+        @property
+        def _pg(self) -> PgDatabase | None: ...
+        @property
+        def _sqlite(self) -> Database: ...
+        @property
+        def _users_store(self) -> Any: ...
+        @property
+        def books(self) -> BookRepository: ...
+        @property
+        def ownership(self) -> OwnershipRepository: ...
+        def for_user(self, user_id: str | None) -> UserScope: ...
+
+    @cached_property
+    def _sync_store(self) -> Any:
+        if (pg := self._pg) is not None:
+            from folio.adapters.storage.sql.sync import postgres_sync_store
+
+            return postgres_sync_store(pg)
+        from folio.adapters.storage.sql.sync import sqlite_sync_store
+
+        return sqlite_sync_store(self._sqlite)
+
+    @cached_property
+    def highlight_store(self) -> HighlightRepository:
+        """The reader's imported highlights, in the library's database (in memory beside a
+        library given as an in-memory store)."""
+        if not self._syncs_books:
+            from folio.adapters.storage.memory.highlights import InMemoryHighlightStore
+
+            return InMemoryHighlightStore()
+        from folio.adapters.storage.sql.highlights import SqlHighlightStore
+        from folio.adapters.storage.sql.sync import postgres_runner, sqlite_runner
+
+        pg = self._pg
+        return SqlHighlightStore(postgres_runner(pg) if pg else sqlite_runner(self._sqlite))
+
+    @cached_property
+    def highlights(self) -> Highlights:
+        """Importing and listing the (local) reader's highlights, matched against the local
+        reader's own books only (never another user's of the same library)."""
+        from folio.adapters.parsers.highlights import read_highlights
+        from folio.app.highlights import Highlights
+        from folio.domain.users import LOCAL_USER_ID
+
+        books = self.for_user(LOCAL_USER_ID).books
+        return Highlights(self.highlight_store, books, read_highlights, user_id=LOCAL_USER_ID)
+
+    @cached_property
+    def progress_sync(self) -> ProgressSync:
+        """KOReader progress sync (logins, pushes, pulls) over the whole library: every push is
+        applied only to its user's own books."""
+        from folio.adapters.parsers.koreader_ids import identify
+        from folio.app.sync import ProgressSync
+
+        return ProgressSync(
+            self._sync_store,
+            self._users_store,
+            self.books,
+            self.ownership,
+            identify,
+            moves_back=self.settings.sync_moves_back,
+            clock=self.clock,
+        )
+
+    @cached_property
+    def _identifier_store(self) -> Any:
+        from folio.adapters.storage.sql.sync import (
+            SqlIdentifierStore,
+            postgres_runner,
+            sqlite_runner,
+        )
+
+        pg = self._pg
+        return SqlIdentifierStore(postgres_runner(pg) if pg else sqlite_runner(self._sqlite))
+
+    def identifiers_of(self, book_id: str) -> dict[str, str]:
+        """The book's identifiers from its source (Calibre's isbn..., ``calibre``: its uuid);
+        none for a library given as an in-memory store."""
+        if not self._syncs_books:
+            return {}
+        found: dict[str, str] = self._identifier_store.identifiers_of(book_id)
+        return found

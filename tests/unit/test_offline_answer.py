@@ -6,8 +6,6 @@ the one that answers."""
 from __future__ import annotations
 
 import math
-import re
-import zlib
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -15,22 +13,7 @@ import numpy as np
 from folio.agent.offline.answer import best_quotes
 from folio.domain.passages import Passage, Person
 from folio.domain.ports import Embedder
-from folio.domain.search import STOPWORDS
-
-
-class BagOfWords:
-    """One dimension per content word: cosine is word overlap."""
-
-    name, dimensions, relevance_floor = "bag", 512, 0.0
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
-        for row, text in enumerate(texts):
-            for w in re.findall(r"[a-z]+", text.lower()):
-                if w not in STOPWORDS:
-                    out[row, zlib.crc32(w.encode()) % self.dimensions] += 1
-            out[row] /= max(float(np.linalg.norm(out[row])), 1e-9)
-        return out
+from tests.unit.test_offline_agent import BagOfWords
 
 
 class Scripted:

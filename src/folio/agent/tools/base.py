@@ -19,7 +19,7 @@ from folio.agent.summaries import StorySummaries
 from folio.domain.books import Book, Chapter, ReadingPosition
 from folio.domain.conversations import Conversation
 from folio.domain.llm import ToolDefinition
-from folio.domain.passages import ToolOutcome, ToolPayload
+from folio.domain.passages import Passage, ToolOutcome, ToolPayload
 from folio.domain.ports import BookRepository, BookSearcher, ChunkIndex, HighlightRepository
 from folio.domain.window import ReadingWindow
 
@@ -143,3 +143,15 @@ class BaseTool(ABC):
         the tool does not take with a message the model reads)."""
         schema = {k: v for k, v in self.parameters.items() if k != "additionalProperties"}
         return ToolDefinition(self.name, self.description, schema)
+
+
+def passage_of(
+    book: Book, chapter: str | None, start: int, end: int, text: str, *, volume: Book | None = None
+) -> Passage:
+    """A passage of ``book`` that a reader tool quotes; ``volume``: the book of the
+    conversation, when ``book`` is an earlier volume of its series (the passage then names it)."""
+    other = volume is not None and volume.id != book.id
+    first, last = book.page_label(start), book.page_label(max(start, end - 1))
+    return Passage(None, chapter, first, last, start, end, " ".join(text.split()),
+                   book_id=book.id if other else None,
+                   volume=book.title if other else None)  # fmt: skip

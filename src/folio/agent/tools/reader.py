@@ -19,28 +19,23 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from folio.agent.tools.base import BaseTool, ToolCategory, ToolContext, ToolResult, ToolServices
+from folio.agent.tools.base import (
+    BaseTool,
+    ToolCategory,
+    ToolContext,
+    ToolResult,
+    ToolServices,
+    passage_of,
+)
 from folio.agent.tools.recap import RecapTool
 from folio.domain.books import Book
 from folio.domain.lexicon import Lexicon
-from folio.domain.passages import PEOPLE, Passage, PeopleList, Person
+from folio.domain.passages import PEOPLE, PeopleList, Person
 from folio.domain.sentences import sentence_spans
 
 MAX_PEOPLE = 12
 MAX_WORDS = 60
 AROUND = 1500  # characters read on each side of a first mention to find its sentence
-
-
-def _passage(
-    book: Book, chapter: str | None, start: int, end: int, text: str, *, volume: Book | None = None
-) -> Passage:
-    """A passage of ``book``; ``volume``: the book of the conversation, when ``book`` is an
-    earlier volume of its series (the passage then names it)."""
-    other = volume is not None and volume.id != book.id
-    first, last = book.page_label(start), book.page_label(max(start, end - 1))
-    return Passage(None, chapter, first, last, start, end, " ".join(text.split()),
-                   book_id=book.id if other else None,
-                   volume=book.title if other else None)  # fmt: skip
 
 
 def _sentences(text: str, base: int) -> list[tuple[int, int, str]]:
@@ -88,7 +83,7 @@ class PeopleTool(BaseTool):
             sentence = _sentence_at(texts[i][lo:hi], start + lo, start + local)
             chapter = volume.chapter_at(sentence[0])
             title = chapter.title if chapter else None
-            first = _passage(volume, title, *sentence, volume=book)
+            first = passage_of(volume, title, *sentence, volume=book)
             others = tuple(sorted(a for a in known.aliases if a != known.name))
             people.append(Person(known.name, mentions, first, others))
         data = PeopleList(tuple(people), book.describe_position())
@@ -155,7 +150,7 @@ def _person(
     chapter = volume.chapter_at(offset)
     title = chapter.title if chapter else None
     others = tuple(sorted(a for a in aliases if a != name))
-    first = _passage(volume, title, *_sentence_at(text, lo, offset), volume=ctx.book)
+    first = passage_of(volume, title, *_sentence_at(text, lo, offset), volume=ctx.book)
     return Person(name, mentions, first, others)
 
 

@@ -22,7 +22,14 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from folio.agent.tools.base import BaseTool, ToolCategory, ToolContext, ToolResult, ToolServices
+from folio.agent.tools.base import (
+    BaseTool,
+    ToolCategory,
+    ToolContext,
+    ToolResult,
+    ToolServices,
+    passage_of,
+)
 from folio.domain.books import Book, Chapter
 from folio.domain.errors import ToolErrorCode
 from folio.domain.passages import RECAP, Passage, Recap
@@ -138,7 +145,7 @@ def _extractive(
         if i not in texts:
             texts[i] = services.books.get_text(volume.id, start, end)
         text = texts[i][r.start - start : r.end - start]
-        passages.append(_passage(volume, chapter.title, r.start, r.end, text, volume=book))
+        passages.append(passage_of(volume, chapter.title, r.start, r.end, text, volume=book))
     note = None
     if len(read) > budget:
         size = _run(len(read), budget)
@@ -164,28 +171,16 @@ def _by_model(
             [ranked] = services.summaries.ranked(v, [(c, start, end)], services.books)
             for r in sorted(ranked[:per], key=lambda r: r.start):
                 text = services.books.get_text(v.id, r.start, r.end)
-                out.append(_passage(v, c.title, r.start, r.end, text, volume=book))
+                out.append(passage_of(v, c.title, r.start, r.end, text, volume=book))
             partial = c.title
             continue
         recap = services.recaps.recap(v, c)
         if recap is None:
             return None
-        out.append(_passage(v, c.title, start, end, recap, volume=book))
+        out.append(passage_of(v, c.title, start, end, recap, volume=book))
     notes = [f"{skipped} earlier chapter(s) left out." if skipped else None]
     if partial:
         notes.append(f"{partial} is read only in part: quoted from the book, not recapped.")
     note = " ".join(n for n in notes if n) or None
     data = Recap(tuple(out), book.describe_position(), note, generated=True)
     return ToolResult.ok(data, summary=f"{len(out)} chapter recap(s) by a model")
-
-
-def _passage(
-    book: Book, chapter: str | None, start: int, end: int, text: str, *, volume: Book | None = None
-) -> Passage:
-    """A passage of ``book``; ``volume``: the book of the conversation, when ``book`` is an
-    earlier volume of its series (the passage then names it)."""
-    other = volume is not None and volume.id != book.id
-    first, last = book.page_label(start), book.page_label(max(start, end - 1))
-    return Passage(None, chapter, first, last, start, end, " ".join(text.split()),
-                   book_id=book.id if other else None,
-                   volume=book.title if other else None)  # fmt: skip

@@ -54,8 +54,8 @@ def _typed(spec: dict[str, Any], schema: dict[str, Any]) -> bool:
     """A schema that says what the body holds: named properties (of each alternative, or of the
     items), or a string for a text body; not ``{}`` nor a bare ``object``."""
     schema = _resolve(spec, schema)
-    if "anyOf" in schema:
-        return all(_typed(spec, s) for s in schema["anyOf"])
+    if "anyOf" in schema or "oneOf" in schema:
+        return all(_typed(spec, s) for s in schema.get("anyOf", schema.get("oneOf")))
     if schema.get("type") == "array":
         return _typed(spec, schema["items"])
     if schema.get("type") == "string":
@@ -102,14 +102,28 @@ def test_every_error_status_has_the_error_body_of_its_prefix(spec: dict[str, Any
     assert "HTTPValidationError" not in spec["components"]["schemas"]  # FastAPI's, not folio's
 
 
-def test_streaming_routes_name_their_media_type(spec: dict[str, Any]) -> None:
+def test_streams_name_their_media_type_and_describe_each_event(spec: dict[str, Any]) -> None:
     for method, path, op in _operations(spec):
         content = op["responses"].get("200", {}).get("content", {})
-        if (method, path) in STREAMING:
-            assert content["text/event-stream"]["schema"]["type"] == "string"
-            assert "application/json" in content  # the same route without "stream"
-        else:
+        if (method, path) not in STREAMING:
             assert "text/event-stream" not in content, (method, path)
+            continue
+        assert "application/json" in content  # the same route without "stream"
+        frames = content["text/event-stream"]["schema"]["oneOf"]
+        events = [f["properties"].get("event", {}).get("const") for f in frames]
+        if path.startswith("/v1/"):
+            data = frames[0]["properties"]["data"]["anyOf"]
+            assert data[0] == {"const": "[DONE]"}
+            chunk, error = data[1]["contentSchema"]["anyOf"]
+            assert chunk["properties"]["object"]["const"] == "chat.completion.chunk"
+            assert list(error["properties"]["error"]["properties"]) == [
+                "message", "type", "param", "code"
+            ]  # fmt: skip
+        else:
+            assert events == ["tool_call", "tool_result", "delta", "done", "error"]
+            done = frames[3]["properties"]["data"]["contentSchema"]
+            json_answer = _resolve(spec, content["application/json"]["schema"])
+            assert list(done["properties"]) == list(json_answer["properties"])
 
 
 # --- the models keep the bodies ------------------------------------------------------------------

@@ -12,7 +12,8 @@ from __future__ import annotations
 from http import HTTPStatus
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from typing_extensions import TypedDict  # pydantic reads typing.TypedDict only from 3.12
 
 from folio.entrypoints.views import (
     ConversationListItem,
@@ -234,9 +235,122 @@ class SyncHealth(BaseModel):
     state: Literal["OK"]
 
 
-# --- media types that are not JSON ---------------------------------------------------------------
+# --- streams -------------------------------------------------------------------------------------
+# A stream is described event by event (each frame's ``event`` and its JSON ``data``), as
+# OpenAPI 3.1 tools read a text/event-stream schema.
+SSE = "text/event-stream"
+
+
+class ToolCallEvent(BaseModel):
+    name: str
+    arguments: dict[str, Any]
+
+
+class ToolResultEvent(BaseModel):
+    name: str
+    success: bool
+    summary: str
+
+
+class DeltaEvent(BaseModel):
+    text: str
+
+
+class StreamErrorDetail(ErrorDetail):
+    status: int | None = Field(default=None, description="The status it would have had")
+
+
+class StreamErrorBody(BaseModel):
+    """folio's error body in a stream that has started: ``status`` added when known."""
+
+    error: StreamErrorDetail
+
+
+class ChunkDelta(TypedDict, total=False):
+    role: Literal["assistant"]
+    content: str
+
+
+class ChunkChoice(BaseModel):
+    index: int
+    delta: ChunkDelta
+    logprobs: None
+    finish_reason: Literal["stop"] | None
+
+
+class ChatCompletionChunk(BaseModel):
+    """One chunk: the role, a piece of the answer, the last (``finish_reason`` and ``folio``), or
+    the usage (no choices)."""
+
+    id: str
+    object: Literal["chat.completion.chunk"]
+    created: int
+    model: str
+    choices: list[ChunkChoice]
+    folio: FolioExtra | None = None
+    usage: Usage | None = None
+
+
+def _inlined(kind: Any) -> dict[str, Any]:
+    """The JSON schema of ``kind`` with its definitions in place: an event's data stands alone."""
+    schema = TypeAdapter(kind).json_schema(mode="serialization")
+    definitions = schema.pop("$defs", {})
+
+    def resolve(node: Any) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str):
+                return resolve(definitions[ref.rsplit("/", 1)[-1]])
+            return {key: resolve(value) for key, value in node.items()}
+        if isinstance(node, list):
+            return [resolve(value) for value in node]
+        return node
+
+    resolved: dict[str, Any] = resolve(schema)
+    return resolved
+
+
+def json_data(kind: Any) -> dict[str, Any]:
+    """A frame's ``data``: JSON of ``kind``."""
+    return {
+        "type": "string",
+        "contentMediaType": "application/json",
+        "contentSchema": _inlined(kind),
+    }
+
+
+def sse_frame(data: dict[str, Any], event: str | None = None) -> dict[str, Any]:
+    if event is None:
+        return {"type": "object", "properties": {"data": data}, "required": ["data"]}
+    properties = {"event": {"const": event}, "data": data}
+    return {"type": "object", "properties": properties, "required": ["event", "data"]}
+
+
+def sse_body(description: str, *frames: dict[str, Any]) -> dict[str, Any]:
+    return {"schema": {"description": description, "oneOf": list(frames)}}
+
+
+def turn_events(turn: type[BaseModel]) -> dict[str, Any]:
+    """folio's stream of a turn whose JSON answer is ``turn``."""
+    return sse_body(
+        "folio's named events: ``tool_call`` and ``tool_result`` as the agent searches, "
+        "``delta`` (a piece of the answer), then exactly one of ``done`` (the turn, as the JSON "
+        "answer) or ``error``",
+        sse_frame(json_data(ToolCallEvent), "tool_call"),
+        sse_frame(json_data(ToolResultEvent), "tool_result"),
+        sse_frame(json_data(DeltaEvent), "delta"),
+        sse_frame(json_data(turn), "done"),
+        sse_frame(json_data(StreamErrorBody), "error"),
+    )
+
+
+COMPLETION_CHUNKS = sse_body(
+    "OpenAI's ``data:`` frames: ``chat.completion.chunk`` objects (a role chunk, content deltas, "
+    "the final chunk with ``finish_reason`` and ``folio``, a usage chunk with "
+    "``stream_options.include_usage``) or one ``{error}``, then ``[DONE]``",
+    sse_frame({"anyOf": [{"const": "[DONE]"}, json_data(ChatCompletionChunk | OpenAIErrorBody)]}),
+)
+
+
 def text_body(description: str) -> dict[str, Any]:
     return {"schema": {"type": "string", "description": description}}
-
-
-SSE = "text/event-stream"

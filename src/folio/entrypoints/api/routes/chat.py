@@ -19,7 +19,7 @@ from folio.app.chat import ChatWithBook
 from folio.bootstrap import Container
 from folio.entrypoints.api.deps import ScopeDep
 from folio.entrypoints.api.errors import ApiError
-from folio.entrypoints.api.schemas import SSE, errors_for, text_body
+from folio.entrypoints.api.schemas import SSE, errors_for, turn_events
 from folio.entrypoints.api.streaming import sse_frames
 from folio.entrypoints.api.turn_stream import Runner, TurnStream, TurnStreamDep
 from folio.entrypoints.serialize import turn_result_dict
@@ -44,13 +44,7 @@ class MessageIn(BaseModel):
 TURN_RESPONSES: dict[int | str, Any] = {
     200: {
         "description": "The turn (JSON), or with ``stream`` its events",
-        "content": {
-            SSE: text_body(
-                "Server-Sent Events: ``tool_call`` and ``tool_result`` ({name, ...}), ``delta`` "
-                "({text}), then exactly one of ``done`` (the turn, as the JSON answer) or "
-                "``error`` (folio's error body, its ``status`` added)"
-            )
-        },
+        "content": {SSE: turn_events(TurnView)},
     },
     **errors_for(400, 401, 404, 409, 413, 422, 429, 502, 503, 504),
 }

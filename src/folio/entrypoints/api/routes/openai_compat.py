@@ -44,13 +44,13 @@ from folio.entrypoints.api.deps import ScopeDep
 from folio.entrypoints.api.errors import ApiError, openai_error_body, status_for
 from folio.entrypoints.api.routes.chat import checked_message
 from folio.entrypoints.api.schemas import (
+    COMPLETION_CHUNKS,
     SSE,
     ChatCompletion,
     ModelCard,
     ModelList,
     OpenAIErrorBody,
     errors_for,
-    text_body,
 )
 from folio.entrypoints.api.turn_stream import Runner, TurnFailed, TurnItem, TurnStreamDep
 from folio.entrypoints.serialize import source_dict
@@ -141,14 +141,7 @@ def _book(scope: UserScope, model: str) -> Book:
     responses={
         200: {
             "description": "The completion (JSON), or with ``stream`` its chunks",
-            "content": {
-                SSE: text_body(
-                    "``data:`` frames of ``chat.completion.chunk`` objects (a role chunk, content "
-                    "deltas, the final chunk with ``finish_reason`` and ``folio``, a usage chunk "
-                    "with ``stream_options.include_usage``), or one ``{error}`` frame; then "
-                    "``data: [DONE]``"
-                )
-            },
+            "content": {SSE: COMPLETION_CHUNKS},
         },
         **errors_for(400, 401, 404, 409, 413, 422, 429, 502, 503, 504, body=OpenAIErrorBody),
     },

@@ -153,8 +153,11 @@ def test_a_new_name_the_conversations_search_misses_is_searched_on_its_own() -> 
         "Who is Captain Ahab? Who keeps the lamp? Where is the lighthouse?",
         "Who is Captain Ahab?",
     ]
-    ahab = found(passage("The keeper lights the lamp for Captain Ahab at dusk."))
-    _, runner = ask("Who is Captain Ahab?", earlier, **{SEARCH_BOOK: ahab})
+    one = passage("The keeper lights the lamp for Captain Ahab at dusk.")
+    _, runner = ask("Who is Captain Ahab?", earlier, **{SEARCH_BOOK: found(one, lamp.passages[0])})
+    assert len([c for c in runner.calls if c.tool_name == SEARCH_BOOK]) == 2  # one of two: new
+    two = passage("Captain Ahab walks the deck.", page="13")
+    _, runner = ask("Who is Captain Ahab?", earlier, **{SEARCH_BOOK: found(one, two)})
     assert len([c for c in runner.calls if c.tool_name == SEARCH_BOOK]) == 1  # same scene
     ahab_asked = [*[q for q, _ in earlier], "Who is Captain Ahab?"]
     assert not switches_topic("Why does Ahab limp?", ahab_asked, [])  # a name just used

@@ -71,6 +71,7 @@ from folio.domain.search import STOPWORDS, phrase_key, quoted_phrases
 MAX_NAMES = 2  # names of one question looked up
 EARLIER_CHARS = 2000  # of earlier questions in a search query: one bounded search however long
 RECENT_QUESTIONS = 3  # a name none of these used starts a new topic
+SAME_SUBJECT = 2  # passages of a search holding a new name for it to be the same subject
 LATER_REPLY = "Nothing {where} answers this, and I cannot look past where you have read."
 _DELTA = re.compile(r"\S+\s*|\s+")
 _NUMBER = re.compile(r"\b\d+\b")
@@ -219,14 +220,19 @@ def ranked_by(question: str, earlier: Sequence[str]) -> str:
 
 def switches_topic(question: str, earlier: Sequence[str], found: Sequence[Passage]) -> bool:
     """Does ``question`` start a new subject that the search with the conversation missed? It
-    names someone or something none of the latest ``RECENT_QUESTIONS`` questions did, and no
-    passage that search found holds that name (its last word: "Clerval" of "Henry Clerval").
-    A new name the found passages hold is the same subject: a character of the scene being
-    discussed, where the conversation still helps."""
+    names someone or something none of the latest ``RECENT_QUESTIONS`` questions did, and at
+    most one passage that search found holds that name (its last word: "Clerval" of "Henry
+    Clerval"). A new name most of the found passages hold is the same subject: a character of
+    the scene being discussed, where the conversation still helps."""
     recent = " ".join(earlier[-RECENT_QUESTIONS:]).lower()
     new = [n for n in asked_names(question) if n.lower() not in recent]
-    text = " ".join(p.text for p in found).lower()
-    return any(not re.search(rf"\b{re.escape(n.split()[-1].lower())}\b", text) for n in new)
+    texts = [p.text.lower() for p in found]
+
+    def holders(name: str) -> int:
+        word = re.compile(rf"\b{re.escape(name.split()[-1].lower())}\b")
+        return sum(1 for t in texts if word.search(t))
+
+    return any(holders(n) < SAME_SUBJECT for n in new)
 
 
 def _unmet_phrase(question: str, found: ToolOutcome, where: str) -> str | None:

@@ -164,7 +164,7 @@ def test_a_new_name_the_conversations_search_misses_is_searched_on_its_own() -> 
 
 
 def test_a_follow_up_about_him_ranks_its_quotes_with_the_latest_names_only() -> None:
-    earlier = ["Who keeps the lamp?", "Who is Henry Clerval?"]
+    earlier = ["Who is Colonel Brandon?", "Who is Henry Clerval?", "Why is it late?"]
     assert ranked_by("What happens to him?", earlier) == "What happens to him? (Henry Clerval)"
     assert ranked_by("Who is murdered?", earlier) == "Who is murdered?"  # no he, him, they
     lamp = passage("Old Tom trims the wick at dusk. The sea is grey and the cliffs are high.")

@@ -207,14 +207,15 @@ def search_query(question: str, earlier: Sequence[str]) -> str:
 
 def ranked_by(question: str, earlier: Sequence[str]) -> str:
     """What the quotes are ranked against: the question, and for a follow-up that speaks of
-    someone as "he", "she" or "they" the names the latest ``RECENT_QUESTIONS`` questions used
-    ("What happens to him? (Henry Clerval)"), so that "him" finds the sentences about the one the
-    reader means. A follow-up with no such word ("Who is murdered?") is not taken to be about
-    them."""
+    someone as "he", "she" or "they" the names of the latest question that named someone (of the
+    last ``RECENT_QUESTIONS``): "What happens to him? (Henry Clerval)", so that "him" finds the
+    sentences about the one the reader means. A follow-up with no such word ("Who is
+    murdered?") is not taken to be about them."""
     if quoted_phrases(question) or not _REFERS_BACK.search(question):
         return question
-    recent = [n for q in reversed(earlier[-RECENT_QUESTIONS:]) for n in asked_names(q)]
-    names = [n for n in dict.fromkeys(recent) if n.lower() not in question.lower()]
+    named = (asked_names(q) for q in reversed(earlier[-RECENT_QUESTIONS:]))
+    latest = next((names for names in named if names), [])  # "he": the one named last
+    names = [n for n in latest if n.lower() not in question.lower()]
     return f"{question} ({', '.join(names)})" if names else question
 
 

@@ -84,6 +84,25 @@ def test_chapters_inside_parts_are_ambiguous_until_the_part_is_named() -> None:
     assert PARTS.find_chapters("Part II") == [PARTS.chapters[4]]
 
 
+def test_a_refused_chapter_names_no_chapter_the_reader_has_not_reached() -> None:
+    """Issue 36: 'its chapters run ... Chapter LXVII. Which Contains Births, Marriages, and
+    Deaths' told a reader at Chapter III the last chapter's title."""
+    early = PARTS.with_position(PARTS.position_at_chapter("part 1 chapter 2"))
+    with pytest.raises(BookError) as missing:
+        early.chapter_named("99")
+    message = missing.value.message
+    assert "THE SHE-WOLF" in message and "3 more not read yet" in message
+    assert not any(w in message for w in ("LAIR", "GREY CUB", "LAW OF MEAT"))
+    with pytest.raises(BookError) as several:
+        early.chapter_named("2")
+    message = several.value.message
+    assert "CHAPTER II. THE SHE-WOLF (p. 3)" in message and "GREY CUB" not in message
+    assert "a chapter not read yet, on p. 7" in message
+    with pytest.raises(BookError) as whole:
+        PARTS.chapter_named("99")  # no position: the whole book is read
+    assert "LAW OF MEAT" in whole.value.message
+
+
 def test_a_chapter_is_found_by_words_of_its_title() -> None:
     assert PARTS.find_chapters("the grey cub") == [PARTS.chapters[3]]
     assert PARTS.find_chapters("law of meat") == [PARTS.chapters[4]]

@@ -408,7 +408,7 @@ class Book:
         if len(found) == 1:
             return found[0]
         if found:
-            names = "; ".join(f"{c.title} (p. {self.page_label(c.char_start)})" for c in found)
+            names = "; ".join(self._named_for_reader(c) for c in found)
             raise BookError(
                 f"{wanted!r} matches {len(found)} chapters of {self.name!r}: {names}. "
                 "Name one of them by more of its title, or with its part ('part 2 chapter 5').",
@@ -418,11 +418,39 @@ class Book:
         if not self.chapters:
             hint = "it has no chapters; give a page or a percentage instead"
         else:
-            hint = f"its chapters run {_chapter_span(self.chapters)}"
+            hint = self._chapters_hint()
         raise BookError(
             f"{self.name!r} has no chapter {wanted!r}: {hint}",
             code=BookErrorCode.INVALID_POSITION,
         )
+
+    def _readable_chapters(self) -> list[Chapter]:
+        """The chapters whose titles the reader may be shown: those starting before the
+        position, without the front and back matter that counts as unread."""
+        limit = self.position.char_offset
+        hidden = {c.index for c in self.hidden_sections()}
+        return [
+            c
+            for c in self.chapters
+            if (limit is None or c.char_start < limit) and c.index not in hidden
+        ]
+
+    def _named_for_reader(self, chapter: Chapter) -> str:
+        """A chapter as an error names it: by its title with its page when the reader has
+        reached it, else by its page only (a later chapter's title is not shown)."""
+        page = self.page_label(chapter.char_start)
+        if chapter in self._readable_chapters():
+            return f"{chapter.title} (p. {page})"
+        return f"a chapter not read yet, on p. {page}"
+
+    def _chapters_hint(self) -> str:
+        """How many chapters the book has, naming only those the reader has reached."""
+        readable, total = self._readable_chapters(), len(self.chapters)
+        later = total - len(readable)
+        if not readable:
+            return f"it has {total} chapters, none reached yet: name one by its number"
+        more = f", then {later} more not read yet" if later else ""
+        return f"its chapters run {_chapter_span(tuple(readable))}{more}"
 
     def position_from_text(self, text: str) -> ReadingPosition:
         """The position one line a reader typed names: "Chapter 5", "5", "Letter 2", "p. 45",

@@ -138,6 +138,39 @@ def test_an_xpointer_lands_on_the_character_it_names_in_folios_text(tmp_path: Pa
     assert "tail" not in text[second.char_start : offset]
 
 
+def test_a_nightly_xpointer_with_every_index_lands_where_the_classic_one_does(
+    tmp_path: Path,
+) -> None:
+    """KOReader nightly (crengine DOM 20260812) numbers every element and text node."""
+    assert parse_xpointer("/body[1]/DocFragment[16]/body[1]/section[1]/p[1]/text()[1].0") == (
+        XPointer(16, "/body/section/p/text()", 0)
+    )
+    from folio.adapters.parsers.epub import EpubParser
+
+    chapters = ["<h1>One</h1><p>It was a dark night.</p><p>A second one.</p>",
+                "<h1>Two</h1><div><p>Only paragraph, with a tail.</p></div>"]  # fmt: skip
+    path = _epub(tmp_path, chapters)
+    text = EpubParser().parse(path).text
+    fragments = {f.index: f for f in epub_fragments(path)}
+
+    def landing(progress: str) -> str:
+        pointer = parse_xpointer(progress)
+        assert pointer is not None
+        fragment = fragments[pointer.fragment]
+        part = text[fragment.char_start : fragment.char_end]
+        return part[: offset_after_nonblank(part, nonblank_before(fragment, pointer))]
+
+    pairs = [("/body/DocFragment[2]/body/p[2]/text().2",
+              "/body[1]/DocFragment[2]/body[1]/p[2]/text()[1].2"),
+             ("/body/DocFragment[3]/body/div/p/text().4",
+              "/body[1]/DocFragment[3]/body[1]/div[1]/p[1]/text()[1].4")]  # fmt: skip
+    for classic, nightly in pairs:
+        assert landing(classic) == landing(nightly)
+    first, second = landing(pairs[0][1]), landing(pairs[1][1])
+    assert first.endswith("dark night.\n\nA") and second.startswith("Two")
+    assert second.endswith(("Onl", "Only"))  # 4 characters in, the text node's density applied
+
+
 def test_an_unknown_element_falls_back_to_its_nearest_known_ancestor() -> None:
     fragment = Fragment(4, 100, 200, {"/body": 0, "/body/div": 0, "/body/div/p[2]": 30})
     pointer = XPointer(4, "/body/div/p[2]/autoBoxing/span/text()", 12)

@@ -27,10 +27,13 @@ MAX_KEY_CHARS = 128
 SOURCE_KOREADER = "KOReader"
 
 _XPOINTER = re.compile(
-    r"^/body/DocFragment(?:\[(?P<fragment>\d{1,6})\])?"
+    r"^/body(?:\[1\])?/DocFragment(?:\[(?P<fragment>\d{1,6})\])?"
     r"(?P<path>(?:/[A-Za-z][\w.:-]{0,63}(?:\[\d{1,6}\])?){0,200}?)"
     r"(?P<text>/text\(\)(?:\[\d{1,6}\])?)?(?:\.(?P<offset>\d{1,9}))?$"
 )
+
+
+_FIRST_INDEX = re.compile(r"\[1\](?=/|$)")
 
 
 class SyncErrorCode(StrEnum):
@@ -92,12 +95,23 @@ class PushedProgress:
 
 
 def parse_xpointer(progress: str) -> XPointer | None:
-    """KOReader's xpointer as its parts; ``None`` when ``progress`` is not one."""
+    """KOReader's xpointer as its parts; ``None`` when ``progress`` is not one. Both forms
+    crengine writes are read: the classic one, which numbers an element only among siblings of
+    its name (``/body/DocFragment[16]/body/section/p[2]/text().69``), and the one of its DOM
+    20260812 (KOReader nightly since 2026-08-14), which numbers every element and text node
+    (``/body[1]/DocFragment[16]/body[1]/section[1]/p[1]/text()[1].0``): the path is kept in the
+    classic form (``canonical_path``)."""
     match = _XPOINTER.match(progress.strip())
     if match is None:
         return None
     path = (match["path"] or "/body") + (match["text"] or "")
-    return XPointer(int(match["fragment"] or 1), path, int(match["offset"] or 0))
+    return XPointer(int(match["fragment"] or 1), canonical_path(path), int(match["offset"] or 0))
+
+
+def canonical_path(path: str) -> str:
+    """A crengine path without its ``[1]`` indexes: the first of several siblings of a name and
+    the only one are then written alike, as no parent holds both (``p[1]`` and ``p``)."""
+    return _FIRST_INDEX.sub("", path)
 
 
 def pdf_page(progress: str) -> int | None:
@@ -110,11 +124,13 @@ def nonblank_before(fragment: Fragment, pointer: XPointer) -> int:
     """How many non-blank characters of the fragment lie before the pointer: its text node's or
     element's anchor (else its nearest ancestor's: a reader may wrap elements folio does not see)
     plus the offset inside the text node."""
-    current = pointer.path
+    anchors = {canonical_path(path): count for path, count in fragment.anchors.items()}
+    target = canonical_path(pointer.path)
+    current = target
     while current:
-        if current in fragment.anchors:
-            inside = int(pointer.text_offset * fragment.density) if current == pointer.path else 0
-            return fragment.anchors[current] + inside
+        if current in anchors:
+            inside = int(pointer.text_offset * fragment.density) if current == target else 0
+            return anchors[current] + inside
         current = current.rsplit("/", 1)[0]
     return 0
 

@@ -172,6 +172,18 @@ def test_a_follow_up_about_him_ranks_its_quotes_with_the_latest_names_only() -> 
     assert "Old Tom trims the wick" in result.answer
 
 
+def test_a_follow_up_quotes_what_the_answer_before_did_not_first() -> None:
+    text = ("The keeper trims the lamp wick. The keeper trims the wick at dawn. "
+            "The keeper trims the wick at dusk. The keeper trims the wick and sleeps.")  # fmt: skip
+    asked = "what does the keeper trim?"
+    first, _ = ask(asked, **{SEARCH_BOOK: found(passage(text))})
+    again, _ = ask("and what does the keeper trim then?", [(asked, first.answer)],
+                   **{SEARCH_BOOK: found(passage(text))})  # fmt: skip
+    quoted_first = re.findall(r'^- "(.+?)"', first.answer, re.M)
+    quoted_again = re.findall(r'^- "(.+?)"', again.answer, re.M)
+    assert len(quoted_first) == 3 and quoted_again[0] not in quoted_first
+
+
 def test_a_question_about_what_comes_later_gets_one_plain_sentence_and_no_quote() -> None:
     text = "The story ends when the lamp burns out. The keeper sleeps."
     result, _ = ask("How does the story end?", **{SEARCH_BOOK: found(passage(text))})

@@ -116,11 +116,13 @@ def best_quotes(
     about: Person | None = None,
     *,
     explains: bool = False,
+    said: str = "",
 ) -> list[Quote]:
     """The sentences that answer ``question`` best, first the one that answers (see the module
     docstring), above the embedder's relevance floor, none whose subject is someone else.
     ``about``: the person the question names (their first appearance among the passages);
-    ``explains``: the question asks why or how."""
+    ``explains``: the question asks why or how; ``said``: the answer before, whose quotes come
+    after new ones (a follow-up wants more than the same sentences again)."""
     subject = None if about is None or _possessive(question, about) else about
     pool = [*passages, *([about.first] if about else [])]
     named = {w for p in pool for w in _MID_CAPITAL.findall(p.text) if w.lower() not in STOPWORDS}
@@ -136,7 +138,10 @@ def best_quotes(
         scores.update(
             {c: scores[c] + NAME_BONUS for c in kept if _about(c.sentence, subject, named)}
         )
-    ranked = sorted(kept, key=lambda c: (c is not intro, -scores[c]))
+    before = " ".join(said.split())
+    ranked = sorted(
+        kept, key=lambda c: (c is not intro, " ".join(c.sentence.split()) in before, -scores[c])
+    )
     return [_quote(c, scores[c]) for c in ranked[:MAX_QUOTES]]
 
 

@@ -147,7 +147,8 @@ class OfflineStrategy:
             answer = LATER_REPLY.format(where=where)
             return _outcome(answer, calls, queries, on_text, "later", messages)
         asked = question if query == question else ranked_by(question, earlier)
-        answer = self._answer(asked, found, about)
+        said = next((m.content for m in reversed(head) if m.role is PromptRole.ASSISTANT), "")
+        answer = self._answer(asked, found, about, said)
         if misquoted is not None:  # said first, alone on its line; the closest passages read
             # may still hold what the reader remembers in other words
             answer = misquoted if answer.startswith("Nothing") else f"{misquoted}\n{answer}"
@@ -178,11 +179,13 @@ class OfflineStrategy:
             about = about or payload.people[0]
         return about, calls, None
 
-    def _answer(self, question: str, found: ToolOutcome, about: Person | None) -> str:
+    def _answer(
+        self, question: str, found: ToolOutcome, about: Person | None, said: str = ""
+    ) -> str:
         if not found.success or not isinstance(found.payload, SearchResults):
             return f"I could not search the book: {found.error or 'the search failed.'}"
         where = read_through(found.payload.reading_limit)
-        quotes = best_quotes(self._embedder, question, found.passages, about)
+        quotes = best_quotes(self._embedder, question, found.passages, about, said=said)
         return compose(quotes, where)
 
 

@@ -31,7 +31,7 @@ from folio.domain.passages import (
     SearchResults,
     ToolOutcome,
 )
-from folio.domain.search import STOPWORDS
+from folio.domain.search import STOPWORDS, quoted_phrases
 
 TOOLS = [ToolDefinition(n, n, {"type": "object"}) for n in (SEARCH_BOOK, PEOPLE)]
 WHERE = "through Chapter 5 (p. 40 of 90, 44%)"
@@ -133,6 +133,17 @@ def test_a_quote_is_searched_alone_as_a_phrase_whatever_came_before() -> None:
     _, runner = ask("Where does it say “I had worked hard for nearly two years”?", earlier)
     assert runner.calls[-1].arguments["query"] == '"I had worked hard for nearly two years"'
     assert search_query("Who said 'it is late' to him?", ["Who is Tom?"]).startswith("Who said")
+
+
+def test_a_quote_with_a_new_name_is_searched_once_as_a_phrase() -> None:
+    held = passage("Ten thousand a year, and very likely more, said the lady.")
+    outcomes = {SEARCH_BOOK: found(held), PEOPLE: met(Person("Darcy", 3, held))}
+    result, runner = ask('Where does Darcy say "ten thousand a year"?', **outcomes)
+    assert [c.arguments["query"] for c in runner.calls if c.tool_name == SEARCH_BOOK] == [
+        '"ten thousand a year"'
+    ]
+    assert "Ten thousand a year" in result.answer
+    assert quoted_phrases(" ‘an open quote" * 3 + " ‘a closed one’") == ["a closed one"]
 
 
 def test_words_quoted_that_no_passage_holds_are_said_first() -> None:

@@ -66,6 +66,16 @@ def test_other_refusals_are_raised_at_once_and_a_conflict_only_when_the_caller_s
     assert len(pauses) == 1
 
 
+def test_a_code_of_another_kind_with_the_same_value_is_not_retried():
+    """StorageErrorCode.CONFLICT == ConversationErrorCode.CONFLICT as strings, not as codes."""
+    store, pauses = InMemoryConversationStore(), []
+    copied = StorageError("already there", code=StorageErrorCode.CONFLICT)
+    with pytest.raises(StorageError):
+        write(store.unit_of_work, Refusing(copied), also_retry={ConversationErrorCode.CONFLICT},
+              sleep=pauses.append)  # fmt: skip
+    assert pauses == []
+
+
 def test_a_refusal_that_lasts_is_reported_after_the_last_attempt(monkeypatch):
     store, pauses = InMemoryConversationStore(), []
     work = Refusing(*[BUSY] * 10)

@@ -45,7 +45,8 @@ def write(
             with uow() as unit:
                 return work(unit)
         except (ConversationError, StorageError) as e:
-            if e.code is not StorageErrorCode.BUSY and e.code not in also_retry:
+            # by identity: two codes of different enums may share a value ("CONFLICT")
+            if e.code is not StorageErrorCode.BUSY and not any(e.code is c for c in also_retry):
                 raise
             if attempt == attempts - 1:
                 raise

@@ -46,7 +46,7 @@ def query_terms(query: str) -> list[str]:
 
 # Text the reader quotes: between straight or curly double quotes, or curly single quotes that do
 # not sit inside a word (an apostrophe is not a quote mark).
-_QUOTED = re.compile(r'"([^"]+)"|“([^”]+)”|(?<!\w)‘(.+?)’(?!\w)')
+_QUOTED = re.compile(r'"([^"]+)"|“([^”]+)”|(?<!\w)‘([^‘’]+)’(?!\w)')
 MIN_PHRASE_WORDS = 2
 
 

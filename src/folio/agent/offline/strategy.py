@@ -133,7 +133,8 @@ class OfflineStrategy:
         found, more = _call(run_tool, SEARCH_BOOK, {"query": query, "k": self.k})
         queries: tuple[str, ...] = (query,)
         calls = (*calls, *more)
-        if query != question and switches_topic(question, earlier, found.passages):
+        quotes = bool(quoted_phrases(question))  # searched as written: no other search
+        if not quotes and query != question and switches_topic(question, earlier, found.passages):
             query = question  # a new subject: searched on its own, answered from that search
             found, more = _call(run_tool, SEARCH_BOOK, {"query": query, "k": self.k})
             queries, calls = (*queries, query), (*calls, *more)

@@ -109,8 +109,11 @@ def _one_name(ctx: ToolContext, services: ToolServices, name: str) -> ToolResult
             # the text may use the name before the lexicon's first mention of this person (a
             # fuller form it counted apart: "Henry Clerval" before "Clerval")
             said = [a + m.start() for a, t in texts for m in _name_pattern(name, 0).finditer(t)]
-            met.append((volume, known.name, count, min([*firsts, *said[:1]])))
-            aliases |= {f for f in known.aliases if any(_said(f, t) for _, t in texts)}
+            forms = {f for f in known.aliases | {known.name} if any(_said(f, t) for _, t in texts)}
+            # the book's usual name for them only if the text read uses it: else the reader's
+            label = known.name if known.name in forms else name
+            met.append((volume, label, count, min([*firsts, *said[:1]])))
+            aliases |= forms
             continue
         found = [a + m.start() for a, t in texts for m in _name_pattern(name).finditer(t)]
         if found:

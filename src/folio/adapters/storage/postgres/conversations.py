@@ -22,9 +22,10 @@ from typing import Any
 import psycopg
 from psycopg.rows import dict_row
 
-from folio.adapters.storage.postgres.db import PgDatabase, pg_storage_error
+from folio.adapters.storage.postgres.db import REFUSED_WRITES, PgDatabase, pg_storage_error
 from folio.adapters.storage.sql.conversations import SqlUnitOfWork, Violation
 from folio.adapters.storage.sql.dialect import POSTGRES
+from folio.domain.errors import StorageError, StorageErrorCode
 
 
 class PostgresConversationStore:
@@ -110,7 +111,15 @@ class _PostgresSession:
         try:
             self._conn.commit()
         except psycopg.Error as e:
-            raise pg_storage_error(e, self._url) from e
+            error = pg_storage_error(e, self._url)
+            if error.code is StorageErrorCode.BUSY and not isinstance(e, REFUSED_WRITES):
+                # the connection failed during COMMIT: the server may have committed, so the
+                # unit must not run again (app/writes.py retries BUSY)
+                raise StorageError(
+                    f"{error.message} Whether the last change was saved is unknown.",
+                    code=StorageErrorCode.STORAGE,
+                ) from e
+            raise error from e
 
     def rollback(self) -> None:
         self._conn.rollback()

@@ -68,7 +68,7 @@ def redacted(url: str) -> str:
 
 # The server rolled the transaction back because of another one (SQLSTATE class 40: deadlock,
 # serialization failure) or refused to wait for its lock (55P03); the same work tried again passes.
-_REFUSED_FOR_ANOTHER_WRITER = (
+REFUSED_WRITES = (
     psycopg.errors.TransactionRollback,
     psycopg.errors.SerializationFailure,
     psycopg.errors.DeadlockDetected,
@@ -82,7 +82,7 @@ def pg_storage_error(error: psycopg.Error, url: str) -> StorageError:
     detail = scrub(str(error).strip(), url)
     if isinstance(error, psycopg.ProgrammingError) and "conninfo" in detail.lower():
         detail = "the URL is not a valid PostgreSQL connection string"
-    if isinstance(error, _REFUSED_FOR_ANOTHER_WRITER):
+    if isinstance(error, REFUSED_WRITES):
         # app/writes.py retries every write that ends here (BUSY).
         return StorageError(
             f"The PostgreSQL database {where} refused a write that met another writer's ({detail})."

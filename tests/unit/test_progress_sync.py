@@ -15,7 +15,7 @@ import pytest
 from folio.adapters.parsers.koreader_ids import epub_fragments, filename_md5, partial_md5
 from folio.adapters.storage.memory.books import InMemoryLibrary
 from folio.adapters.storage.memory.sync import InMemorySyncStore
-from folio.app.sync import ProgressSync, device_key, synced_position
+from folio.app.sync import PERCENTAGE_SLACK, ProgressSync, device_key, synced_position
 from folio.domain.books import Book, BookFormat, Chapter, Page, PositionKind, ReadingPosition
 from folio.domain.sync import (
     DocumentIds,
@@ -372,3 +372,16 @@ def test_a_pdf_page_outside_the_book_falls_back_to_the_percentage() -> None:
     pushed = PushedProgress("d", "999", 0.25, "Kobo", "D1", NOW)
     position = synced_position(_book("b1", BookFormat.PDF), pushed, [], InMemoryLibrary())
     assert position is not None and position.char_offset == round(len(TEXT) * 0.25)
+
+
+def test_an_xpointer_folio_cannot_place_never_puts_the_reader_ahead_of_the_device() -> None:
+    """The device's percentage runs ahead of the text read: an unplaced xpointer moves back."""
+    book = _book("b1")
+    ahead = round(len(TEXT) * 0.75)
+    lost = PushedProgress("d", "/body[1]/DocFragment[99]/body[1]/p[3]/text()[1].5", 0.75, "Kobo",
+                          "D1", NOW)  # fmt: skip
+    position = synced_position(book, lost, [], InMemoryLibrary())
+    assert position is not None and position.char_offset is not None
+    assert position.char_offset <= ahead - PERCENTAGE_SLACK
+    plain = PushedProgress("d", "0", 0.75, "Kobo", "D1", NOW)  # no place named: as pushed
+    assert synced_position(book, plain, [], InMemoryLibrary()).char_offset == ahead

@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import hmac
+import logging
 import math
 import secrets
 from collections.abc import Callable, Mapping
@@ -51,7 +52,12 @@ from folio.domain.sync import (
 from folio.domain.users import LOCAL_USER_ID, ResourceKind, validate_user_name
 
 Identify = Callable[[Path, BookFormat], tuple[DocumentIds, list[Fragment]]]
+log = logging.getLogger(__name__)
+
 MIN_PASSWORD_CHARS = 8
+# characters an xpointer folio cannot place moves back from the device's percentage, which runs
+# up to two screens ahead of the text read in a reflowed book (3,600 characters measured)
+PERCENTAGE_SLACK = 4000
 MAX_PASSWORD_CHARS = 1024
 _SCRYPT = {"n": 2**14, "r": 8, "p": 1}
 
@@ -228,8 +234,22 @@ def synced_position(
     offset = _xpointer_offset(book, pushed.progress, fragments, books)
     if offset is None:
         offset = round(book.char_count * pushed.percentage)
+        if pushed.progress.strip().startswith("/body"):  # a place named that folio cannot find
+            offset = at_or_before(book, offset)
+            log.info(
+                "sync: xpointer %r not placed in %r; %.4f of the book, moved back to %d",
+                pushed.progress[:80], book.title, pushed.percentage, offset,
+            )  # fmt: skip
     percent = round(100 * offset / book.char_count, 2) if book.char_count else 0.0
     return replace(base, char_offset=offset, kind=PositionKind.PERCENT, value=percent)
+
+
+def at_or_before(book: Book, offset: int) -> int:
+    """A place that is not ahead of ``offset`` as a device measures it: the start of the page
+    ``PERCENTAGE_SLACK`` characters before it, so that an unplaced position never opens text
+    the reader has not reached."""
+    back = max(0, offset - PERCENTAGE_SLACK)
+    return book.page_at(back).char_start if book.pages and back > 0 else back
 
 
 def _xpointer_offset(

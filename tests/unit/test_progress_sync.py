@@ -385,3 +385,32 @@ def test_an_xpointer_folio_cannot_place_never_puts_the_reader_ahead_of_the_devic
     assert position.char_offset <= ahead - PERCENTAGE_SLACK
     plain = PushedProgress("d", "0", 0.75, "Kobo", "D1", NOW)  # no place named: as pushed
     assert synced_position(book, plain, [], InMemoryLibrary()).char_offset == ahead
+
+
+def test_key_checks_run_a_bounded_number_at_once_however_many_clients_ask(monkeypatch) -> None:
+    """Issue 36: each wrong key cost a fresh 16 MB scrypt, all at once under a flood."""
+    import threading
+    import time
+
+    import folio.app.sync as sync_module
+
+    running, most, lock = [0], [0], threading.Lock()
+
+    def slow_scrypt(*args: object, **kwargs: object) -> bytes:
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        time.sleep(0.02)
+        with lock:
+            running[0] -= 1
+        return b"\0" * 64
+
+    monkeypatch.setattr(sync_module.hashlib, "scrypt", slow_scrypt)
+    stored = f"scrypt$16384${'00' * 16}${'11' * 64}"
+    threads = [threading.Thread(target=sync_module.verify_key, args=(stored, f"wrong {i}"))
+               for i in range(12)]  # fmt: skip
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert most[0] == sync_module.CONCURRENT_KEY_CHECKS

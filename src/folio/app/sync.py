@@ -18,6 +18,7 @@ import hmac
 import logging
 import math
 import secrets
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -67,9 +68,21 @@ def device_key(password: str) -> str:
     return hashlib.md5(password.encode("utf-8"), usedforsecurity=False).hexdigest()
 
 
+# scrypt takes 16 MB and tens of ms a call: a flood of wrong keys from many clients at once
+# would take as many times that (a two-user server grew from 115 to 961 MB under 64 clients).
+# At most this many run at once in a process; the others wait their turn, using nothing.
+CONCURRENT_KEY_CHECKS = 2
+_key_checks = threading.BoundedSemaphore(CONCURRENT_KEY_CHECKS)
+
+
+def _scrypt(key: str, salt: bytes, n: int) -> bytes:
+    with _key_checks:
+        return hashlib.scrypt(key.encode("utf-8"), salt=salt, n=n, r=8, p=1)
+
+
 def hash_key(key: str) -> str:
     salt = secrets.token_bytes(16)
-    digest = hashlib.scrypt(key.encode("utf-8"), salt=salt, **_SCRYPT)
+    digest = _scrypt(key, salt, _SCRYPT["n"])
     return f"scrypt${_SCRYPT['n']}${salt.hex()}${digest.hex()}"
 
 
@@ -78,9 +91,7 @@ def verify_key(key_hash: str, key: str) -> bool:
     """Does ``key`` match ``key_hash``? Cached: a device authenticates on every push."""
     try:
         _, n, salt, digest = key_hash.split("$")
-        found = hashlib.scrypt(
-            key.encode("utf-8"), salt=bytes.fromhex(salt), n=int(n), r=8, p=1
-        ).hex()
+        found = _scrypt(key, bytes.fromhex(salt), int(n)).hex()
     except ValueError:
         return False
     return hmac.compare_digest(found, digest)

@@ -18,8 +18,8 @@ import hmac
 import logging
 import math
 import secrets
-import threading
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -69,15 +69,16 @@ def device_key(password: str) -> str:
 
 
 # scrypt takes 16 MB and tens of ms a call: a flood of wrong keys from many clients at once
-# would take as many times that (a two-user server grew from 115 to 961 MB under 64 clients).
-# At most this many run at once in a process; the others wait their turn, using nothing.
+# would take as many times that (a two-user server grew from 115 to 961 MB under 64 clients),
+# and each thread that ever ran one keeps its 16 MB in its own malloc arena. So every key check
+# runs on one of ``CONCURRENT_KEY_CHECKS`` threads of its own; the callers wait their turn.
 CONCURRENT_KEY_CHECKS = 2
-_key_checks = threading.BoundedSemaphore(CONCURRENT_KEY_CHECKS)
+_key_checks = ThreadPoolExecutor(CONCURRENT_KEY_CHECKS, thread_name_prefix="folio-key-check")
 
 
 def _scrypt(key: str, salt: bytes, n: int) -> bytes:
-    with _key_checks:
-        return hashlib.scrypt(key.encode("utf-8"), salt=salt, n=n, r=8, p=1)
+    data = key.encode("utf-8")
+    return _key_checks.submit(hashlib.scrypt, data, salt=salt, n=n, r=8, p=1).result()
 
 
 def hash_key(key: str) -> str:

@@ -11,8 +11,11 @@ bearer tokens; errors use the protocol's ``{"code", "message"}`` body, not folio
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from functools import partial
+from typing import Any, TypeVar
 
+import anyio
 import pydantic_core
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
@@ -91,6 +94,20 @@ async def _json_object(request: Request) -> dict[str, Any]:
     return body
 
 
+T = TypeVar("T")
+KEY_CHECKS_AT_ONCE = 2  # requests checking a sync key in threads at once; the others await
+_key_limiter: list[anyio.CapacityLimiter] = []  # one per process, made in its event loop
+
+
+async def _checking_key(check: Callable[..., T], *args: Any) -> T:
+    """``check(*args)`` (it verifies a sync key: tens of ms of scrypt) in a worker thread, at
+    most ``KEY_CHECKS_AT_ONCE`` at a time: a flood of logins waits here, without holding the
+    threads every other request (the health check included) needs."""
+    if not _key_limiter:
+        _key_limiter.append(anyio.CapacityLimiter(KEY_CHECKS_AT_ONCE))
+    return await anyio.to_thread.run_sync(partial(check, *args), limiter=_key_limiter[0])
+
+
 def _credentials(request: Request) -> tuple[str | None, str | None]:
     return request.headers.get("x-auth-user"), request.headers.get("x-auth-key")
 
@@ -107,7 +124,7 @@ async def create_user(request: Request, container: ContainerDep) -> JSONResponse
     (402)."""
     try:
         body = await _json_object(request)
-        name = await run_in_threadpool(container.progress_sync.register, body)
+        name = await _checking_key(container.progress_sync.register, body)
     except (SyncError, _BadBody) as e:
         return _error(e)
     return _reply(201, {"username": name})
@@ -116,7 +133,7 @@ async def create_user(request: Request, container: ContainerDep) -> JSONResponse
 @router.get("/users/auth", response_model=SyncAuthorized, responses=_errors(401))
 async def authorize(request: Request, container: ContainerDep) -> JSONResponse:
     try:
-        await run_in_threadpool(container.progress_sync.authenticate, *_credentials(request))
+        await _checking_key(container.progress_sync.authenticate, *_credentials(request))
     except SyncError as e:
         return _error(e)
     return _reply(200, {"authorized": "OK"})
@@ -131,7 +148,7 @@ async def update_progress(request: Request, container: ContainerDep) -> JSONResp
     """A device's position: kept, and applied to the user's books whose file it names."""
     sync = container.progress_sync
     try:
-        user_id = await run_in_threadpool(sync.authenticate, *_credentials(request))
+        user_id = await _checking_key(sync.authenticate, *_credentials(request))
         body = await _json_object(request)
         pushed = await run_in_threadpool(sync.push, user_id, body)
     except (SyncError, _BadBody) as e:
@@ -149,7 +166,7 @@ async def get_progress(document: str, request: Request, container: ContainerDep)
     says "No progress found for this document")."""
     sync = container.progress_sync
     try:
-        user_id = await run_in_threadpool(sync.authenticate, *_credentials(request))
+        user_id = await _checking_key(sync.authenticate, *_credentials(request))
         pushed = await run_in_threadpool(sync.pull, user_id, document)
     except SyncError as e:
         return _error(e)

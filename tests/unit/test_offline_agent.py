@@ -16,7 +16,6 @@ from folio.adapters.llm.offline import OfflineChatProvider
 from folio.agent.offline.strategy import (
     OfflineStrategy,
     asked_names,
-    ranked_by,
     search_query,
     switches_topic,
 )
@@ -172,15 +171,6 @@ def test_a_new_name_the_conversations_search_misses_is_searched_on_its_own() -> 
     assert len([c for c in runner.calls if c.tool_name == SEARCH_BOOK]) == 1  # same scene
     ahab_asked = [*[q for q, _ in earlier], "Who is Captain Ahab?"]
     assert not switches_topic("Why does Ahab limp?", ahab_asked, [])  # a name just used
-
-
-def test_a_follow_up_about_him_ranks_its_quotes_with_the_latest_names_only() -> None:
-    earlier = ["Who is Colonel Brandon?", "Who is Henry Clerval?", "Why is it late?"]
-    assert ranked_by("What happens to him?", earlier) == "What happens to him? (Henry Clerval)"
-    assert ranked_by("Who is murdered?", earlier) == "Who is murdered?"  # no he, him, they
-    lamp = passage("Old Tom trims the wick at dusk. The sea is grey and the cliffs are high.")
-    result, _ = ask("What does he trim?", [("Who is Old Tom?", "x")], **{SEARCH_BOOK: found(lamp)})
-    assert "Old Tom trims the wick" in result.answer
 
 
 def test_a_follow_up_quotes_what_the_answer_before_did_not_first() -> None:

@@ -42,9 +42,8 @@ def quoted(
     question: str,
     *passages: Passage,
     about: Person | None = None,
-    explains: bool = False,
 ) -> list[str]:
-    quotes = best_quotes(embedder, question, passages, about, explains=explains)
+    quotes = best_quotes(embedder, question, passages, about)
     return [q.sentence for q in quotes]
 
 
@@ -139,16 +138,3 @@ def test_a_person_named_as_someones_is_not_whom_the_question_is_about() -> None:
     embedder = Scripted(question, {friend: 0.6})
     quotes = quoted(embedder, question, passage(friend), about=tom_hale(first))
     assert quotes == [friend]
-
-
-def test_a_why_question_prefers_the_sentences_around_the_one_that_answers() -> None:
-    event = "The mast broke in the night storm."
-    cause = "The crew had lashed too much sail to it."
-    elsewhere = "The mast was of old pine from the north."
-    question = "Why did the mast break?"
-    cosines = {event: 0.8, cause: 0.4, elsewhere: 0.45}
-    found = (passage(f"{cause} {event}"), passage(f"{elsewhere} Gulls cried.", 900))
-    assert quoted(Scripted(question, cosines), question, *found, explains=True) == [
-        event, cause, elsewhere,
-    ]  # fmt: skip
-    assert quoted(Scripted(question, cosines), question, *found) == [event, elsewhere, cause]

@@ -15,12 +15,10 @@ question, each read with its neighbours, quoted and numbered as their sources.
   first;
 - a question that names a person only as someone's ("Who is Victor's friend?") is not about that
   person: it gets no introduction and may quote anyone;
-- a question that asks why or how (``explains``, told by the caller) ranks the sentences next to
-  the one that answers best higher: the event with what led to it and what followed;
 - a sentence whose subject (its first name) is another person than the one asked about is never
   quoted ("Who is Miss Bingley?" quotes no sentence about Mr Bingley or Mr Darcy);
 - no sentence twice, and at most ``MAX_QUOTES``; the embedder reads at most ``SHORTLIST``
-  sentences, ``WINDOWED`` windows and two neighbours a turn, in two calls;
+  sentences and ``WINDOWED`` windows a turn, in two calls;
 - when no sentence comes close enough, the answer says so: "Nothing up to Chapter 5 answers
   this."
 
@@ -59,7 +57,6 @@ EXCLAMATION_PENALTY = 0.1  # ...and so does one that exclaims ("Sweet and belove
 CONTENT_WORDS = 4  # words of content under which a sentence says little...
 FRAGMENT_PENALTY = 0.2  # ...and is ranked lower by up to this much (none: the whole of it)
 NAME_BONUS = 0.05  # a sentence naming the person asked about tells more about them
-AROUND_BONUS = 0.1  # a sentence next to the one that answers a "why" or "how" best
 INTRO_REACH = 2  # sentences either side of a person's first mention that may introduce them
 SUBJECT_WORDS = 3  # "Mr. Lacey was", "Poor Miss Lacey sneered"
 _THROUGH = re.compile(r"^through (?P<where>.+?)(?: \(.*\))?$")
@@ -115,13 +112,12 @@ def best_quotes(
     passages: Sequence[Passage],
     about: Person | None = None,
     *,
-    explains: bool = False,
     said: str = "",
 ) -> list[Quote]:
     """The sentences that answer ``question`` best, first the one that answers (see the module
     docstring), above the embedder's relevance floor, none whose subject is someone else.
     ``about``: the person the question names (their first appearance among the passages);
-    ``explains``: the question asks why or how; ``said``: the answer before, whose quotes come
+    ``said``: the answer before, whose quotes come
     after new ones (a follow-up wants more than the same sentences again)."""
     subject = None if about is None or _possessive(question, about) else about
     pool = [*passages, *([about.first] if about else [])]
@@ -131,7 +127,7 @@ def best_quotes(
         return []
     intro = _introduction(candidates, subject, question)
     shortlist = _shortlist(question, candidates, intro)
-    scores, gates = _scores(embedder, question, shortlist, candidates, explains=explains)
+    scores, gates = _scores(embedder, question, shortlist)
     floor = embedder.relevance_floor
     kept = [c for c in shortlist if gates[c] > floor or c is intro]
     if subject is not None:  # the most telling about them: the sentences that name them first
@@ -146,38 +142,21 @@ def best_quotes(
 
 
 def _scores(
-    embedder: Embedder,
-    question: str,
-    shortlist: Sequence[_Candidate],
-    candidates: Sequence[_Candidate],
-    *,
-    explains: bool,
+    embedder: Embedder, question: str, shortlist: Sequence[_Candidate]
 ) -> tuple[dict[_Candidate, float], dict[_Candidate, float]]:
     """Each shortlisted sentence's score (its closeness to the question less its penalty; for
     the ``WINDOWED`` best, mixed with that of its window) and its gate (the better of its own
-    score and the mixed one: the floor is the embedder's for a sentence). With ``explains``, the
-    sentences next to the best are read too and rank higher. Two calls to the embedder."""
+    score and the mixed one: the floor is the embedder's for a sentence). Two calls to the
+    embedder."""
     own = _closeness(embedder, question, [c.text for c in shortlist])
     scores = {c: o - _penalty(c.sentence) for c, o in zip(shortlist, own, strict=True)}
     leading = sorted(shortlist, key=lambda c: -scores[c])[:WINDOWED]
-    near = _neighbours(leading[0], candidates) if explains else []
-    near = [c for c in near if c not in scores]
-    place = _closeness(embedder, question, [*(c.window for c in leading), *(c.text for c in near)])
+    place = _closeness(embedder, question, [c.window for c in leading])
     gates = dict(scores)
-    for c, w in zip(leading, place[: len(leading)], strict=True):  # the best few, in place
+    for c, w in zip(leading, place, strict=True):  # the best few, in place
         scores[c] = (1 - CONTEXT_WEIGHT) * scores[c] + CONTEXT_WEIGHT * (w - _penalty(c.sentence))
         gates[c] = max(gates[c], scores[c])
-    for c, o in zip(near, place[len(leading) :], strict=True):
-        scores[c] = gates[c] = o - _penalty(c.sentence)
-    for c in _neighbours(max(scores, key=lambda c: scores[c]), candidates) if explains else ():
-        if c in scores:  # the event's place: what led to it and what followed
-            scores[c] += AROUND_BONUS
     return scores, gates
-
-
-def _neighbours(c: _Candidate, candidates: Sequence[_Candidate]) -> list[_Candidate]:
-    """The candidates just before and after ``c`` in its passage."""
-    return [n for n in candidates if n.passage is c.passage and abs(n.index - c.index) == 1]
 
 
 def compose(quotes: Sequence[Quote], where: str) -> str:

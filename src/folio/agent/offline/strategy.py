@@ -75,7 +75,6 @@ SAME_SUBJECT = 2  # passages of a search holding a new name for it to be the sam
 LATER_REPLY = "Nothing {where} answers this, and I cannot look past where you have read."
 _DELTA = re.compile(r"\S+\s*|\s+")
 _NUMBER = re.compile(r"\b\d+\b")
-_REFERS_BACK = re.compile(r"\b(?:he|him|his|she|her|hers|they|them|their)\b", re.IGNORECASE)
 REPLIES = {
     GREETING: "Hello! Ask me about the book: characters, events, places. I will quote the pages.",
     GOODBYE: "Goodbye, and happy reading!",
@@ -147,9 +146,8 @@ class OfflineStrategy:
         if misquoted is None and later:  # nothing quoted: a quote would read as a hint
             answer = LATER_REPLY.format(where=where)
             return _outcome(answer, calls, queries, on_text, "later", messages)
-        asked = question if query == question else ranked_by(question, earlier)
         said = next((m.content for m in reversed(head) if m.role is PromptRole.ASSISTANT), "")
-        answer = self._answer(asked, found, about, said)
+        answer = self._answer(question, found, about, said)
         if misquoted is not None:  # said first, alone on its line; the closest passages read
             # may still hold what the reader remembers in other words
             answer = misquoted if answer.startswith("Nothing") else f"{misquoted}\n{answer}"
@@ -207,20 +205,6 @@ def search_query(question: str, earlier: Sequence[str]) -> str:
             break
         kept.append(text)
     return " ".join([question, *reversed(kept)])
-
-
-def ranked_by(question: str, earlier: Sequence[str]) -> str:
-    """What the quotes are ranked against: the question, and for a follow-up that speaks of
-    someone as "he", "she" or "they" the names of the latest question that named someone (of the
-    last ``RECENT_QUESTIONS``): "What happens to him? (Henry Clerval)", so that "him" finds the
-    sentences about the one the reader means. A follow-up with no such word ("Who is
-    murdered?") is not taken to be about them."""
-    if quoted_phrases(question) or not _REFERS_BACK.search(question):
-        return question
-    named = (asked_names(q) for q in reversed(earlier[-RECENT_QUESTIONS:]))
-    latest = next((names for names in named if names), [])  # "he": the one named last
-    names = [n for n in latest if n.lower() not in question.lower()]
-    return f"{question} ({', '.join(names)})" if names else question
 
 
 def switches_topic(question: str, earlier: Sequence[str], found: Sequence[Passage]) -> bool:

@@ -101,3 +101,26 @@ def test_dialogue_inside_a_quote_is_part_of_it_not_a_source_of_its_own() -> None
 
     assert (source.char_start, source.char_end) == (0, len(text))
     assert select_citations("He said “are you always to be unhappy?”", [dialogue], book=book)
+
+
+def test_each_line_of_an_extractive_answer_is_a_source_when_one_holds_straight_dialogue() -> None:
+    """A plain-text book's dialogue keeps straight quotes: '- ""Go," he said."' paired its marks
+    with the next line's, and the sentences after it went uncited."""
+    said = '"Go away," he said to Clerval.'
+    text = f"{said} Victor left Geneva in the spring. Justine was accused of a crime."
+    book = Book(
+        "b3", "Plain", None, BookFormat.TXT, "p.txt", "h", 1, len(text),
+        (Chapter(1, "Chapter 3", 0),), (Page(1, "20", 0, len(text)),),
+    )  # fmt: skip
+    found = Passage("a", "Chapter 3", "20", "20", 0, len(text), text)
+    answer = (
+        f'From the book, up to Chapter 3:\n- "{said}" (Chapter 3, p. 20)\n'
+        '- "Victor left Geneva in the spring." (Chapter 3, p. 20)\n'
+        '- "Justine was accused of a crime." (Chapter 3, p. 20)\n\n(Offline mode: ...)'
+    )
+    sources = select_citations(answer, [found], book=book, quotes_only=True)
+    assert [s.quote for s in sources] == [
+        said,
+        "Victor left Geneva in the spring.",
+        "Justine was accused of a crime.",
+    ]

@@ -1,0 +1,3 @@
+-- KOReader's `json` (luajson) API over lua-cjson.
+local cjson = require("cjson")
+return { encode = cjson.encode, decode = cjson.decode }

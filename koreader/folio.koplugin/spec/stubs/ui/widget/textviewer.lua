@@ -1,0 +1,1 @@
+return require("ui/widget/fakewidget"):extend{ kind = "TextViewer" }

@@ -11,7 +11,10 @@ Invariants:
   story so far) are ranked once, with the same embedder, and kept with the book; a book without
   them (imported before, or interrupted) gets its recap ranked from the text read when asked;
 - a file whose bytes are already in the library, fully embedded, is refused with
-  ``IngestError(DUPLICATE)`` before any parsing.
+  ``IngestError(DUPLICATE)`` before any parsing;
+- with a file store, the book is stored with its file, byte for byte, or not at all (the file is
+  put once the book is stored; if that fails the book is removed again); adding a book's file
+  again keeps it for a book imported before files were kept.
 """
 
 from __future__ import annotations
@@ -31,10 +34,12 @@ from typing import Protocol
 import numpy as np
 
 from folio.app.chunking import TokenCounter, chunk_book
+from folio.domain.book_files import BookFileStore
 from folio.domain.books import Book, BookFormat, Chunk, ParsedBook, ReadingPosition
+from folio.domain.editions import CarriedPosition, carry_position
 from folio.domain.errors import BookError, IngestError, IngestErrorCode
 from folio.domain.lexicon import Lexicon
-from folio.domain.ports import BookRepository, Embedder, Vectors
+from folio.domain.ports import BookRepository, EditionRepository, Embedder, Vectors
 from folio.domain.series import series_fields
 from folio.domain.summary import SUMMARY_INDEX, StorySummary
 
@@ -74,6 +79,7 @@ class IngestResult:
     chunk_count: int
     timings: dict[str, float] = field(default_factory=dict)  # seconds per stage, keys = STAGES
     resumed: bool = False  # the book was stored by an earlier, interrupted import
+    carried: CarriedPosition | None = None  # a new edition: how the reading position moved
 
     @property
     def searchable_after(self) -> float:
@@ -148,6 +154,7 @@ class IngestBook:
         batch_size: chunks embedded per call (progress is reported per batch).
         on_stored: called with the new book and its file once it is stored (progress sync
             records how e-readers name the file there).
+        files: where the imported file is kept (served to e-readers over OPDS); none: not kept.
     """
 
     def __init__(
@@ -163,6 +170,7 @@ class IngestBook:
         batch_size: int = EMBED_BATCH,
         max_bytes: int = MAX_BOOK_BYTES,
         on_stored: Callable[[Book, Path], None] | None = None,
+        files: BookFileStore | None = None,
     ) -> None:
         self._parse = parse
         self._embedder = embedder
@@ -174,6 +182,7 @@ class IngestBook:
         self._batch_size = batch_size
         self._max_bytes = max_bytes
         self._on_stored = on_stored
+        self._files = files
 
     def execute(
         self,
@@ -229,6 +238,7 @@ class IngestBook:
         with _timed(timings, "store"):
             report.stage("store", 1)
             self._books.add(book, parsed.text, chunks, lexicon=lexicon)
+            self._keep_file(book, path)
             if self._on_stored is not None:
                 self._on_stored(book, path)
             report.advance(1)
@@ -240,7 +250,10 @@ class IngestBook:
 
     def _resume(self, path: Path, existing: Book, report: IngestProgress) -> IngestResult:
         """The file is in the library already: finish its vectors if an import was interrupted,
-        else refuse it as a duplicate."""
+        else refuse it as a duplicate. Either way its file is kept (a book imported before files
+        were kept gets it)."""
+        if self._files is not None:
+            self._files.put(existing.content_hash, path)
         pending = self._books.chunks_without_vectors(existing.id)
         if not pending:
             raise IngestError(
@@ -256,6 +269,64 @@ class IngestBook:
                 text = self._books.get_text(existing.id, 0, existing.char_count)
                 self._summarise(existing, text, report)
         return IngestResult(book=existing, chunk_count=len(pending), timings=timings, resumed=True)
+
+    def _keep_file(self, book: Book, path: Path) -> None:
+        if self._files is None:
+            return
+        try:
+            self._files.put(book.content_hash, path)
+        except BaseException:
+            self._books.delete(book.id)  # stored with its file or not at all
+            raise
+
+    def reingest(
+        self, book: Book, path: Path, *, progress: IngestProgress | None = None
+    ) -> IngestResult:
+        """``path`` is a new edition of the stored ``book`` (its file changed in Calibre, say):
+        parsed, chunked and stored in its place (same id, title, author and series: its
+        conversations, identifiers and owner stay), its reading position carried over
+        (``folio.domain.editions``), then embedded and summarised again. Raises ``IngestError``
+        as ``execute`` does (``DUPLICATE`` when the file is another book of the library's);
+        nothing changes when parsing or chunking fails."""
+        report = progress or _NoProgress()
+        timings: dict[str, float] = {}
+        check_book_file(path, max_bytes=self._max_bytes)
+        content_hash = file_hash(path)
+        with _timed(timings, "parse"):
+            report.stage("parse", None)
+            parsed, fmt = self._parse(path)
+        fresh = self._book(path, parsed, fmt, content_hash, title=book.title, author=book.author)
+        new = replace(fresh, id=book.id, created_at=book.created_at, series=book.series,
+                      series_index=book.series_index)  # fmt: skip
+        carried = carry_position(book, self._books.get_text(book.id), new, parsed.text)
+        new = new.with_position(carried.position)
+        with _timed(timings, "chunk"):
+            report.stage("chunk", None)
+            chunks = chunk_book(
+                new.id, parsed, count_tokens=self._count_tokens, max_tokens=self._max_tokens
+            )
+        if not chunks:
+            raise IngestError(
+                f"{path.name} contains no readable text", code=IngestErrorCode.EMPTY, path=str(path)
+            )
+        with _timed(timings, "store"):
+            report.stage("store", 1)
+            self._editions().replace_text(new, parsed.text, chunks, lexicon=Lexicon.of(parsed.text))
+            if self._on_stored is not None:
+                self._on_stored(new, path)
+            report.advance(1)
+        with _timed(timings, "embed"):
+            self._embed(new.id, chunks, report)
+        with _timed(timings, "summarise"):
+            self._summarise(new, parsed.text, report)
+        return IngestResult(new, len(chunks), timings, carried=carried)
+
+    def _editions(self) -> EditionRepository:
+        if not isinstance(self._books, EditionRepository):
+            raise IngestError(
+                "This library cannot take a new edition of a book", code=IngestErrorCode.UNSUPPORTED
+            )
+        return self._books
 
     def _book(
         self,

@@ -89,6 +89,7 @@ class Container(
     _ADAPTERS = (
         "database",
         "_library_store",
+        "book_files",
         "embedder",
         "searcher",
         "conversation_uow",

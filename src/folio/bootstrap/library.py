@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from folio.app.search import SearchBook
     from folio.app.sync import ProgressSync
     from folio.config import Settings
+    from folio.domain.book_files import BookFileStore
     from folio.domain.ports import BookRepository, ChunkIndex, Embedder, ImportJobRepository
 
 
@@ -50,7 +51,36 @@ class LibraryWiring:
 
     @property
     def books(self) -> BookRepository:
-        return self._library_store  # type: ignore[no-any-return]
+        return self._books_keeping_files
+
+    @cached_property
+    def _books_keeping_files(self) -> BookRepository:
+        from folio.app.book_files import BooksKeepingFiles
+
+        return BooksKeepingFiles(self._library_store, self.book_files)
+
+    @cached_property
+    def book_files(self) -> BookFileStore:
+        """The imported files (OPDS serves them): in the PostgreSQL database of a shared library,
+        else in ``home/book-files``; in memory beside a library given as an in-memory store. A
+        file stays while any book of the library (any user's) has its content."""
+        store = self._library_store
+        bound = self.settings.max_book_bytes
+
+        def in_use(content_hash: str) -> bool:
+            return store.find_by_hash(content_hash) is not None
+
+        if not self._syncs_books:
+            from folio.adapters.storage.memory.book_files import InMemoryBookFiles
+
+            return InMemoryBookFiles(in_use=in_use, max_bytes=bound)
+        if (pg := self._pg) is not None:
+            from folio.adapters.storage.postgres.book_files import PostgresBookFiles
+
+            return PostgresBookFiles(pg, max_bytes=bound)
+        from folio.adapters.storage.sqlite.book_files import DirectoryBookFiles
+
+        return DirectoryBookFiles(self.settings.home / "book-files", in_use=in_use, max_bytes=bound)
 
     @property
     def chunk_index(self) -> ChunkIndex:
@@ -98,6 +128,7 @@ class LibraryWiring:
             count_tokens=count_tokens,
             max_tokens=max_tokens,
             new_id=(lambda: book_id) if book_id else (lambda: uuid.uuid4().hex),
+            files=self.book_files,
             on_stored=functools.partial(
                 self.progress_sync.book_added, getattr(books, "user_id", LOCAL_USER_ID)
             )

@@ -76,3 +76,17 @@ def test_a_question_about_later_events_gets_one_plain_sentence(
         "Nothing up to Chapter 5 answers this, and I cannot look past where you have read."
     )
     assert last.citations == ()
+
+
+def test_a_follow_up_naming_no_one_is_answered_about_the_subject_before(
+    library: Library,  # noqa: F811
+    chapter_5: Book,
+) -> None:
+    """The demo's second turn: "What happens to him?" names no one, so its sentences are ranked
+    with the question before it; it quotes Clerval, not "Nothing up to Chapter 5 answers this"."""
+    played = play(library, ["Who is Henry Clerval?", "What happens to him?"])
+    last = played[-1].result
+    quotes = quoted(last.answer)
+    assert quotes, last.answer
+    assert any("Clerval" in q or "Henry" in q for q in quotes), last.answer
+    assert_turn_properties(library, played, chapter_5.position.char_offset)

@@ -152,8 +152,10 @@ def test_resolve_an_ambiguous_prefix_lists_the_candidates(convs: Conversations) 
     a, b = convs.create("book-1"), convs.create("book-1")
     with pytest.raises(ConversationError) as e:
         convs.resolve("a")
-    assert e.value.code == ConversationErrorCode.INVALID_INPUT
+    assert e.value.code == ConversationErrorCode.AMBIGUOUS
     assert a.id in e.value.message and b.id in e.value.message
+    assert "starts the ids of 2 conversations" in e.value.message
+    assert "give at least 2 characters" in e.value.message  # aa0000 / ab0001
     assert sorted(e.value.details["candidates"]) == [a.id, b.id]  # type: ignore[type-var]
 
 

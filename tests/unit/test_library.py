@@ -88,6 +88,33 @@ def test_an_unknown_reference_suggests_close_titles() -> None:
     assert empty.value.code == BookErrorCode.NOT_FOUND
 
 
+@pytest.mark.parametrize(
+    ("ref", "expected"),
+    [("a1b2c3d4-0000", "a1b2c3d4-0000"), ("a1b", "a1b2c3d4-0000"), (" E5E5 ", "e5e5e5e5-0000")],
+)
+def test_full_id_takes_an_id_or_a_unique_prefix(ref: str, expected: str) -> None:
+    library, _ = _library(*SHELF)
+    assert library.full_id(ref) == expected
+
+
+def test_full_id_of_a_prefix_of_several_ids_says_how_many_and_how_much_to_give() -> None:
+    library, _ = _library(*SHELF)
+    with pytest.raises(BookError) as info:
+        library.full_id("a1")
+    assert info.value.code == BookErrorCode.AMBIGUOUS
+    assert "starts the ids of 2 books" in info.value.message
+    assert "give at least 3 characters" in info.value.message
+    assert set(info.value.details["candidates"]) == {"a1b2c3d4-0000", "a1ffffff-0000"}
+
+
+@pytest.mark.parametrize("ref", ["Emma", "b", "", "a1b2c3d4-0000x"])
+def test_full_id_matches_ids_only(ref: str) -> None:
+    library, _ = _library(*SHELF)
+    with pytest.raises(BookError) as info:
+        library.full_id(ref)
+    assert info.value.code == BookErrorCode.NOT_FOUND
+
+
 def test_list_books_is_by_title() -> None:
     library, _ = _library(*SHELF)
     assert [b.title for b in library.list_books()][:2] == ["Emma", "Emma: A Sequel"]

@@ -20,6 +20,7 @@ from folio.app.conversation_export import (
     render_markdown,
     to_export,
 )
+from folio.app.ids import ambiguous_prefix, ids_starting
 from folio.app.writes import write
 from folio.domain.books import Book
 from folio.domain.conversations import (
@@ -177,7 +178,8 @@ class Conversations:
             return uow.conversations.get(conversation_id)
 
     def resolve(self, ref: str) -> Conversation:
-        """A conversation by full id or unique id prefix."""
+        """A conversation by full id or unique id prefix (``ConversationError``: ``NOT_FOUND``,
+        or ``AMBIGUOUS`` naming the candidates and how many characters tell them apart)."""
         ref = ref.strip()
         with self._uow(read_only=True) as uow:
             try:
@@ -185,21 +187,23 @@ class Conversations:
             except ConversationError as e:
                 if e.code != ConversationErrorCode.NOT_FOUND:
                     raise
-            matches = [c for c in uow.conversations.list_all() if ref and c.id.startswith(ref)]
+            everyone = {c.id: c for c in uow.conversations.list_all()} if ref else {}
+        matches = [everyone[i] for i in ids_starting(ref, everyone)]
         if len(matches) == 1:
             return matches[0]
         if not matches:
             raise ConversationError(
                 f"No conversation {ref!r}", code=ConversationErrorCode.NOT_FOUND, ref=ref
             )
+        ids = [c.id for c in matches]
         shown = ", ".join(f"{c.id[:12]} ({c.title})" for c in matches[:_MAX_CANDIDATES])
         more = (
             f" and {len(matches) - _MAX_CANDIDATES} more" if len(matches) > _MAX_CANDIDATES else ""
         )
         raise ConversationError(
-            f"{ref!r} matches {len(matches)} conversations: {shown}{more}; give more of the id",
-            code=ConversationErrorCode.INVALID_INPUT,
-            candidates=[c.id for c in matches],
+            f"{ambiguous_prefix(ref, 'conversation', ids)}: {shown}{more}",
+            code=ConversationErrorCode.AMBIGUOUS,
+            candidates=ids,
         )
 
     def rename(self, conversation_id: str, title: str) -> Conversation:

@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from folio.app.ids import ambiguous_prefix, ids_starting
 from folio.domain.books import Book, ReadingPosition, reader_names
 from folio.domain.errors import BookError, BookErrorCode
 from folio.domain.series import series_fields
@@ -81,6 +82,31 @@ class Library:
             if len(found) > 1:
                 raise _ambiguous(wanted, found)
         raise _not_found(wanted, books)
+
+    def full_id(self, ref: str) -> str:
+        """The id of the one book whose id is ``ref`` or starts with it (the short ids folio
+        prints); names and titles are not matched.
+
+        Raises:
+            BookError: ``NOT_FOUND``, or ``AMBIGUOUS`` saying how many characters tell the
+            matching ids apart.
+        """
+        wanted = ref.strip()
+        try:
+            return self._books.get(wanted).id
+        except BookError as e:
+            if not e.is_not_found:
+                raise
+        found = ids_starting(wanted, (b.id for b in self._books.list()))
+        if len(found) == 1:
+            return found[0]
+        if found:
+            raise BookError(
+                ambiguous_prefix(wanted, "book", found),
+                code=BookErrorCode.AMBIGUOUS,
+                candidates=found,
+            )
+        raise BookError(f"No book with the id {wanted!r}", code=BookErrorCode.NOT_FOUND)
 
     def window(self, book: Book) -> ReadingWindow:
         """What the reader has read of ``book``: up to its position, with the earlier volumes of

@@ -111,6 +111,7 @@ class ConversationErrorCode(StrEnum):
     INVALID_STATE = "INVALID_STATE"
     CONFLICT = "CONFLICT"
     INVALID_INPUT = "INVALID_INPUT"
+    AMBIGUOUS = "AMBIGUOUS"  # an id prefix that starts several conversations' ids
 
 
 class ConversationError(FolioError):

@@ -8,6 +8,10 @@ a route declares ``container: ContainerDep, user: UserDep`` and gets them.
   (``serve`` then binds loopback only) until a user is added; a server that has seen users, or
   runs with ``require_tokens``, requires a bearer token for good (removing the last user never
   opens it).
+- ``BookIdDep``, ``ConversationIdDep``: the full id of the caller's book or conversation that the
+  path's ``{book_id}`` / ``{conversation_id}`` names by its id or a unique prefix (the short ids
+  the CLI prints): 404 when none matches, 409 when several do. Ids in bodies and queries go
+  through the same ``get_book_id`` / ``get_conversation_id``.
 - ``TurnSlotsDep``: the per-user count of concurrent turns (``max_concurrent_turns``, 429 over it).
 """
 
@@ -62,6 +66,23 @@ def get_scope(caller: UserDep, container: ContainerDep) -> UserScope:
 
 # The caller's use cases: only their books and conversations exist for them.
 ScopeDep = Annotated[UserScope, Depends(get_scope)]
+
+
+def get_book_id(book_id: str, scope: ScopeDep) -> str:
+    """The full id of the caller's book that ``{book_id}`` names: the id or a unique prefix of
+    it, as ``folio books`` prints it (404 for none, 409 for several)."""
+    return scope.library.full_id(book_id)
+
+
+def get_conversation_id(conversation_id: str, scope: ScopeDep) -> str:
+    """The full id of the caller's conversation that ``{conversation_id}`` names: the id or a
+    unique prefix of it (404 for none, 409 for several)."""
+    return scope.conversations.resolve(conversation_id).id
+
+
+# A path's ``{book_id}`` / ``{conversation_id}`` as a full id of the caller's.
+BookIdDep = Annotated[str, Depends(get_book_id)]
+ConversationIdDep = Annotated[str, Depends(get_conversation_id)]
 
 
 class TurnSlots:

@@ -65,6 +65,8 @@ _INGEST_STATUS = {
     IngestErrorCode.INVALID_POSITION: 422,
 }
 
+_CONVERSATION_409 = (ConversationErrorCode.CONFLICT, ConversationErrorCode.AMBIGUOUS)
+
 
 def status_for(error: FolioError) -> int:
     """The HTTP status of a domain error (the one mapping)."""
@@ -80,7 +82,7 @@ def status_for(error: FolioError) -> int:
         return 503
     if error.is_not_found:
         return 404
-    if isinstance(error, ConversationError) and error.code is ConversationErrorCode.CONFLICT:
+    if isinstance(error, ConversationError) and error.code in _CONVERSATION_409:
         return 409
     if isinstance(error, BookError) and error.code is BookErrorCode.AMBIGUOUS:
         return 409

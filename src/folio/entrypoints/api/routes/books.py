@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from folio.domain.books import MAX_POSITION_TEXT_CHARS
 from folio.domain.series import MAX_SERIES_CHARS, MAX_SERIES_INDEX
-from folio.entrypoints.api.deps import ScopeDep
+from folio.entrypoints.api.deps import BookIdDep, ScopeDep, get_book_id
 from folio.entrypoints.api.errors import ApiError
 from folio.entrypoints.api.schemas import PassageText, SearchResults, UploadAccepted, errors_for
 from folio.entrypoints.serialize import book_detail, book_summary, hit_dict, job_dict
@@ -101,8 +101,8 @@ def list_books(scope: ScopeDep) -> list[dict[str, Any]]:
     return [book_summary(b) for b in scope.library.list_books()]
 
 
-@router.get("/{book_id}", response_model=BookDetail, responses=errors_for(401, 404, 422, 503))
-def get_book(book_id: str, scope: ScopeDep, all_chapters: bool = False) -> dict[str, Any]:
+@router.get("/{book_id}", response_model=BookDetail, responses=errors_for(401, 404, 409, 422, 503))
+def get_book(book_id: BookIdDep, scope: ScopeDep, all_chapters: bool = False) -> dict[str, Any]:
     """The book with its chapters; unread chapters' titles are withheld unless ``all_chapters``."""
     return book_detail(scope.library.get(book_id), reveal_unread=all_chapters)
 
@@ -124,7 +124,7 @@ class BookPatch(BaseModel):
     response_model=BookDetail,
     responses=errors_for(400, 401, 404, 409, 413, 422, 503),
 )
-def edit_book(book_id: str, body: BookPatch, scope: ScopeDep) -> dict[str, Any]:
+def edit_book(book_id: BookIdDep, body: BookPatch, scope: ScopeDep) -> dict[str, Any]:
     book = scope.library.edit(
         book_id,
         title=body.title,
@@ -135,8 +135,8 @@ def edit_book(book_id: str, body: BookPatch, scope: ScopeDep) -> dict[str, Any]:
     return book_detail(book)
 
 
-@router.delete("/{book_id}", status_code=204, responses=errors_for(401, 404, 422, 503))
-def delete_book(book_id: str, scope: ScopeDep) -> Response:
+@router.delete("/{book_id}", status_code=204, responses=errors_for(401, 404, 409, 422, 503))
+def delete_book(book_id: BookIdDep, scope: ScopeDep) -> Response:
     scope.library.remove(book_id)
     return Response(status_code=204)
 
@@ -146,7 +146,7 @@ def delete_book(book_id: str, scope: ScopeDep) -> Response:
     response_model=BookDetail,
     responses=errors_for(400, 401, 404, 409, 413, 422, 503),
 )
-def set_position(book_id: str, body: PositionIn, scope: ScopeDep) -> dict[str, Any]:
+def set_position(book_id: BookIdDep, body: PositionIn, scope: ScopeDep) -> dict[str, Any]:
     book = scope.library.set_position(
         book_id,
         page=None if body.page is None else str(body.page),
@@ -160,10 +160,12 @@ def set_position(book_id: str, body: PositionIn, scope: ScopeDep) -> dict[str, A
 
 
 @router.get(
-    "/{book_id}/text", response_model=PassageText, responses=errors_for(400, 401, 404, 422, 503)
+    "/{book_id}/text",
+    response_model=PassageText,
+    responses=errors_for(400, 401, 404, 409, 422, 503),
 )
 def read_text(
-    book_id: str,
+    book_id: BookIdDep,
     scope: ScopeDep,
     start: Annotated[int, Query(ge=0)],
     end: Annotated[int, Query(ge=1)],
@@ -173,6 +175,7 @@ def read_text(
     widened for context), cut by its reading window; 400 for a range past the position.
     ``volume``: a citation's ``book_id``, an earlier volume of the book's series (400 for any
     other book)."""
+    volume = None if volume is None else get_book_id(volume, scope)
     p = scope.library.read(book_id, start, end, volume_id=volume)
     return {
         "book_id": volume or book_id,
@@ -190,10 +193,10 @@ def read_text(
 @router.get(
     "/{book_id}/search",
     response_model=SearchResults,
-    responses=errors_for(400, 401, 404, 422, 503),
+    responses=errors_for(400, 401, 404, 409, 422, 503),
 )
 async def search_book(
-    book_id: str,
+    book_id: BookIdDep,
     scope: ScopeDep,
     q: Annotated[str, Query(min_length=1, max_length=1000)],
     k: Annotated[int, Query(ge=1, le=50)] = 5,

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from folio.app.chat import ChatWithBook
 from folio.bootstrap import Container
-from folio.entrypoints.api.deps import ScopeDep
+from folio.entrypoints.api.deps import ConversationIdDep, ScopeDep, get_book_id
 from folio.entrypoints.api.errors import ApiError
 from folio.entrypoints.api.schemas import SSE, errors_for, turn_events
 from folio.entrypoints.api.streaming import sse_frames
@@ -61,7 +61,7 @@ class ChatIn(MessageIn):
     responses=TURN_RESPONSES,
 )
 async def post_message(
-    conversation_id: str,
+    conversation_id: ConversationIdDep,
     body: MessageIn,
     scope: ScopeDep,
     turn: TurnStreamDep,
@@ -91,11 +91,11 @@ async def chat(
     text = checked_message(body.message, scope.container)
 
     def prepare() -> Runner:
-        book = scope.books.get(body.book_id)
+        book = scope.books.get(get_book_id(body.book_id, scope))
         if body.session_id is None:
             use_case, conversation_id = scope.stateless_chat(book.id)
             return _runner(use_case, conversation_id, text)
-        conversation = scope.conversations.find(body.session_id)
+        conversation = scope.conversations.resolve(body.session_id)
         if conversation.book_id != book.id:
             raise ApiError(
                 404, "NOT_FOUND", f"No conversation {body.session_id!r} about book {book.id!r}"

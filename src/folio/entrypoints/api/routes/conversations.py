@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from folio.app.conversation_export import ConversationExport
 from folio.domain.llm import PromptRole
-from folio.entrypoints.api.deps import ScopeDep
+from folio.entrypoints.api.deps import ConversationIdDep, ScopeDep, get_book_id
 from folio.entrypoints.api.errors import ApiError
 from folio.entrypoints.api.schemas import ConversationPage, errors_for, text_body
 from folio.entrypoints.serialize import conversation_dict, message_dict, turn_meta_dict
@@ -35,13 +35,14 @@ class RenameIn(BaseModel):
     "",
     status_code=201,
     response_model=NewConversationView,
-    responses=errors_for(400, 401, 404, 413, 422, 503),
+    responses=errors_for(400, 401, 404, 409, 413, 422, 503),
 )
 def create_conversation(body: ConversationIn, scope: ScopeDep) -> dict[str, Any]:
-    return conversation_dict(scope.conversations.create(body.book_id, body.title), turns=0)
+    book_id = get_book_id(body.book_id, scope)
+    return conversation_dict(scope.conversations.create(book_id, body.title), turns=0)
 
 
-@router.get("", response_model=ConversationPage, responses=errors_for(401, 404, 422, 503))
+@router.get("", response_model=ConversationPage, responses=errors_for(401, 404, 409, 422, 503))
 def list_conversations(
     scope: ScopeDep,
     book_id: Annotated[str | None, Query(max_length=200)] = None,
@@ -50,7 +51,7 @@ def list_conversations(
 ) -> dict[str, Any]:
     """Newest activity first; ``limit``/``offset`` page through them."""
     if book_id is not None:
-        scope.books.get(book_id)  # 404 for an unknown book
+        book_id = get_book_id(book_id, scope)  # 404 for an unknown book
     summaries = scope.conversations.summaries(book_id)
     page = summaries[offset : offset + limit]
     return {
@@ -67,10 +68,10 @@ def list_conversations(
 @router.get(
     "/{conversation_id}",
     response_model=ConversationDetailView,
-    responses=errors_for(401, 404, 422, 503),
+    responses=errors_for(401, 404, 409, 422, 503),
 )
 def get_conversation(
-    conversation_id: str, scope: ScopeDep, verbose: bool = False
+    conversation_id: ConversationIdDep, scope: ScopeDep, verbose: bool = False
 ) -> dict[str, Any]:
     """The conversation with its messages and per-turn metadata; tool calls and tool results
     only with ``verbose``."""
@@ -92,14 +93,16 @@ def get_conversation(
 @router.patch(
     "/{conversation_id}",
     response_model=ConversationView,
-    responses=errors_for(400, 401, 404, 413, 422, 503),
+    responses=errors_for(400, 401, 404, 409, 413, 422, 503),
 )
-def rename_conversation(conversation_id: str, body: RenameIn, scope: ScopeDep) -> dict[str, Any]:
+def rename_conversation(
+    conversation_id: ConversationIdDep, body: RenameIn, scope: ScopeDep
+) -> dict[str, Any]:
     return conversation_dict(scope.conversations.rename(conversation_id, body.title))
 
 
-@router.delete("/{conversation_id}", status_code=204, responses=errors_for(401, 404, 422, 503))
-def delete_conversation(conversation_id: str, scope: ScopeDep) -> Response:
+@router.delete("/{conversation_id}", status_code=204, responses=errors_for(401, 404, 409, 422, 503))
+def delete_conversation(conversation_id: ConversationIdDep, scope: ScopeDep) -> Response:
     scope.conversations.delete(conversation_id)
     return Response(status_code=204)
 
@@ -113,11 +116,11 @@ def delete_conversation(conversation_id: str, scope: ScopeDep) -> Response:
             "description": "``md`` (default): Markdown for people; ``json``: everything, to import",
             "content": {"text/markdown": text_body("The conversation in Markdown")},
         },
-        **errors_for(401, 404, 422, 503),
+        **errors_for(401, 404, 409, 422, 503),
     },
 )
 def export_conversation(
-    conversation_id: str,
+    conversation_id: ConversationIdDep,
     scope: ScopeDep,
     format: Literal["md", "json"] = "md",
 ) -> PlainTextResponse | dict[str, Any]:

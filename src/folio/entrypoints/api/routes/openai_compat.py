@@ -7,9 +7,10 @@
   it: an id prefix or a title). Stateless by default: the request's messages are the history, the
   way chat UIs send them (every earlier user/assistant pair feeds folio's follow-up handling), the
   last user message is the question, and nothing is stored. With the top-level extension field
-  ``folio_conversation_id`` the turn is a stored turn of that folio conversation (its stored
-  history is used; the request's earlier messages are not). The client's system messages are
-  ignored: folio's own prompt holds the reading position and the no-spoiler rules.
+  ``folio_conversation_id`` (an id or a unique prefix of one) the turn is a stored turn of that
+  folio conversation (its stored history is used; the request's earlier messages are not). The
+  client's system messages are ignored: folio's own prompt holds the reading position and the
+  no-spoiler rules.
 - ``stream: true`` sends ``chat.completion.chunk`` frames (a role chunk, content deltas, the final
   chunk with ``finish_reason`` and the ``folio`` extra field, a usage chunk when
   ``stream_options.include_usage``) and ends with ``data: [DONE]``.
@@ -38,7 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from folio.app.chat import AnswerDelta, TurnResult
 from folio.bootstrap import UserScope
-from folio.domain.books import Book, no_position_notice, places_line
+from folio.domain.books import Book, no_position_notice, numbered_places
 from folio.domain.errors import FolioError
 from folio.entrypoints.api.deps import ScopeDep
 from folio.entrypoints.api.errors import ApiError, openai_error_body, status_for
@@ -157,7 +158,7 @@ async def chat_completions(
         if body.folio_conversation_id is None:
             chat, conversation_id = scope.stateless_chat(book.id, history=history)
         else:
-            conversation = scope.conversations.find(body.folio_conversation_id)
+            conversation = scope.conversations.resolve(body.folio_conversation_id)
             if conversation.book_id != book.id:
                 raise ApiError(
                     404,
@@ -257,20 +258,18 @@ class Completion:
 
 
 def sources_suffix(result: TurnResult) -> str:
-    """The ``Sources:`` line the answer text ends with, unless the answer cites its pages; then,
-    for a book whose reader never said how far they have read, one line saying so."""
+    """The ``Sources: [1] ...; [2] ...`` line the answer text ends with: each source once, with
+    the number it has on every surface (``folio.citations[n - 1]``), two sources on one page
+    included; then, for a book whose reader never said how far they have read, one line saying
+    so."""
     notice = "" if result.position_set else f"\n\n{NO_POSITION_LINE}"
-    if not result.citations or all(_cites(result.answer, c.page_start) for c in result.citations):
+    if not result.citations:
         return notice
-    return f"\n\nSources: {places_line(result.citations)}{notice}"
+    return f"\n\nSources: {numbered_places(result.citations)}{notice}"
 
 
 def answer_text(result: TurnResult) -> str:
     return result.answer + sources_suffix(result)
-
-
-def _cites(answer: str, page: str) -> bool:
-    return re.search(rf"\bpp?\. ?{re.escape(page)}\b", answer) is not None
 
 
 def _usage(result: TurnResult) -> dict[str, int]:

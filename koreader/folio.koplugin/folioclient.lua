@@ -116,8 +116,9 @@ local KIND_BY_STATUS = {
     [429] = "rate_limited",
 }
 
---- Maps an HTTP answer other than 200 to an error table.
-local function httpError(code, headers, body)
+--- Maps an HTTP answer other than 200 to an error table. A 404 of a request that named a
+-- conversation is that conversation gone, unless folio says it is the book it does not know.
+local function httpError(code, headers, body, named_conversation)
     local err = { kind = KIND_BY_STATUS[code] or "server", status = code }
     local payload = decode(body)
     local detail = payload and payload.error
@@ -132,7 +133,7 @@ local function httpError(code, headers, body)
     if code == 404 and not payload then
         -- No JSON: the server answered, but it is not a folio that has these routes.
         err.kind = "no_route"
-    elseif code == 404 and type(err.code) == "string" and err.code:lower():find("conversation", 1, true) then
+    elseif code == 404 and named_conversation and err.code ~= "BOOK_NOT_FOUND" then
         err.kind = "conversation_gone"
     end
     if code == 429 then
@@ -184,7 +185,7 @@ function FolioClient:post(path, fields, timeouts)
     local text = table.concat(sink)
     if code ~= 200 then
         logger.dbg("FolioClient: HTTP", code, text)
-        return false, httpError(code, headers, text)
+        return false, httpError(code, headers, text, fields.conversation_id ~= nil)
     end
     local payload = decode(text)
     if not payload then

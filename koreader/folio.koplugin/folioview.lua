@@ -41,6 +41,7 @@ function FolioView.plainText(markdown)
         line = line:gsub("%[([^%]]+)%]%(([^)]*)%)", "%1")
         line = line:gsub("%*%*(.-)%*%*", "%1"):gsub("__(.-)__", "%1")
         line = line:gsub("%*(%S[^*]-)%*", "%1")
+        line = line:gsub("%f[%w_]_([^_]-[^_%s])_%f[^%w_]", "%1")
         line = line:gsub("`([^`]*)`", "%1")
         table.insert(lines, line)
     end
@@ -53,17 +54,22 @@ function FolioView.place(item)
     if item and item.chapter and trim(item.chapter) ~= "" then
         table.insert(parts, trim(item.chapter))
     end
-    if item and item.page then
-        table.insert(parts, T(_("p. %1"), item.page))
+    local page = item and (item.page or item.page_label)
+    if page then
+        table.insert(parts, T(_("p. %1"), page))
     elseif item and item.pdf_page then
         table.insert(parts, T(_("p. %1"), item.pdf_page))
     end
     return table.concat(parts, ", ")
 end
 
---- "through Chapter 5, p. 45 (23%)".
+--- folio's own words for the place asked from ("through Chapter 5 (p. 45 of 205, 23%)"), else
+-- "through Chapter 5, p. 45 (23%)" from its fields.
 function FolioView.position(position)
     if type(position) ~= "table" then return nil end
+    if type(position.description) == "string" and trim(position.description) ~= "" then
+        return trim(position.description)
+    end
     local text = FolioView.place(position)
     local pct = tonumber(position.percentage)
     if pct then
@@ -187,7 +193,7 @@ function FolioView.citationRows(citations, is_paged, on_tap)
     for i, c in ipairs(type(citations) == "table" and citations or {}) do
         local target = FolioView.target(c, is_paged)
         local label = T("[%1]", c.n or i)
-        local page = c.page or c.pdf_page
+        local page = c.page or c.page_label or c.pdf_page
         if page then label = T("%1 p. %2", label, page) end
         table.insert(row, {
             text = label,

@@ -97,22 +97,24 @@ end)
 describe("FolioClient errors", function()
     before_each(require("fresh"))
 
-    local function fails(status, body, headers)
+    local function fails(status, body, headers, opts)
         local fake = FakeHttp.new()
         if type(status) == "string" then fake.fail(status) else fake.respond(status, body, headers) end
-        local ok, err = client(fake):ask(WHERE, "Q?")
+        local ok, err = client(fake):ask(WHERE, "Q?", opts)
         assert.is_false(ok)
         return err
     end
 
     it("maps folio's statuses and error bodies", function()
-        local e401 = fails(401, { error = { code = "unauthorized", message = "Unauthorized" } })
-        assert.are.same({ kind = "auth", status = 401, code = "unauthorized", message = "Unauthorized" }, e401)
-        assert.are.equal("not_found", fails(404, { error = { code = "book_not_found", message = "x" } }).kind)
+        local e401 = fails(401, { error = { code = "UNAUTHORIZED", message = "Wrong sync login" } })
+        assert.are.same({ kind = "auth", status = 401, code = "UNAUTHORIZED", message = "Wrong sync login" }, e401)
+        local unknown_book = { error = { code = "BOOK_NOT_FOUND", message = "x" } }
+        assert.are.equal("not_found", fails(404, unknown_book).kind)
+        assert.are.equal("not_found", fails(404, unknown_book, nil, { conversation_id = "c0" }).kind)
         assert.are.equal("conversation_gone",
-            fails(404, { error = { code = "conversation_not_found", message = "x" } }).kind)
-        local e422 = fails(422, { error = { code = "invalid_xpointer", message = "bad xpointer" } })
-        assert.are.same({ kind = "invalid", status = 422, code = "invalid_xpointer", message = "bad xpointer" }, e422)
+            fails(404, { error = { code = "NOT_FOUND", message = "x" } }, nil, { conversation_id = "c0" }).kind)
+        local e422 = fails(422, { error = { code = "INVALID_POSITION", message = "bad xpointer" } })
+        assert.are.same({ kind = "invalid", status = 422, code = "INVALID_POSITION", message = "bad xpointer" }, e422)
         local e429 = fails(429, { error = { code = "rate_limited", message = "slow down" } }, { ["Retry-After"] = "12" })
         assert.are.equal("rate_limited", e429.kind)
         assert.are.equal(12, e429.retry_after)

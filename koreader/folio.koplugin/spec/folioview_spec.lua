@@ -103,6 +103,19 @@ describe("FolioView", function()
         assert.is_false(rows[1][2].enabled)
     end)
 
+    it("prefers folio's own words for the position, and printed page labels", function()
+        local citations = { { n = 1, chapter = "Preface", page = nil, page_label = "xii", quote = "q", xpointer = "/a.0" } }
+        local story = FolioView.story({
+            text = "_Up to Chapter 5_\n\n**Chapter 1**\n\nVictor is born [1].",
+            citations = citations,
+            position = { description = "through Chapter 5 (p. 45 of 205, 23%)", chapter = "Chapter 5" },
+        })
+        assert.are.equal("through Chapter 5 (p. 45 of 205, 23%)\n\nUp to Chapter 5\n\nChapter 1\n\n"
+            .. "Victor is born [1].\n\nSources\n[1] Preface, p. xii\n    “q”", story.text)
+        assert.are.equal("[1] p. xii", FolioView.citationRows(citations, false, function() end)[1][1].text)
+        assert.are.equal("a snake_case_name stays", FolioView.plainText("a snake_case_name stays"))
+    end)
+
     it("says so when no one is named yet", function()
         assert.are.equal("No one named yet up to here.", FolioView.people({ people = {} }).text)
     end)

@@ -245,7 +245,7 @@ describe("folio.koplugin messages", function()
 
     it("names the file to add when folio does not know the book", function()
         local _, ui, fake = setup()
-        fake.respond(404, { error = { code = "book_not_found", message = "No book with this digest" } })
+        fake.respond(404, { error = { code = "BOOK_NOT_FOUND", message = "No book with this digest" } })
         askFromMenu(ui, "Who is Clerval?")
         assert.are.equal("This book is not in your folio library.\nAdd this book to folio: Frankenstein.epub\n"
             .. "(folio knows a book by its file, so add the same file you read here.)", message())
@@ -253,7 +253,7 @@ describe("folio.koplugin messages", function()
 
     it("says the login was refused", function()
         local _, ui, fake = setup()
-        fake.respond(401, { error = { code = "unauthorized", message = "Unauthorized" } })
+        fake.respond(401, { error = { code = "UNAUTHORIZED", message = "Wrong sync login" } })
         askFromMenu(ui, "Q?")
         assert.are.equal("folio refused the login (HTTP 401).\n"
             .. "Check the sync login or the token in Ask folio › Settings.", message())
@@ -282,7 +282,7 @@ describe("folio.koplugin messages", function()
         local _, ui, fake = setup()
         G_reader_settings:saveSetting("folio", { conversations = { [DIGEST] = "gone" } })
         local plugin = Folio:new{ ui = ui }
-        fake.respond(404, { error = { code = "conversation_not_found", message = "x" } })
+        fake.respond(404, { error = { code = "NOT_FOUND", message = "x" } })
         plugin:ask("Q?")
         assert.are.equal("gone", fake.requests[1].body.conversation_id)
         assert.truthy(message():find("That conversation no longer exists", 1, true))

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from folio.domain.books import Book, BookFormat
-from folio.domain.highlights import Highlight, HighlightKind
+from folio.domain.highlights import Highlight, HighlightKind, ImportedHighlight
 from tests.postgres_support import VECTOR_SCAN
 
 BOOK = Book("b1", "A Book", None, BookFormat.TXT, "a.txt", "hash-b1", 0, 10)
@@ -100,3 +100,29 @@ def test_a_books_highlights_go_with_it(stores: Stores) -> None:
     stores.highlights.add([H])
     stores.library.delete("b1")
     assert stores.highlights.of_book("b1", "u1") == []
+
+
+def test_only_the_owner_deletes_a_highlight(stores: Stores) -> None:
+    stores.library.add(BOOK, "x" * 100, [])
+    stores.highlights.add([H])
+    assert not stores.highlights.delete("b1", "u2", "h1")  # another user's: none such
+    assert not stores.highlights.delete("other-book", "u1", "h1")
+    assert stores.highlights.of_book("b1", "u1") == [H]
+    assert stores.highlights.delete("b1", "u1", "h1")
+    assert stores.highlights.of_book("b1", "u1") == []
+    assert not stores.highlights.delete("b1", "u1", "h1")
+
+
+def test_entries_wait_for_their_book_per_owner_once_and_in_order(stores: Stores) -> None:
+    first = ImportedHighlight("Emma", "Jane Austen", HighlightKind.HIGHLIGHT, "Emma Woodhouse",
+                              note="a note ✓", location="Location 5-6", page=1, created="today",
+                              source="Kindle", end_location=None)  # fmt: skip
+    second = replace(first, text="handsome, clever, and rich", location="Location 7")
+    assert stores.highlights.keep_pending("u1", [first, second]) == 2
+    assert stores.highlights.keep_pending("u1", [first]) == 0  # the same file again
+    assert stores.highlights.keep_pending("u2", [first]) == 1
+    assert stores.highlights.pending("u1") == [first, second]
+    stores.highlights.drop_pending("u1", [first])
+    assert stores.highlights.pending("u1") == [second]
+    assert stores.highlights.pending("u2") == [first]
+    assert stores.highlights.pending("nobody") == []

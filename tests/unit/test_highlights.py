@@ -203,10 +203,13 @@ def test_a_file_that_is_neither_is_refused_with_its_name(tmp_path: Path) -> None
     lua.write_text("return dofile('x')")
     with pytest.raises(HighlightError, match=r"metadata\.epub\.lua is not a KOReader metadata"):
         read_highlights(lua)
-    german = tmp_path / "My Clippings.txt"
-    german.write_text("Buch (Autor)\n- Ihre Markierung bei Position 1-2\n\nWorte\n==========\n")
-    with pytest.raises(HighlightError, match=r"no record has a '- Your Highlight"):
-        read_highlights(german)
+    russian = tmp_path / "My Clippings.txt"
+    russian.write_text(
+        "Книга (Автор)\n- Ваш выделенный отрывок на странице 5 | Местоположение 1234-1236\n\n"
+        "Слова\n==========\n"
+    )
+    with pytest.raises(HighlightError, match=r"a Kindle set to English, German, .* or Chinese"):
+        read_highlights(russian)
     with pytest.raises(HighlightError) as missing:
         read_highlights(tmp_path / "gone.sdr")
     assert missing.value.is_not_found

@@ -9,7 +9,6 @@ import re
 from collections.abc import Iterable
 from dataclasses import replace
 
-from folio.domain.books import Book
 from folio.domain.conversations import Source
 from folio.domain.passages import Passage, passages_in
 
@@ -28,15 +27,15 @@ def select_citations(
     answer: str,
     passages: Iterable[Passage],
     *,
-    book: Book | None = None,
     top: int = TOP_SOURCES,
     quotes_only: bool = False,
 ) -> tuple[Source, ...]:
     """Sources for ``answer`` among ``passages``: one per quote, in the order the answer quotes
     them, then one per cited page no quote came from, in the order the answer cites them; the top
-    results when it does neither. With ``book``, a quote's source is the quote's own place (its
-    characters, its pages) rather than the whole passage it was found in, and a page's source is
-    that page: no source names a place the answer did not take from, and none overlaps another.
+    results when it does neither. A quote's source is the quote's own place (its characters, and
+    its pages from the passage's own volume: ``Passage.place``, as the offline answer cites it)
+    rather than the whole passage it was found in, and a page's source is that page: no source
+    names a place the answer did not take from, and none overlaps another.
     ``quotes_only``: an answer that quotes everything it uses (the extractive one): its quotes
     alone; none for "Nothing up to p. 4 mentions Justine"."""
     candidates = _unique(passages)
@@ -48,58 +47,56 @@ def select_citations(
         passage = next((p for p in candidates if quote in _normalise(p.text)), None)
         if passage is not None:
             quoted.append(passage)
-            chosen.append(_narrowed(_source(passage, quote), passage, quote, book))
+            chosen.append(_narrowed(_source(passage, quote), passage, quote))
     if quotes_only:
         return _without_overlaps(chosen)
     quoted_ranges = {(p.page_start.lower(), p.page_end.lower()) for p in quoted}
+    quoted_ranges |= {(s.page_start.lower(), s.page_end.lower()) for s in chosen}
     for first, last in _PAGE_CITE.findall(answer):
         if (first.lower(), (last or first).lower()) in quoted_ranges:
             continue  # a quote's own citation ('"..." (pp. 55-56)'): the quote is its source
         pages = [p for p in _expand(first, last) if not any(_on_source_page(s, p) for s in chosen)]
         passage = next((p for p in candidates if _cites(p, set(pages))), None)
         if passage is not None:  # the cited pages it holds, as one source ("pp. 46-47")
-            chosen.append(_on_pages(_source(passage, None), passage, pages, book))
+            chosen.append(_on_pages(_source(passage, None), passage, pages))
     if not chosen:
         return tuple(_source(p, None) for p in candidates[:top])
     return _without_overlaps(chosen)
 
 
-def _narrowed(source: Source, passage: Passage, quote: str, book: Book | None) -> Source:
-    """``source`` cut to where ``quote`` (normalised) lies in ``passage``: its characters, and
-    with ``book`` its pages. Unchanged when the passage text is not the book's own slice."""
-    if book is None or len(passage.text) != passage.char_end - passage.char_start:
+def _narrowed(source: Source, passage: Passage, quote: str) -> Source:
+    """``source`` cut to where ``quote`` (normalised) lies in ``passage``: its characters and
+    pages. Unchanged when the passage text is not the book's own slice."""
+    span = passage.span_of(quote)
+    if span is None:
         return source
-    pattern = r"\s+".join(re.escape(word) for word in quote.split())
-    found = re.search(pattern, passage.text, re.IGNORECASE)
-    if found is None:
-        return source
-    start, end = passage.char_start + found.start(), passage.char_start + found.end()
+    place = passage.place(*span)
     return replace(
         source,
-        page_start=book.page_at(start).label,
-        page_end=book.page_at(end - 1).label,
-        char_start=start,
-        char_end=end,
+        page_start=place.page_start,
+        page_end=place.page_end,
+        char_start=place.char_start,
+        char_end=place.char_end,
     )
 
 
-def _on_pages(source: Source, passage: Passage, pages: list[str], book: Book | None) -> Source:
-    """``source`` cut to the cited ``pages`` of ``passage`` (with ``book``), its excerpt taken
-    from them. Unchanged when the passage text is not the book's own slice."""
-    found = [] if book is None else [p for p in map(book.page_by_label, pages) if p is not None]
-    if not found or len(passage.text) != passage.char_end - passage.char_start:
+def _on_pages(source: Source, passage: Passage, pages: list[str]) -> Source:
+    """``source`` cut to the cited ``pages`` of ``passage``, its excerpt taken from them.
+    Unchanged when the passage's pages or text are not known to the character."""
+    wanted = {p.lower() for p in pages}
+    spans = [(a, b) for a, b, label in passage.page_spans() if label.lower() in wanted]
+    if not spans or not passage.is_slice:
         return source
-    start = max(passage.char_start, min(p.char_start for p in found))
-    end = min(passage.char_end, max(p.char_end for p in found))
-    text = " ".join(passage.text[start - passage.char_start : end - passage.char_start].split())
-    if not text or book is None:
+    place = passage.place(min(a for a, _ in spans), max(b for _, b in spans))
+    text = " ".join(place.text.split())
+    if not text:
         return source
     return replace(
         source,
-        page_start=book.page_at(start).label,
-        page_end=book.page_at(end - 1).label,
-        char_start=start,
-        char_end=end,
+        page_start=place.page_start,
+        page_end=place.page_end,
+        char_start=place.char_start,
+        char_end=place.char_end,
         quote=_excerpt(text),
     )
 

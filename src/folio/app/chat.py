@@ -454,7 +454,6 @@ class ChatWithBook:
             else select_citations(
                 outcome.answer,
                 sources_of(runner.returned),
-                book=book,
                 quotes_only=outcome.quotes_only,
             )
         )

@@ -243,7 +243,7 @@ def synced_position(
     if page is not None and 1 <= page <= len(book.pages):
         end = book.pages[page - 1].char_end
         return replace(base, char_offset=end, kind=PositionKind.PAGE, value=float(page))
-    offset = _xpointer_offset(book, pushed.progress, fragments, books)
+    offset = xpointer_offset(book, pushed.progress, fragments, books)
     if offset is None:
         offset = round(book.char_count * pushed.percentage)
         if pushed.progress.strip().startswith("/body"):  # a place named that folio cannot find
@@ -264,9 +264,12 @@ def at_or_before(book: Book, offset: int) -> int:
     return book.page_at(back).char_start if book.pages and back > 0 else back
 
 
-def _xpointer_offset(
+def xpointer_offset(
     book: Book, progress: str, fragments: list[Fragment], books: BookRepository
 ) -> int | None:
+    """Where KOReader's xpointer ``progress`` lies in ``book``'s text (an EPUB's), or None when
+    it does not parse or names a spine document folio does not know (also for highlights'
+    ``pos0``/``pos1``)."""
     pointer = parse_xpointer(progress) if book.format is BookFormat.EPUB else None
     fragment = next((f for f in fragments if pointer and f.index == pointer.fragment), None)
     if pointer is None or fragment is None:

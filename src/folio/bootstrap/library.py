@@ -10,6 +10,8 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from folio.adapters.storage.postgres.db import PgDatabase
     from folio.adapters.storage.sqlite.db import Database
     from folio.app.calibre_import import ImportCalibre
@@ -18,6 +20,7 @@ if TYPE_CHECKING:
     from folio.app.search import SearchBook
     from folio.app.sync import ProgressSync
     from folio.config import Settings
+    from folio.domain.books import Book
     from folio.domain.book_files import BookFileStore
     from folio.domain.ports import BookRepository, ChunkIndex, Embedder, ImportJobRepository
 
@@ -38,6 +41,7 @@ class LibraryWiring:
         @property
         def progress_sync(self) -> ProgressSync: ...
         def _delete_conversations_of_book(self, book_id: str) -> None: ...
+        def _book_stored(self, user_id: str, book: Book, path: Path) -> None: ...
 
     @cached_property
     def _library_store(self) -> Any:
@@ -130,7 +134,7 @@ class LibraryWiring:
             new_id=(lambda: book_id) if book_id else (lambda: uuid.uuid4().hex),
             files=self.book_files,
             on_stored=functools.partial(
-                self.progress_sync.book_added, getattr(books, "user_id", LOCAL_USER_ID)
+                self._book_stored, getattr(books, "user_id", LOCAL_USER_ID)
             )
             if self._syncs_books
             else None,

@@ -7,12 +7,14 @@ database, so highlights are kept in memory and books have no identifiers.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from datetime import datetime
+    from pathlib import Path
 
     from folio.adapters.storage.postgres.db import PgDatabase
     from folio.adapters.storage.sqlite.db import Database
@@ -20,7 +22,10 @@ if TYPE_CHECKING:
     from folio.app.sync import ProgressSync
     from folio.bootstrap.users import UserScope
     from folio.config import Settings
+    from folio.domain.books import Book
     from folio.domain.ports import BookRepository, HighlightRepository, OwnershipRepository
+
+log = logging.getLogger(__name__)
 
 
 class SyncWiring:
@@ -71,12 +76,32 @@ class SyncWiring:
     def highlights(self) -> Highlights:
         """Importing and listing the (local) reader's highlights, matched against the local
         reader's own books only (never another user's of the same library)."""
-        from folio.adapters.parsers.highlights import read_highlights
-        from folio.app.highlights import Highlights
         from folio.domain.users import LOCAL_USER_ID
 
-        books = self.for_user(LOCAL_USER_ID).books
-        return Highlights(self.highlight_store, books, read_highlights, user_id=LOCAL_USER_ID)
+        return self.highlights_for(LOCAL_USER_ID)
+
+    def highlights_for(self, user_id: str) -> Highlights:
+        """One user's highlights over their own books; a KOReader xpointer is placed in an
+        EPUB by the spine progress sync keeps for it."""
+        from folio.adapters.parsers.highlights import read_highlights
+        from folio.app.highlights import Highlights
+
+        books = self.for_user(user_id).books
+        fragments = self._sync_store.fragments_of if self._syncs_books else None
+        return Highlights(
+            self.highlight_store, books, read_highlights, user_id=user_id, fragments=fragments
+        )
+
+    def _book_stored(self, user_id: str, book: Book, path: Path) -> None:
+        """A book was added: progress sync records its file's names (and applies a push that
+        waited for it), then the user's highlights that waited for it are anchored."""
+        from folio.domain.errors import FolioError
+
+        self.progress_sync.book_added(user_id, book, path)
+        try:
+            self.highlights_for(user_id).book_added(book)
+        except FolioError:  # the book is kept; its highlights keep waiting
+            log.warning("highlights waiting for %r not applied", book.title, exc_info=True)
 
     @cached_property
     def progress_sync(self) -> ProgressSync:

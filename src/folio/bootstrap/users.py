@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from folio.agent.tools import ToolServices
     from folio.app.chat import ChatWithBook
     from folio.app.conversations import Conversations
+    from folio.app.highlights import Highlights
     from folio.app.imports import ImportBooks
     from folio.app.library import Library
     from folio.app.search import SearchBook
@@ -106,6 +107,13 @@ class UserScope:
     @property
     def searcher(self) -> SearchBook:
         return self.container.searcher
+
+    @cached_property
+    def highlights(self) -> Highlights:
+        """The user's highlights: imported, listed and deleted over their own books only."""
+        from folio.domain.users import LOCAL_USER_ID
+
+        return self.container.highlights_for(self.user_id or LOCAL_USER_ID)
 
     @cached_property
     def imports(self) -> ImportBooks:

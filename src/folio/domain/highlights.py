@@ -6,17 +6,18 @@ names them, the highlighted text, the reader's note, where it was); a ``Highligh
 for a book and its owner, with the character span of the highlighted text in folio's extracted
 text when it was found there.
 
-Invariant: an anchor is a span whose text is the highlighted text (exactly, or once whitespace,
-quotes, dashes and case are made alike); a highlight whose text is not found keeps no anchor and
-is never shown through the reading window (nothing proves it lies before the position).
+Invariant: an anchor is where the device says the highlight is (a KOReader xpointer), or a span
+whose text is the highlighted text (exactly, or letter for letter once punctuation, quotes,
+spacing and case are set aside); a highlight placed by neither keeps no anchor and is never shown
+through the reading window (nothing proves it lies before the position).
 """
 
 from __future__ import annotations
 
-import bisect
 import hashlib
 import re
-from collections.abc import Iterable
+from array import array
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, ClassVar
@@ -54,8 +55,9 @@ class HighlightError(FolioError):
 @dataclass(frozen=True, slots=True)
 class ImportedHighlight:
     """One entry of a device's file. ``location``: where the device says it is, in its words
-    ("page 12", "Location 1405-1407", an EPUB xpointer); ``page``: a page number when it has one;
-    ``created``: its timestamp as written."""
+    ("page 12", "Location 1405-1407", an EPUB xpointer); ``end_location``: the xpointer of its
+    end (KOReader's ``pos1``); ``page``: a page number when it has one; ``created``: its
+    timestamp as written."""
 
     title: str
     author: str | None
@@ -67,6 +69,7 @@ class ImportedHighlight:
     page: int | None = None
     created: str | None = None
     source: str = ""
+    end_location: str | None = None
 
     @property
     def key(self) -> str:
@@ -123,68 +126,90 @@ def within(window: ReadingWindow, highlights: Iterable[Highlight]) -> list[Highl
     ]
 
 
-_FOLD = str.maketrans(
-    {"‘": "'", "’": "'", "‚": "'", "‛": "'", "“": '"', "”": '"', "„": '"', "«": '"', "»": '"',
-     "–": "-", "—": "-", "‐": "-", "‑": "-", "\u00ad": None}
-)  # fmt: skip
-_SPACE = re.compile(r"\s+")
+MAX_OCCURRENCES = 20_000  # occurrences of one quote weighed (a one-word tap: "She")
+Span = tuple[int, int]
 
 
-def _folded(text: str) -> tuple[str, list[int]]:
-    """``text`` with quotes and dashes made plain, case folded and runs of whitespace made one
-    space, and for each of its characters the offset it came from."""
+def _bounded(text: str, start: int, end: int) -> bool:
+    """Does ``[start, end)`` begin and end at word edges (not inside "Shelley" for "She")?"""
+    inner_start = start < len(text) and text[start].isalnum()
+    inner_end = end > 0 and text[end - 1].isalnum()
+    if inner_start and start > 0 and text[start - 1].isalnum():
+        return False
+    return not (inner_end and end < len(text) and text[end].isalnum())
+
+
+def _letters(text: str) -> tuple[str, array[int]]:
+    """``text``'s letters and digits only, case folded (no spaces, punctuation, quotes, dashes,
+    underscores, soft or line-end hyphens), and for each the offset it came from."""
     out: list[str] = []
-    where: list[int] = []
-    space = False
-    for i, ch in enumerate(text):
-        if ch.isspace():
-            if not space and out:
-                out.append(" ")
-                where.append(i)
-            space = True
-            continue
-        space = False
-        for c in ch.translate(_FOLD).casefold():
-            out.append(c)
-            where.append(i)
+    where: array[int] = array("q")
+    for run in _ALNUM.finditer(text):
+        word = run.group().casefold()
+        out.append(word)
+        if len(word) == run.end() - run.start():
+            where.extend(range(run.start(), run.end()))
+        else:  # a letter folding to several ("ß" -> "ss") maps each to its origin
+            for i in range(run.start(), run.end()):
+                where.extend([i] * len(text[i].casefold()))
     return "".join(out), where
 
 
-def _nearest(haystack: str, needle: str, near: int | None) -> int | None:
-    """The start of the occurrence of ``needle`` nearest ``near`` (the first without one)."""
-    if near is None:  # the first: no need to find every occurrence of a short quote
-        at = haystack.find(needle)
-        return None if at < 0 else at
-    found = [m.start() for m in re.finditer(re.escape(needle), haystack)]
-    if not found:
-        return None
-    return min(found, key=lambda at: abs(at - near))
+_ALNUM = re.compile(r"[^\W_]+")
 
 
 class Anchorer:
-    """Finds highlighted text in one book's text: exactly first, then with whitespace, quotes,
-    dashes and case made alike, the occurrence nearest the device's location winning."""
+    """Finds highlighted text in one book's text: exactly first, then by its letters and digits
+    alone (punctuation, quote styles, ``_italics_``, hyphenation, spacing and case ignored), at
+    word edges. Of several occurrences, one outside ``matter`` (front and back matter) wins
+    unless the quote lies only there; among those, the one nearest ``near``, else the first."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, *, matter: Sequence[Span] = ()) -> None:
         self._text = text
-        self._folded: tuple[str, list[int]] | None = None
+        self._matter = tuple(matter)
+        self._letters: tuple[str, array[int]] | None = None
 
-    def anchor(self, quote: str, *, near: int | None = None) -> tuple[int, int] | None:
+    def anchor(
+        self, quote: str, *, near: int | None = None, in_matter: bool = False
+    ) -> Span | None:
+        """``in_matter``: the caller knows the place lies in the matter (a device's pointer):
+        occurrences there are not passed over."""
         quote = quote.strip()
         if not quote:
             return None
-        at = _nearest(self._text, quote, near)
-        if at is not None:
-            return at, at + len(quote)
-        if self._folded is None:
-            self._folded = _folded(self._text)
-        folded, where = self._folded
-        needle, _ = _folded(quote)
-        needle = needle.strip()
+        found = self._exact(quote) or self._alike(quote)
+        if not found:
+            return None
+        outside = [s for s in found if not self._in_matter(s)]
+        pool = found if in_matter or not outside else outside
+        if near is None:
+            return pool[0]
+        return min(pool, key=lambda s: abs(s[0] - near))
+
+    def _exact(self, quote: str) -> list[Span]:
+        spans: list[Span] = []
+        at = self._text.find(quote)
+        while at >= 0 and len(spans) < MAX_OCCURRENCES:
+            if _bounded(self._text, at, at + len(quote)):
+                spans.append((at, at + len(quote)))
+            at = self._text.find(quote, at + 1)
+        return spans
+
+    def _alike(self, quote: str) -> list[Span]:
+        needle, _ = _letters(quote)
         if not needle:
-            return None
-        near_folded = None if near is None else bisect.bisect_left(where, near)
-        at = _nearest(folded, needle, near_folded)
-        if at is None:
-            return None
-        return where[at], where[at + len(needle) - 1] + 1
+            return []
+        if self._letters is None:
+            self._letters = _letters(self._text)
+        letters, where = self._letters
+        spans: list[Span] = []
+        at = letters.find(needle)
+        while at >= 0 and len(spans) < MAX_OCCURRENCES:
+            start, end = where[at], where[at + len(needle) - 1] + 1
+            if _bounded(self._text, start, end):
+                spans.append((start, end))
+            at = letters.find(needle, at + 1)
+        return spans
+
+    def _in_matter(self, span: Span) -> bool:
+        return any(a <= span[0] < b for a, b in self._matter)

@@ -13,12 +13,14 @@ table of contents), so stored conversations decode unchanged.
 
 from __future__ import annotations
 
+import bisect
 import json
+import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from folio.domain.books import cite_location
+from folio.domain.books import Book, cite_location
 
 SEARCH_BOOK = "search_book"
 READ_PASSAGE = "read_passage"
@@ -32,7 +34,10 @@ SEARCH_HIGHLIGHTS = "search_highlights"
 class Passage:
     """A piece of the book: ``chunk_id`` is None for text read by page range. ``book_id`` and
     ``volume`` (its title) name the earlier volume of the series it comes from (None: the
-    conversation's own book)."""
+    conversation's own book). ``breaks``: each page it runs over, as (the first offset of the
+    passage on it, its label), from its own volume's page table (empty: not known; a part of it
+    is then on all its pages). They never go to a model: ``place`` uses them, so that an
+    answer's quote and its citation name the same page."""
 
     chunk_id: str | None
     chapter: str | None
@@ -44,6 +49,7 @@ class Passage:
     score: float = 0.0
     book_id: str | None = None
     volume: str | None = None
+    breaks: tuple[tuple[int, str], ...] = ()
 
     @property
     def pages(self) -> str:
@@ -59,6 +65,70 @@ class Passage:
     def key(self) -> tuple[str | None, str | None, int, int]:
         """Identity of the text: the same chunk cut the same way is the same passage."""
         return (self.book_id, self.chunk_id, self.char_start, self.char_end)
+
+    @property
+    def is_slice(self) -> bool:
+        """Its text is the book's own characters ``[char_start, char_end)`` (offsets map)."""
+        return len(self.text) == self.char_end - self.char_start
+
+    def span_of(self, quote: str) -> tuple[int, int] | None:
+        """Where ``quote`` lies in the book (any white space, any case), when this passage holds
+        it and its text is the book's own slice; None otherwise."""
+        words = quote.split()
+        if not words or not self.is_slice:
+            return None
+        found = re.search(r"\s+".join(map(re.escape, words)), self.text, re.IGNORECASE)
+        if found is None:
+            return None
+        return self.char_start + found.start(), self.char_start + found.end()
+
+    def page_of(self, offset: int) -> str:
+        """The label of the page holding ``offset`` (one of the passage's own characters)."""
+        label = self.page_start
+        for start, name in self.breaks:
+            if start > offset:
+                break
+            label = name
+        return label
+
+    def page_spans(self) -> tuple[tuple[int, int, str], ...]:
+        """Each page the passage runs over, as its ``[start, end)`` in the book and its label
+        (none when its pages are not known to the character)."""
+        ends = [o for o, _ in self.breaks[1:]] + [self.char_end]
+        return tuple((o, end, name) for (o, name), end in zip(self.breaks, ends, strict=False))
+
+    def place(self, start: int, end: int) -> Passage:
+        """The part ``[start, end)`` of this passage, on its own pages: what a quote of it
+        cites, in the answer and in its citation alike."""
+        start, end = max(start, self.char_start), min(max(start + 1, end), self.char_end)
+        first, last = self.page_start, self.page_end
+        if self.breaks:
+            first, last = self.page_of(start), self.page_of(end - 1)
+        spans = self.page_spans()
+        breaks = tuple((max(a, start), name) for a, b, name in spans if a < end and b > start)
+        text = self.text[start - self.char_start : end - self.char_start] if self.is_slice else ""
+        return replace(
+            self,
+            char_start=start,
+            char_end=end,
+            page_start=first,
+            page_end=last,
+            text=text or self.text,
+            breaks=breaks,
+        )
+
+
+def page_breaks(book: Book, start: int, end: int) -> tuple[tuple[int, str], ...]:
+    """The pages of ``book`` that ``[start, end)`` runs over: (the first offset of each in the
+    range, its label), for ``Passage.breaks``."""
+    if not book.pages or end <= start:
+        return ()
+    i = max(0, bisect.bisect_right([p.char_start for p in book.pages], start) - 1)
+    out: list[tuple[int, str]] = []
+    while i < len(book.pages) and (not out or book.pages[i].char_start < end):
+        out.append((max(book.pages[i].char_start, start), book.pages[i].label))
+        i += 1
+    return tuple(out)
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Protocol, Self
 
 from folio.domain.books import Book, BookFormat, Chunk, ParsedBook, ReadingPosition, SearchHit
 from folio.domain.conversations import ChatMessage, Conversation, Turn
-from folio.domain.highlights import Highlight
+from folio.domain.highlights import Highlight, ImportedHighlight
 from folio.domain.jobs import ImportJob
 from folio.domain.lexicon import Lexicon
 from folio.domain.llm import (
@@ -493,4 +493,21 @@ class HighlightRepository(Protocol):
 
     def of_book(self, book_id: str, user_id: str) -> list[Highlight]:
         """The owner's highlights of the book, in the book's order (unanchored last)."""
+        ...
+
+    def delete(self, book_id: str, user_id: str, highlight_id: str) -> bool:
+        """Forget one of the owner's highlights of the book; False when there is none such."""
+        ...
+
+    def keep_pending(self, user_id: str, entries: Sequence[ImportedHighlight]) -> int:
+        """Keep entries naming a book the owner does not have yet (once per title, author and
+        ``key``); returns how many were new."""
+        ...
+
+    def pending(self, user_id: str) -> list[ImportedHighlight]:
+        """The owner's entries waiting for their book, in the order kept."""
+        ...
+
+    def drop_pending(self, user_id: str, entries: Sequence[ImportedHighlight]) -> None:
+        """Forget these waiting entries (their book came)."""
         ...

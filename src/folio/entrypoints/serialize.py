@@ -153,12 +153,18 @@ def message_dict(message: ChatMessage) -> dict[str, Any]:
     }
 
 
-def turn_meta_dict(turn: Turn) -> dict[str, Any]:
+def turn_meta_dict(turn: Turn, answer: str = "") -> dict[str, Any]:
+    """A stored turn's metadata; ``answer``: its answer, where its sources' numbers go."""
+    from folio.entrypoints.citation_marks import citation_marks
+
     return {
         "turn_number": turn.turn_number,
         "created_at": turn.created_at.isoformat(),
         "searches": list(turn.queries),
         "citations": [source_dict(s) for s in turn.sources],
+        "citation_marks": [
+            {"at": at, "source": n} for at, n in citation_marks(answer, turn.sources)
+        ],
         "reasoning_steps": list(turn.reasoning_steps),
         "guardrail_score": turn.guardrail_score,
         "provider": turn.provider,

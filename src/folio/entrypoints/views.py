@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, computed_fiel
 from folio.domain.books import BookFormat, PositionKind, SectionKind, no_position_notice
 from folio.domain.jobs import JobStatus
 from folio.domain.llm import PromptRole
+from folio.entrypoints.citation_marks import citation_marks
 
 Number = Annotated[int | float, WithJsonSchema({"type": "number"})]
 Timestamp = Annotated[str, Field(json_schema_extra={"format": "date-time"})]
@@ -117,7 +118,19 @@ class SourceView(View):
     char_start: int
     char_end: int
     book_id: str | None = Field(description="An earlier volume of the series (null: the book)")
-    volume: str | None
+    volume: str | None = Field(description="That volume's title (null: the book)")
+
+
+class CitationMark(View):
+    """Where a source's number goes in the answer (the rule of every surface: after its quote
+    and the page reference closing it, else after its first page reference no other took)."""
+
+    at: int = Field(description="The offset in the answer, in characters (code points)")
+    source: int = Field(description="The source's number: its place in citations, from 1")
+
+
+def marks_of(answer: str, citations: list[SourceView]) -> list[CitationMark]:
+    return [CitationMark(at=at, source=n) for at, n in citation_marks(answer, citations)]
 
 
 class ToolCallView(View):
@@ -150,6 +163,12 @@ class TurnView(View):
     cache_write_tokens: int
     latency_ms: Number
     position_set: bool = Field(description="False: the reader never said how far they have read")
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def citation_marks(self) -> list[CitationMark]:
+        """Where each source's number goes in ``answer``."""
+        return marks_of(self.answer, self.citations)
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -198,6 +217,7 @@ class TurnMetaView(View):
     created_at: Timestamp
     searches: list[str]
     citations: list[SourceView]
+    citation_marks: list[CitationMark] = Field(description="Where each number goes in the answer")
     reasoning_steps: list[str]
     guardrail_score: Number | None
     provider: str

@@ -2,7 +2,28 @@
 ``Title (Author)``, then ``- Your Highlight on page 12 | Location 170-172 | Added on <date>``
 (``Note``/``Bookmark`` likewise; ``at location`` on some firmware), a blank line, and the text.
 
-Invariant: a record folio cannot read (no metadata line) is skipped, never half-read.
+A Kindle writes that line in the language it is set to; folio reads the languages in
+``LANGUAGES``, as their devices write them (samples from public clippings parsers' tests):
+
+- German ``- Ihre Markierung auf Seite 9 | Position 130-131 | Hinzugefügt am Montag, ...``
+  (``Ihre Notiz``, ``Ihr Lesezeichen``)
+- French ``- Votre surlignement sur la page 5 | emplacement 1234-1236 | Ajouté le lundi ...``
+  (``Votre note``, ``Votre signet``)
+- Spanish ``- Tu subrayado en la página 6 | posición 36-40 | Añadido el lunes, ...``
+  (``Tu nota``, ``Tu marcador``)
+- Italian ``- La tua evidenziazione alla pagina 6 | posizione 36-40 | Aggiunto in data ...``
+  (``La tua nota``, ``Il tuo segnalibro``)
+- Portuguese ``- Seu destaque na página 33 | posição 410-412 | Adicionado: terça-feira, ...``
+  (``Sua nota``, ``Seu marcador``)
+- Dutch ``- Je markering op pagina 6 | locatie 36-40 | Toegevoegd op maandag ...``
+  (``Je notitie``, ``Je bladwijzer``)
+- Japanese ``- 26ページ|位置No. 295-296のハイライト |作成日: 2023年9月4日月曜日 22:53:55``
+  (``のメモ``, ``のブックマーク``)
+- Chinese ``- 您在第 47 页（位置 #708-710）的标注 | 添加于 2021年3月5日星期五 上午1:26:56``
+  (``的笔记``, ``的书签``)
+
+Invariant: a record folio cannot read (no metadata line) is skipped, never half-read; a file of
+which no record reads is refused with the languages folio reads.
 """
 
 from __future__ import annotations
@@ -21,14 +42,35 @@ from folio.domain.highlights import (
 )
 
 SEPARATOR = "=========="
-_META = re.compile(r"^-\s*Your (?P<kind>Highlight|Note|Bookmark)\b(?P<rest>.*)$", re.I)
+LANGUAGES = ("English", "German", "French", "Spanish", "Italian", "Portuguese", "Dutch",
+             "Japanese", "Chinese")  # fmt: skip
+# each kind as the languages above name it, in that order
+_KIND_WORDS = {
+    HighlightKind.HIGHLIGHT: r"Your Highlight|Ihre Markierung|Votre surlign\w*|\w+ subrayado"
+    r"|La tua evidenziazione|Seu destaque|Je markering|のハイライト|的标注",
+    HighlightKind.NOTE: r"Your Note|Ihre Notiz|Votre note|Tu nota|La tua nota|Sua nota"
+    r"|Je notitie|のメモ|的笔记",
+    HighlightKind.BOOKMARK: r"Your Bookmark|Ihr Lesezeichen|Votre signet|Tu marcador"
+    r"|Il tuo segnalibro|Seu marcador|Je bladwijzer|のブックマーク|的书签",
+}
+_KINDS = [(kind, re.compile(words, re.I)) for kind, words in _KIND_WORDS.items()]
 # at most 9 digits: a longer number is no page or location (and would not fit an int column)
-_PAGE = re.compile(r"\bpage\s+(?P<page>\d{1,9})\b", re.I)
-_LOCATION = re.compile(r"\blocation\s+(?P<loc>\d{1,9}(?:-\d{1,9})?)\b", re.I)
-_ADDED = re.compile(r"\bAdded on\s+(?P<date>.+)$", re.I)
+_PAGE = re.compile(
+    r"(?:\b(?:page|Seite|página|pagina)\s+(?P<page>\d{1,9})\b)"
+    r"|(?:(?<!\d)(?P<jp>\d{1,9})\s*ページ)|(?:第\s*(?P<zh>\d{1,9})\s*页)",
+    re.I,
+)
+_LOCATION = re.compile(
+    r"(?:\b(?:location|Position|emplacement|posición|posizione|posição|locatie)\s+"
+    r"|位置No\.\s*|位置\s*#)(?P<loc>\d{1,9}(?:-\d{1,9})?)(?!\d)",
+    re.I,
+)
+_ADDED = re.compile(
+    r"(?:\bAdded on|\bHinzugefügt am|\bAjouté le|\bAñadido el|\bAggiunto(?: in data| il)?"
+    r"|\bAdicionado:?|\bToegevoegd op|作成日[:：]|添加于)\s*(?P<date>.+)$",
+    re.I,
+)
 _AUTHOR = re.compile(r"^(?P<title>.*?)\s*\((?P<author>[^()]*)\)\s*$")
-_KINDS = {"highlight": HighlightKind.HIGHLIGHT, "note": HighlightKind.NOTE,
-          "bookmark": HighlightKind.BOOKMARK}  # fmt: skip
 
 
 def read_clippings(path: Path) -> list[ImportedHighlight]:
@@ -42,8 +84,9 @@ def read_clippings(path: Path) -> list[ImportedHighlight]:
     if not found and any(r.strip().lstrip("\ufeff") for r in text.split(SEPARATOR)):
         # records folio cannot read, as a Kindle set to another language writes them
         raise HighlightError(
-            f"{path.name}: no record has a '- Your Highlight/Note/Bookmark ...' line"
-            " (folio reads the clippings of a Kindle set to English)"
+            f"{path.name}: no record has a line folio reads as a Kindle's '- Your Highlight ...'"
+            f" (folio reads the clippings of a Kindle set to {', '.join(LANGUAGES[:-1])} or"
+            f" {LANGUAGES[-1]})"
         )
     return found
 
@@ -82,23 +125,23 @@ def _notes_on(note: ImportedHighlight, highlight: ImportedHighlight) -> bool:
 
 def _record(record: str) -> ImportedHighlight | None:
     lines = [line.strip().lstrip("\ufeff") for line in record.strip().split("\n")]
-    if len(lines) < 2:
+    if len(lines) < 2 or not lines[0] or not lines[1].startswith("-"):
         return None
-    meta = _META.match(lines[1])
-    if meta is None or not lines[0]:
+    rest = lines[1]
+    kind = next((k for k, words in _KINDS if words.search(rest)), None)
+    if kind is None:
         return None
     title, author = lines[0], None
     named = _AUTHOR.match(lines[0])
     if named and named.group("title"):
         title, author = named.group("title"), clip(named.group("author"))
-    rest = meta.group("rest")
-    page = _PAGE.search(rest)
+    found = _PAGE.search(rest)
+    page = next((g for g in found.groups() if g), None) if found else None
     location = _LOCATION.search(rest)
     added = _ADDED.search(rest)
-    where = [f"page {page.group('page')}" if page else "",
+    where = [f"page {page}" if page else "",
              f"Location {location.group('loc')}" if location else ""]  # fmt: skip
     body = clip("\n".join(lines[2:])) or ""
-    kind = _KINDS[meta.group("kind").lower()]
     return ImportedHighlight(
         title=clip(title) or "",
         author=author,
@@ -106,7 +149,7 @@ def _record(record: str) -> ImportedHighlight | None:
         text="" if kind is HighlightKind.NOTE else body,
         note=body if kind is HighlightKind.NOTE and body else None,
         location=", ".join(w for w in where if w) or None,
-        page=int(page.group("page")) if page else None,
+        page=int(page) if page else None,
         created=clip(added.group("date")) if added else None,
         source=SOURCE_KINDLE,
     )

@@ -133,6 +133,7 @@ def _value(
         page=page,
         created=clip(_str(entry.get("datetime"))),
         source=SOURCE_KOREADER,
+        end_location=clip(_str(entry.get("pos1"))) if isinstance(pos, str) else None,
     )
 
 

@@ -73,6 +73,13 @@ class Quote:
     score: float
     cut: bool = False  # only the sentence's first ``MAX_QUOTE_WORDS`` words are quoted
 
+    @property
+    def location(self) -> str:
+        """Where the quoted words are: their own pages (``Passage.place``, as their citation
+        names them), not the whole passage's."""
+        span = self.passage.span_of(self.sentence)
+        return (self.passage if span is None else self.passage.place(*span)).location
+
 
 @dataclass(frozen=True, slots=True, eq=False)  # one per sentence: told apart by identity
 class _Candidate:
@@ -163,7 +170,7 @@ def compose(quotes: Sequence[Quote], where: str) -> str:
     """The quotes in the order of their sources, with the offline note; or the honest nothing."""
     if not quotes:
         return f"Nothing {where} answers this. Try other words, or a name from the story."
-    lines = [f'- "{q.sentence}"{" …" if q.cut else ""} ({q.passage.location})' for q in quotes]
+    lines = [f'- "{q.sentence}"{" …" if q.cut else ""} ({q.location})' for q in quotes]
     return f"From the book, {where}:\n" + "\n".join(lines) + "\n\n" + OFFLINE_NOTE
 
 

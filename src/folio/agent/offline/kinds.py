@@ -44,7 +44,17 @@ MASK = "someone"
 # nothing), a tool instead of a search must be sure
 MIN_SIMILARITY = {GREETING: 0.5, THANKS: 0.5, GOODBYE: 0.5}
 MIN_TOOL_SIMILARITY = 0.75
+# a question this close to asking for the reader's own notes may be one: their highlights on what
+# it names are looked up, and shown first when there are any (the book is searched all the same)
+MIN_OWN_SIMILARITY = 0.45
 REMEMBERED = 4096  # messages whose kind is kept: each earlier question is embedded once
+
+
+def masked(message: str, names: Sequence[str]) -> str:
+    """``message`` with every word of ``names`` replaced by ``MASK``."""
+    for word in {w for name in names for w in name.split()}:
+        message = re.sub(rf"\b{re.escape(word)}\b", MASK, message)
+    return message
 
 
 class MessageKinds:
@@ -55,6 +65,7 @@ class MessageKinds:
         self._labels = [k for k, examples in EXAMPLES.items() for _ in examples]
         self._examples: np.ndarray | None = None
         self._later: np.ndarray | None = None
+        self._own: np.ndarray | None = None
         self._known: dict[str, str] = {}
 
     def kind(self, message: str) -> str:
@@ -68,13 +79,20 @@ class MessageKinds:
     def asks_later(self, message: str, names: Sequence[str]) -> bool:
         """Does ``message`` ask what happens after the reader's position? Told on the message
         with its ``names`` masked, against ``LATER_EXAMPLES``, as sure as a tool must be."""
-        masked = message
-        for word in {w for name in names for w in name.split()}:
-            masked = re.sub(rf"\b{re.escape(word)}\b", MASK, masked)
         if self._later is None:
             self._later = np.asarray(self._embedder.embed(list(LATER_EXAMPLES)), dtype=np.float32)
-        vector = np.asarray(self._embedder.embed([masked]), dtype=np.float32)[0]
+        vector = np.asarray(self._embedder.embed([masked(message, names)]), dtype=np.float32)[0]
         return bool(np.max(self._later @ vector) >= MIN_TOOL_SIMILARITY)
+
+    def own_notes(self, message: str, names: Sequence[str]) -> float:
+        """How close ``message`` is to asking for the reader's own highlights and notes: its
+        cosine to the nearest of that kind's examples, told with its ``names`` masked (whom a
+        question is about does not make it one about the reader's notes)."""
+        if self._own is None:
+            texts = list(EXAMPLES[SEARCH_HIGHLIGHTS])
+            self._own = np.asarray(self._embedder.embed(texts), dtype=np.float32)
+        vector = np.asarray(self._embedder.embed([masked(message, names)]), dtype=np.float32)[0]
+        return float(np.max(self._own @ vector))
 
     def book_questions(self, messages: Sequence[str]) -> list[str]:
         return [m for m in messages if self.kind(m) == BOOK]

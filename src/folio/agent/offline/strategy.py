@@ -33,13 +33,17 @@ import math
 import re
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from folio.agent.offline.answer import OFFLINE_NOTE, best_quotes, compose, read_through
 from folio.agent.offline.kinds import (
     ABOUT_FOLIO,
+    EXAMPLES,
     GOODBYE,
     GREETING,
+    MIN_OWN_SIMILARITY,
+    MIN_TOOL_SIMILARITY,
     SMALL_TALK,
     MessageKinds,
 )
@@ -66,7 +70,7 @@ from folio.domain.passages import (
     decode_tool_result,
 )
 from folio.domain.ports import ChatProvider, Embedder, RetrievalOutcome, TextSink, ToolRunner
-from folio.domain.search import STOPWORDS, phrase_key, quoted_phrases
+from folio.domain.search import STOPWORDS, phrase_key, query_terms, quoted_phrases
 
 MAX_NAMES = 2  # names of one question looked up
 EARLIER_CHARS = 2000  # of earlier questions in a search query: one bounded search however long
@@ -116,15 +120,53 @@ class OfflineStrategy:
         if kind in SMALL_TALK or kind == ABOUT_FOLIO:
             reply = FOLIO_HELP if kind == ABOUT_FOLIO else REPLIES.get(kind, THANKS_REPLY)
             return _outcome(reply, (), (), on_text, kind, messages)
-        if kind in (PEOPLE, RECAP, SEARCH_HIGHLIGHTS) and kind in available:
+        own = self._own_notes(question, kind, run_tool, available)
+        if own is not None and own.sure:
+            return _outcome(own.answer, own.calls, (), on_text, SEARCH_HIGHLIGHTS, messages)
+        if kind in (PEOPLE, RECAP) and kind in available:
             numbers = _NUMBER.findall(question)
             arguments: dict[str, Any] = {"chapter": numbers[0]} if kind == RECAP and numbers else {}
-            if kind == SEARCH_HIGHLIGHTS:
-                arguments = {"query": question}
             outcome, calls = _call(run_tool, kind, arguments)
             return _outcome(reader_answer(outcome), calls, (), on_text, kind, messages)
         if SEARCH_BOOK not in available:
             return _outcome("I cannot search this book here.", (), (), on_text, "none", messages)
+        answer, calls, queries, stop = self._book_answer(question, head, run_tool, available)
+        if own is not None:  # the reader's own notes on what the question names, first
+            answer, calls = f"{own.answer}\n\n{answer}", (*own.calls, *calls)
+        return _outcome(answer, calls, queries, on_text, stop, messages)
+
+    def _own_notes(
+        self, question: str, kind: str, run_tool: ToolRunner, available: set[str]
+    ) -> _OwnNotes | None:
+        """The reader's highlights a question asks for. Sure (answered from them alone) when the
+        embedder puts the question, names masked, as close to asking for them as a tool must
+        be: all of them, or those holding the words it adds to the asking (the names it uses,
+        else its other words). Possible when it is less close (``MIN_OWN_SIMILARITY``): then
+        only highlights holding what it names are shown, before the book's answer, and none
+        means no mention."""
+        if SEARCH_HIGHLIGHTS not in available:
+            return None
+        names = asked_names(question)
+        closeness = self._kinds.own_notes(question, names)
+        sure = kind == SEARCH_HIGHLIGHTS or closeness >= MIN_TOOL_SIMILARITY
+        if not sure and closeness < MIN_OWN_SIMILARITY:
+            return None
+        query = " ".join(names) or " ".join(asked_terms(question))
+        if not sure and not query:
+            return None
+        outcome, calls = _call(run_tool, SEARCH_HIGHLIGHTS, {"query": query})
+        if not sure and not outcome.passages:
+            return None
+        return _OwnNotes(highlights_answer(outcome, closing=sure), calls, sure)
+
+    def _book_answer(
+        self,
+        question: str,
+        head: Sequence[PromptMessage],
+        run_tool: ToolRunner,
+        available: set[str],
+    ) -> tuple[str, tuple[PromptMessage, ...], tuple[str, ...], str]:
+        """The answer from the book's passages: (answer, tool calls, queries, stop reason)."""
         about, calls, unmet = self._names(question, run_tool, available)
         earlier = [m.content for m in head if m.role is PromptRole.USER]
         earlier = self._kinds.book_questions(earlier)
@@ -140,23 +182,17 @@ class OfflineStrategy:
         payload = found.payload
         where = read_through(payload.reading_limit if isinstance(payload, SearchResults) else "")
         if unmet is not None:  # a name not met: its sentence and nothing that reads as a hint
-            return _outcome(unmet, calls, queries, on_text, "unmet", messages)
+            return unmet, calls, queries, "unmet"
         later = where != "in the book" and self._kinds.asks_later(question, asked_names(question))
         misquoted = _unmet_phrase(question, found, where)
         if misquoted is None and later:  # nothing quoted: a quote would read as a hint
-            answer = LATER_REPLY.format(where=where)
-            return _outcome(answer, calls, queries, on_text, "later", messages)
+            return LATER_REPLY.format(where=where), calls, queries, "later"
         said = next((m.content for m in reversed(head) if m.role is PromptRole.ASSISTANT), "")
-        # a question that names no one leans on the one before for its subject ("What happens
-        # to him?" after "Who is Henry Clerval?"): its sentences are ranked against both
-        ranked_for = (
-            question if asked_names(question) or not earlier else f"{question} {earlier[-1]}"
-        )
-        answer = self._answer(ranked_for, found, about, said)
+        answer = self._answer(question, found, about, said)
         if misquoted is not None:  # said first, alone on its line; the closest passages read
             # may still hold what the reader remembers in other words
             answer = misquoted if answer.startswith("Nothing") else f"{misquoted}\n{answer}"
-        return _outcome(answer, calls, queries, on_text, "answered", messages)
+        return answer, calls, queries, "answered"
 
     def _names(
         self, question: str, run_tool: ToolRunner, available: set[str]
@@ -253,6 +289,25 @@ def asked_names(question: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+def asked_terms(question: str) -> list[str]:
+    """The words a question about the reader's highlights adds to asking for them: its words
+    but stopwords and the words of the highlights kind's own examples ("highlight", "notes":
+    every highlight is one, so they select none), a word and its inflections alike."""
+    own = {t for e in EXAMPLES[SEARCH_HIGHLIGHTS] for t in query_terms(e)}
+
+    def asking(term: str) -> bool:
+        return any(len(w) >= 4 and (w.startswith(term) or term.startswith(w)) for w in own)
+
+    return [t for t in query_terms(question) if t not in STOPWORDS and not asking(t)]
+
+
+@dataclass(frozen=True, slots=True)
+class _OwnNotes:
+    answer: str
+    calls: tuple[PromptMessage, ...]
+    sure: bool
+
+
 def _call(
     run_tool: ToolRunner, tool: str, arguments: dict[str, Any]
 ) -> tuple[ToolOutcome, tuple[PromptMessage, ...]]:
@@ -272,11 +327,7 @@ def reader_answer(outcome: ToolOutcome) -> str:
     if not outcome.success or payload is None:
         return f"I cannot do that: {outcome.error or 'the tool failed.'}"
     if isinstance(payload, SearchResults):  # the reader's own highlights
-        if not payload.passages:
-            return payload.note or "I found none of your highlights in what you have read."
-        lines = [f'- {p.location}: "{p.text}"' for p in payload.passages]
-        where = read_through(payload.reading_limit)
-        return f"Your highlights {where}:\n" + "\n".join(lines) + "\n\n" + OFFLINE_NOTE
+        return highlights_answer(outcome)
     if isinstance(payload, Recap):
         if not payload.passages:
             return payload.note or "There is nothing to recap yet."
@@ -296,6 +347,20 @@ def reader_answer(outcome: ToolOutcome) -> str:
         head = f"The names that come up most {read_through(payload.reading_limit)}:"
         return head + "\n" + "\n".join(lines) + "\n\n" + OFFLINE_NOTE
     return "I cannot read that tool's result."
+
+
+def highlights_answer(outcome: ToolOutcome, *, closing: bool = True) -> str:
+    """The reader's highlights found, quoted with their places (``closing``: with the note that
+    the answer is extracted, for an answer made of them alone)."""
+    payload = outcome.payload
+    if not outcome.success or not isinstance(payload, SearchResults):
+        return f"I cannot do that: {outcome.error or 'the tool failed.'}"
+    if not payload.passages:
+        return payload.note or "I found none of your highlights in what you have read."
+    lines = [f'- {p.location}: "{p.text}"' for p in payload.passages]
+    about = f" about {payload.query}" if payload.query else ""
+    head = f"Your highlights{about} {read_through(payload.reading_limit)}:\n"
+    return head + "\n".join(lines) + ("\n\n" + OFFLINE_NOTE if closing else "")
 
 
 def _outcome(

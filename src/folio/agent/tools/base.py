@@ -19,7 +19,7 @@ from folio.agent.summaries import StorySummaries
 from folio.domain.books import Book, Chapter, ReadingPosition
 from folio.domain.conversations import Conversation
 from folio.domain.llm import ToolDefinition
-from folio.domain.passages import Passage, ToolOutcome, ToolPayload
+from folio.domain.passages import Passage, ToolOutcome, ToolPayload, page_breaks
 from folio.domain.ports import BookRepository, BookSearcher, ChunkIndex, HighlightRepository
 from folio.domain.window import ReadingWindow
 
@@ -154,4 +154,5 @@ def passage_of(
     first, last = book.page_label(start), book.page_label(max(start, end - 1))
     return Passage(None, chapter, first, last, start, end, " ".join(text.split()),
                    book_id=book.id if other else None,
-                   volume=book.title if other else None)  # fmt: skip
+                   volume=book.title if other else None,
+                   breaks=page_breaks(book, start, end))  # fmt: skip

@@ -35,6 +35,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from folio.config import MB, Settings
 from folio.domain.errors import FolioError
+from folio.domain.highlights import MAX_FILE_BYTES
 from folio.entrypoints.api.deps import AUTHENTICATED_USER
 from folio.entrypoints.api.errors import BODY_BOUND_KEY, error_response, status_for
 
@@ -66,6 +67,11 @@ def body_bound(settings: Settings, method: str, path: str) -> BodyBound:
         return BodyBound(
             settings.max_import_bytes,
             f"An import is at most {settings.max_import_mb:g} MB (setting max_import_mb)",
+        )
+    if method == "POST" and path.rstrip("/") == "/api/v1/highlights/import":
+        return BodyBound(
+            MAX_FILE_BYTES + UPLOAD_OVERHEAD,
+            f"A highlights file is at most {MAX_FILE_BYTES // 10**6} MB",
         )
     if method == "POST" and _TURN_ROUTES.match(path):
         limit = 6 * settings.max_message_chars + TURN_OVERHEAD

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from rich.console import Console
@@ -15,6 +14,7 @@ from rich.text import Text
 
 from folio.domain.books import no_position_notice, numbered_places
 from folio.domain.passages import LIST_CHAPTERS, READ_PASSAGE, SEARCH_BOOK
+from folio.entrypoints.citation_marks import numbered_answer as numbered_answer
 from folio.entrypoints.cli.output import clean
 
 
@@ -27,57 +27,6 @@ def format_arguments(arguments: Any) -> str:
 def citation_line(citations: Any) -> str:
     """``[1] Chapter 6, p. 49; [2] Chapter 7, p. 55``: one numbered place per source."""
     return numbered_places(citations)
-
-
-_CLOSERS = "\"”’'"
-_PAGE_PARENTHESIS = re.compile(r"\s*\([^()\n]{0,120}\bpp?\.\s*[0-9ivxlcdm]+[^()\n]{0,40}\)", re.I)
-
-
-def numbered_answer(answer: str, citations: Any) -> str:
-    """``answer`` with each source's number after the place it quotes: ``"..." (Chapter 1,
-    p. 16) [2]``, the numbers of ``Sources: [1] ...; [2] ...`` and of ``/read N``. A source whose
-    quote the answer does not hold verbatim is numbered at its first page reference
-    ("(Chapter 7, p. 55)") that no other source took."""
-    marks: dict[int, list[int]] = {}
-    for n, source in enumerate(citations, 1):
-        end = _quote_end(answer, source.quote) if source.quote else None
-        if end is None:
-            end = _page_reference_end(answer, source, taken=set(marks))
-        if end is not None:
-            marks.setdefault(end, []).append(n)
-    out = answer
-    for end in sorted(marks, reverse=True):
-        out = out[:end] + "".join(f" [{n}]" for n in marks[end]) + out[end:]
-    return out
-
-
-def _quote_end(answer: str, quote: str) -> int | None:
-    """Where the quote ends in ``answer``, after its closing mark and the page reference that
-    follows it; ``None`` when the answer does not quote it (whitespace may differ)."""
-    words = quote.split()
-    if not words:
-        return None
-    found = re.search(r"\s+".join(re.escape(w) for w in words), answer)
-    if found is None:
-        return None
-    end = found.end()
-    while end < len(answer) and answer[end] in _CLOSERS + ".,;!?":
-        end += 1
-    # the page reference that closes the quote's sentence: '"..." (p. 16)', 'Ahab did (p. 1).'
-    line = answer[end:].split("\n", 1)[0]
-    reference = _PAGE_PARENTHESIS.search(line)
-    if reference and not re.search(r"[.!?]\s", line[: reference.start()]):
-        return end + reference.end()
-    return end
-
-
-def _page_reference_end(answer: str, source: Any, *, taken: set[int]) -> int | None:
-    pages = {source.page_start.lower(), source.page_end.lower()}
-    for reference in _PAGE_PARENTHESIS.finditer(answer):
-        labels = re.findall(r"\bpp?\.\s*([0-9ivxlcdm]+)", reference.group(0), re.I)
-        if reference.end() not in taken and pages & {label.lower() for label in labels}:
-            return reference.end()
-    return None
 
 
 # What the status line says while a tool runs (by tool name); other tools: "NAME...".
@@ -215,6 +164,8 @@ def turn_json(result: Any) -> dict[str, Any]:
                 "page_start": c.page_start,
                 "page_end": c.page_end,
                 "quote": c.quote,
+                "book_id": c.book_id,  # an earlier volume of the series (None: the book)
+                "volume": c.volume,  # that volume's title
             }
             for c in result.citations
         ],

@@ -46,15 +46,18 @@ def highlights_group() -> None:
 @handle_errors
 def import_cmd(lazy: Any, path: Path, book_ref: str | None, as_json: bool) -> None:
     """Import PATH: a KOReader `.sdr` folder or its `metadata.*.lua`, or a Kindle `My
-    Clippings.txt`. Entries go to the book of the same title (and author), or all to --book.
-    Importing the same file again adds nothing."""
+    Clippings.txt`. Entries go to the book of the same title (and author), or all to --book;
+    entries for a book not in your library are kept until you add it. Importing the same file
+    again adds nothing."""
     container = lazy.get()
     book = container.library.resolve(book_ref) if book_ref else None
     report = container.highlights.import_file(path, book=book)
     if as_json:
         books = [{"book_id": b.book.id, "title": b.book.title, "read": b.read,
                   "added": b.added, "anchored": b.anchored} for b in report.books]  # fmt: skip
-        click.echo(json.dumps({"books": books, "unmatched": list(report.unmatched)}, indent=2))
+        waiting = [{"book": w.named, "read": w.read, "added": w.added} for w in report.waiting]
+        click.echo(json.dumps({"books": books, "unmatched": list(report.unmatched),
+                               "waiting": waiting}, indent=2, ensure_ascii=False))  # fmt: skip
         return
     for b in report.books:
         console.print(
@@ -62,9 +65,12 @@ def import_cmd(lazy: Any, path: Path, book_ref: str | None, as_json: bool) -> No
             f"({b.anchored} found in the book's text)",
             highlight=False,
         )
-    if report.unmatched:
-        names = "; ".join(report.unmatched)
-        console.print(f"[yellow]No book in your library for:[/] {escape(names)} (try --book)")
+    for w in report.waiting:
+        console.print(
+            f"[yellow]{escape(w.named)}[/]: not in your library; {w.read} kept until the book is"
+            " added (or import again with --book)",
+            highlight=False,
+        )
     if not report.books and not report.unmatched:
         console.print("No highlights in that file.")
 

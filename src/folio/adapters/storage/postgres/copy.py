@@ -58,6 +58,7 @@ _TABLES: tuple[tuple[str, str], ...] = (
         "id, book_id, user_id, kind, text, note, chapter, location, char_start, char_end, created,"
         " source, key",
     ),
+    ("pending_highlights", "user_id, title, author, key, entry, seq"),
     (
         "import_jobs",
         "id, user_id, book_id, filename, status, stage, done, total, error_code, error_message,"

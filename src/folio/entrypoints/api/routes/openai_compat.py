@@ -39,7 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from folio.app.chat import AnswerDelta, TurnResult
 from folio.bootstrap import UserScope
-from folio.domain.books import Book, no_position_notice, places_line
+from folio.domain.books import Book, no_position_notice, numbered_places
 from folio.domain.errors import FolioError
 from folio.entrypoints.api.deps import ScopeDep
 from folio.entrypoints.api.errors import ApiError, openai_error_body, status_for
@@ -258,20 +258,18 @@ class Completion:
 
 
 def sources_suffix(result: TurnResult) -> str:
-    """The ``Sources:`` line the answer text ends with, unless the answer cites its pages; then,
-    for a book whose reader never said how far they have read, one line saying so."""
+    """The ``Sources: [1] ...; [2] ...`` line the answer text ends with: each source once, with
+    the number it has on every surface (``folio.citations[n - 1]``), two sources on one page
+    included; then, for a book whose reader never said how far they have read, one line saying
+    so."""
     notice = "" if result.position_set else f"\n\n{NO_POSITION_LINE}"
-    if not result.citations or all(_cites(result.answer, c.page_start) for c in result.citations):
+    if not result.citations:
         return notice
-    return f"\n\nSources: {places_line(result.citations)}{notice}"
+    return f"\n\nSources: {numbered_places(result.citations)}{notice}"
 
 
 def answer_text(result: TurnResult) -> str:
     return result.answer + sources_suffix(result)
-
-
-def _cites(answer: str, page: str) -> bool:
-    return re.search(rf"\bpp?\. ?{re.escape(page)}\b", answer) is not None
 
 
 def _usage(result: TurnResult) -> dict[str, int]:

@@ -1,0 +1,44 @@
+"""A citation from an earlier volume of a series names that volume and its own page (issue 36,
+item 4): volume 1's offsets were turned into pages with volume 2's page table (the quote on p. 31
+cited as pp. 28-29), and the JSON citation did not say which volume. Checked against what
+``folio read`` prints for that volume's page."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.e2e.conftest import RunFolio, ok
+from tests.series_books import write_epub
+
+FILLER = "The rain fell on the old forum while the crowd waited in the square below the steps. "
+
+
+def _volume(folder: Path, number: int, name: str, chapters: int) -> Path:
+    def paragraph(c: int, p: int) -> str:
+        return f"{FILLER * 5}{name} stood by column {c}.{p} and spoke to the senators. {FILLER * 5}"
+
+    content = [
+        (f"Chapter {c}", [paragraph(c, p) for p in range(5)]) for c in range(1, chapters + 1)
+    ]
+    return write_epub(folder / f"v{number}.epub", f"Ides Volume {number}", content,
+                      series="Ides", index=str(number))  # fmt: skip
+
+
+def test_a_citation_from_an_earlier_volume_names_it_and_its_own_page(
+    run_folio: RunFolio, tmp_path: Path
+) -> None:
+    ok(run_folio("add", str(_volume(tmp_path, 1, "Brutus", 12)), "--position", "whole"))
+    ok(run_folio("add", str(_volume(tmp_path, 2, "Cassius", 2)), "--position", "Chapter 2"))
+    second = json.loads(ok(run_folio("show", "Ides Volume 2", "--json")))
+
+    turn = json.loads(ok(run_folio("chat", "Ides Volume 2", "-m", "Who is Brutus?", "--json")))
+
+    cited = [c for c in turn["citations"] if c["volume"] == "Ides Volume 1"]
+    assert cited and all(c["book_id"] for c in cited), turn
+    assert any(int(c["page_start"]) > second["pages"] for c in cited)  # past volume 2's pages
+    for c in cited:
+        place = f"(Ides Volume 1, {c['chapter']}, p. {c['page_start']})"
+        assert f'"{c["quote"]}" {place}' in turn["answer"]  # the bullet names the chip's page
+        page = ok(run_folio("read", "Ides Volume 1", "--page", c["page_start"]))
+        assert c["quote"] in " ".join(page.split()), (c, page[:300])

@@ -81,14 +81,21 @@ function FolioView.position(position)
     return T(_("through %1"), text)
 end
 
-local function sources(citations, heading)
+local function squeeze(text)
+    return (tostring(text or ""):gsub("%s+", " "))
+end
+
+--- The numbered sources; a quote the text above already shows word for word is not repeated.
+local function sources(citations, heading, shown)
     if type(citations) ~= "table" or #citations == 0 then return nil end
     local out = { heading }
+    shown = squeeze(shown)
     for i, c in ipairs(citations) do
         local n = c.n or i
         local where = FolioView.place(c)
         table.insert(out, T("[%1] %2", n, where ~= "" and where or _("(no page)")))
-        if c.quote and trim(c.quote) ~= "" then
+        local quote = c.quote and trim(c.quote) or ""
+        if quote ~= "" and not shown:find(squeeze(quote), 1, true) then
             table.insert(out, T("    “%1”", FolioView.shorten(c.quote, FolioView.QUOTE_CHARS)))
         end
     end
@@ -103,9 +110,11 @@ local function titled(kind, result)
     return kind
 end
 
+--- The non-empty blocks, a blank line apart (`blocks` may have holes: absent parts are nil).
 local function join(blocks)
     local out = {}
-    for _, b in ipairs(blocks) do
+    for i = 1, table.maxn(blocks) do
+        local b = blocks[i]
         if b and b ~= "" then table.insert(out, b) end
     end
     return table.concat(out, "\n\n")
@@ -113,25 +122,27 @@ end
 
 --- The viewer of an answer: { title, text }.
 function FolioView.answer(result, question)
+    local answer = FolioView.plainText(result.answer)
     return {
         title = titled(_("Ask folio"), result),
         text = join{
             FolioView.position(result.position),
             question and T(_("Q: %1"), FolioView.shorten(question, 400)) or nil,
-            FolioView.plainText(result.answer),
-            sources(result.citations, _("Sources")),
+            answer,
+            sources(result.citations, _("Sources"), answer),
         },
     }
 end
 
 --- The viewer of the story so far: { title, text }.
 function FolioView.story(result)
+    local text = FolioView.plainText(result.text)
     return {
         title = titled(_("Story so far"), result),
         text = join{
             FolioView.position(result.position),
-            FolioView.plainText(result.text),
-            sources(result.citations, _("Sources")),
+            text,
+            sources(result.citations, _("Sources"), text),
         },
     }
 end

@@ -116,6 +116,19 @@ describe("FolioView", function()
         assert.are.equal("a snake_case_name stays", FolioView.plainText("a snake_case_name stays"))
     end)
 
+    it("does not repeat under Sources a quote the answer already shows", function()
+        local screen = FolioView.answer({
+            answer = 'From the book:\n- "Henry Clerval was the son of a merchant of Geneva." (Chapter 2, p. 21) [1]',
+            citations = {
+                { n = 1, chapter = "Chapter 2", page = 21, quote = "Henry Clerval was the son of a  merchant of Geneva." },
+                { n = 2, chapter = "Chapter 3", page = 28, quote = "Clerval spent the last evening with us." },
+            },
+        })
+        assert.are.equal('From the book:\n• "Henry Clerval was the son of a merchant of Geneva." (Chapter 2, p. 21) [1]'
+            .. "\n\nSources\n[1] Chapter 2, p. 21\n[2] Chapter 3, p. 28\n    “Clerval spent the last evening with us.”",
+            screen.text)
+    end)
+
     it("says so when no one is named yet", function()
         assert.are.equal("No one named yet up to here.", FolioView.people({ people = {} }).text)
     end)

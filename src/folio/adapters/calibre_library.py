@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from folio.domain.calibre import CalibreBook, CalibreError, CalibreErrorCode
+from folio.domain.calibre import CalibreBook, CalibreError, CalibreErrorCode, CalibreLibrary
 
 METADATA_DB = "metadata.db"
 _REQUIRED = frozenset({"books", "authors", "books_authors_link", "data"})
@@ -26,8 +26,8 @@ def is_calibre_library(path: Path) -> bool:
     return (path / METADATA_DB).is_file() if path.is_dir() else path.name == METADATA_DB
 
 
-def read_calibre_library(path: Path) -> list[CalibreBook]:
-    """Every book of the Calibre library at ``path`` (its folder or its ``metadata.db``).
+def read_calibre_library(path: Path) -> CalibreLibrary:
+    """The Calibre library at ``path`` (its folder or its ``metadata.db``): its id and books.
 
     Raises:
         CalibreError: ``NOT_FOUND`` without a ``metadata.db``, ``DAMAGED`` for a file SQLite
@@ -42,7 +42,7 @@ def read_calibre_library(path: Path) -> list[CalibreBook]:
     with closing(_snapshot(db)) as conn:
         _check_schema(conn, db)
         try:
-            return _books(conn, db.parent)
+            return CalibreLibrary(_library_id(conn, db), tuple(_books(conn, db.parent)))
         except sqlite3.Error as e:
             raise _damaged(db, e) from e
 
@@ -81,6 +81,12 @@ def _check_schema(conn: sqlite3.Connection, db: Path) -> None:
         )
 
 
+def _library_id(conn: sqlite3.Connection, db: Path) -> str:
+    """Calibre's uuid of the library (it survives the library being moved), else its folder."""
+    rows = _rows(conn, "SELECT uuid FROM library_id ORDER BY id LIMIT 1", "library_id")
+    return str(rows[0][0]) if rows and rows[0][0] else str(db.parent.resolve())
+
+
 def _books(conn: sqlite3.Connection, root: Path) -> list[CalibreBook]:
     authors = _grouped(
         conn,
@@ -109,8 +115,9 @@ def _books(conn: sqlite3.Connection, root: Path) -> list[CalibreBook]:
     for book, fmt, name in conn.execute("SELECT book, format, name FROM data"):
         files[int(book)][str(fmt).upper()] = str(name)
     out = []
-    for book_id, title, path, index, uuid in conn.execute(
-        "SELECT id, title, path, series_index, uuid FROM books ORDER BY id"
+    modified = "last_modified" if "last_modified" in _columns(conn, "books") else "NULL"
+    for book_id, title, path, index, uuid, changed in conn.execute(
+        f"SELECT id, title, path, series_index, uuid, {modified} FROM books ORDER BY id"
     ):
         folder = root / str(path)
         named = series.get(book_id)
@@ -128,6 +135,7 @@ def _books(conn: sqlite3.Connection, root: Path) -> list[CalibreBook]:
                     fmt: folder / f"{name}.{fmt.lower()}"
                     for fmt, name in files.get(book_id, {}).items()
                 },
+                last_modified=str(changed) if changed is not None else None,
             )
         )
     return out
@@ -135,6 +143,10 @@ def _books(conn: sqlite3.Connection, root: Path) -> list[CalibreBook]:
 
 def _tables(conn: sqlite3.Connection) -> set[str]:
     return {str(r[0]) for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+
+
+def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
+    return {str(r[1]) for r in conn.execute(f"PRAGMA table_info({table})")}
 
 
 def _rows(conn: sqlite3.Connection, sql: str, table: str) -> list[tuple[Any, ...]]:

@@ -36,9 +36,10 @@ import numpy as np
 from folio.app.chunking import TokenCounter, chunk_book
 from folio.domain.book_files import BookFileStore
 from folio.domain.books import Book, BookFormat, Chunk, ParsedBook, ReadingPosition
+from folio.domain.editions import CarriedPosition, carry_position
 from folio.domain.errors import BookError, IngestError, IngestErrorCode
 from folio.domain.lexicon import Lexicon
-from folio.domain.ports import BookRepository, Embedder, Vectors
+from folio.domain.ports import BookRepository, EditionRepository, Embedder, Vectors
 from folio.domain.series import series_fields
 from folio.domain.summary import SUMMARY_INDEX, StorySummary
 
@@ -78,6 +79,7 @@ class IngestResult:
     chunk_count: int
     timings: dict[str, float] = field(default_factory=dict)  # seconds per stage, keys = STAGES
     resumed: bool = False  # the book was stored by an earlier, interrupted import
+    carried: CarriedPosition | None = None  # a new edition: how the reading position moved
 
     @property
     def searchable_after(self) -> float:
@@ -276,6 +278,57 @@ class IngestBook:
         except BaseException:
             self._books.delete(book.id)  # stored with its file or not at all
             raise
+
+    def reingest(
+        self, book: Book, path: Path, *, progress: IngestProgress | None = None
+    ) -> IngestResult:
+        """``path`` is a new edition of the stored ``book`` (its file changed in Calibre, say):
+        parsed, chunked and stored in its place (same id, title, author and series: its
+        conversations, identifiers and owner stay), its reading position carried over
+        (``folio.domain.editions``), then embedded and summarised again. Raises ``IngestError``
+        as ``execute`` does (``DUPLICATE`` when the file is another book of the library's);
+        nothing changes when parsing or chunking fails."""
+        report = progress or _NoProgress()
+        timings: dict[str, float] = {}
+        check_book_file(path, max_bytes=self._max_bytes)
+        content_hash = file_hash(path)
+        with _timed(timings, "parse"):
+            report.stage("parse", None)
+            parsed, fmt = self._parse(path)
+        fresh = self._book(path, parsed, fmt, content_hash, title=book.title, author=book.author)
+        new = replace(fresh, id=book.id, created_at=book.created_at, series=book.series,
+                      series_index=book.series_index)  # fmt: skip
+        carried = carry_position(book, self._books.get_text(book.id), new, parsed.text)
+        new = new.with_position(carried.position)
+        with _timed(timings, "chunk"):
+            report.stage("chunk", None)
+            chunks = chunk_book(
+                new.id, parsed, count_tokens=self._count_tokens, max_tokens=self._max_tokens
+            )
+        if not chunks:
+            raise IngestError(
+                f"{path.name} contains no readable text", code=IngestErrorCode.EMPTY, path=str(path)
+            )
+        with _timed(timings, "store"):
+            report.stage("store", 1)
+            if self._files is not None:  # kept first: a failure leaves the old edition whole
+                self._files.put(new.content_hash, path)
+            self._editions().replace_text(new, parsed.text, chunks, lexicon=Lexicon.of(parsed.text))
+            if self._on_stored is not None:
+                self._on_stored(new, path)
+            report.advance(1)
+        with _timed(timings, "embed"):
+            self._embed(new.id, chunks, report)
+        with _timed(timings, "summarise"):
+            self._summarise(new, parsed.text, report)
+        return IngestResult(new, len(chunks), timings, carried=carried)
+
+    def _editions(self) -> EditionRepository:
+        if not isinstance(self._books, EditionRepository):
+            raise IngestError(
+                "This library cannot take a new edition of a book", code=IngestErrorCode.UNSUPPORTED
+            )
+        return self._books
 
     def _book(
         self,

@@ -14,11 +14,12 @@ from typing import Any, Self
 
 from folio.domain.books import Book, Chunk, ReadingPosition
 from folio.domain.conversations import Conversation
-from folio.domain.errors import BookError, BookErrorCode, ConversationError
+from folio.domain.errors import BookError, BookErrorCode, ConversationError, IngestError
 from folio.domain.lexicon import Lexicon
 from folio.domain.ports import (
     BookRepository,
     ConversationUnitOfWork,
+    EditionRepository,
     OwnershipRepository,
     UnitOfWorkFactory,
     Vectors,
@@ -58,6 +59,14 @@ class OwnedBooks:
         except BaseException:
             self._owners.forget(BOOK, book.id)
             raise
+
+    def replace_text(
+        self, book: Book, text: str, chunks: Sequence[Chunk], *, lexicon: Lexicon | None = None
+    ) -> None:
+        self._check(book.id)
+        if not isinstance(self._inner, EditionRepository):
+            raise IngestError("This library cannot take a new edition of a book")
+        self._inner.replace_text(book, text, chunks, lexicon=lexicon)
 
     def add_vectors(self, book_id: str, chunk_ids: Sequence[str], vectors: Vectors) -> None:
         self._check(book_id)

@@ -20,8 +20,9 @@ if TYPE_CHECKING:
     from folio.app.search import SearchBook
     from folio.app.sync import ProgressSync
     from folio.config import Settings
-    from folio.domain.books import Book
     from folio.domain.book_files import BookFileStore
+    from folio.domain.books import Book
+    from folio.domain.calibre import CalibreSourceRepository
     from folio.domain.ports import BookRepository, ChunkIndex, Embedder, ImportJobRepository
 
 
@@ -156,4 +157,19 @@ class LibraryWiring:
         from folio.adapters.calibre_library import read_calibre_library
         from folio.app.calibre_import import ImportCalibre
 
-        return ImportCalibre(read_calibre_library, self.ingest, self.books, self._identifier_store)
+        return ImportCalibre(
+            read_calibre_library,
+            self.ingest,
+            self.books,
+            self._identifier_store,
+            self.calibre_sources,
+        )
+
+    @cached_property
+    def calibre_sources(self) -> CalibreSourceRepository:
+        """Where each book imported from Calibre came from, as of its last import."""
+        from folio.adapters.storage.sql.calibre import SqlCalibreSourceStore
+        from folio.adapters.storage.sql.sync import postgres_runner, sqlite_runner
+
+        pg = self._pg
+        return SqlCalibreSourceStore(postgres_runner(pg) if pg else sqlite_runner(self._sqlite))

@@ -1,37 +1,24 @@
-"""A Calibre library's books as folio values, and Calibre-style searches over them.
+"""A Calibre library's books as folio values, and what folio remembers of each import (the
+searches over them are ``folio.domain.calibre_search``'s).
 
-A search is a list of terms, all of which must match (Calibre's implicit ``and``): ``field:value``
-with field ``title``, ``author`` / ``authors``, ``series``, ``tag`` / ``tags`` or ``identifier``
-(``identifier:isbn:978...``), a bare word (title or author), a ``"quoted phrase"``, ``=value`` for
-an exact (case-insensitive) match instead of "contains", and a leading ``-`` or ``not`` to exclude.
-
-Invariant: a book's preferred file is its EPUB, else its PDF, else the first other format folio
-reads, in ``PREFERRED_FORMATS`` order; a book with none of them is not importable.
+Invariants: a book's preferred file is its EPUB, else its PDF, else the first other format folio
+reads, in ``PREFERRED_FORMATS`` order; a book with none of them is not importable. A
+``CalibreSource`` records, per imported book, the Calibre ``last_modified`` and the file (path,
+size, modification time) it was last brought up to date with: Calibre is the source of truth, and
+a later import applies what changed since.
 """
 
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, Protocol
 
 from folio.domain.errors import FolioError
 
 # The formats folio reads, best first (Calibre names a format by its upper-case extension).
 PREFERRED_FORMATS = ("EPUB", "PDF", "HTML", "HTM", "MD", "MARKDOWN", "TXT")
-MAX_SEARCH_CHARS = 500
-_FIELDS = {
-    "title": "title",
-    "author": "authors",
-    "authors": "authors",
-    "series": "series",
-    "tag": "tags",
-    "tags": "tags",
-    "identifier": "identifiers",
-    "identifiers": "identifiers",
-}
 
 
 class CalibreErrorCode(StrEnum):
@@ -59,6 +46,7 @@ class CalibreBook:
     tags: tuple[str, ...] = ()
     identifiers: dict[str, str] = field(default_factory=dict)
     formats: dict[str, Path] = field(default_factory=dict)  # "EPUB" -> its file
+    last_modified: str | None = None  # Calibre's books.last_modified, as Calibre wrote it
 
     @property
     def author(self) -> str | None:
@@ -73,86 +61,38 @@ class CalibreBook:
 
 
 @dataclass(frozen=True, slots=True)
-class SearchTerm:
-    field: str | None  # None: title or author
-    value: str
-    exact: bool = False
-    negated: bool = False
+class CalibreLibrary:
+    """A Calibre library read at one moment: its identity (Calibre's ``library_id`` uuid, else
+    its folder) and every book in it."""
 
-    def matches(self, book: CalibreBook) -> bool:
-        return self._found(book) != self.negated
-
-    def _found(self, book: CalibreBook) -> bool:
-        wanted = self.value.casefold()
-        if self.field == "identifiers":
-            scheme, _, value = wanted.partition(":")
-            found = {k.casefold(): v.casefold() for k, v in book.identifiers.items()}
-            if scheme not in found or not value:
-                return scheme in found
-            exact = value.startswith("=")
-            return found[scheme] == value[1:] if exact else value in found[scheme]
-        return any(self._same(v.casefold(), wanted) for v in self._values(book))
-
-    def _values(self, book: CalibreBook) -> tuple[str, ...]:
-        if self.field == "title":
-            return (book.title,)
-        if self.field == "authors":
-            return book.authors
-        if self.field == "series":
-            return (book.series,) if book.series else ()
-        if self.field == "tags":
-            return book.tags
-        return (book.title, *book.authors)
-
-    def _same(self, have: str, wanted: str) -> bool:
-        return have == wanted if self.exact else wanted in have
+    library_id: str
+    books: tuple[CalibreBook, ...] = ()
 
 
-def parse_search(query: str) -> tuple[SearchTerm, ...]:
-    """The terms of a Calibre-style search (see the module docstring).
+@dataclass(frozen=True, slots=True)
+class CalibreSource:
+    """Where a folio book came from in Calibre, as of its last import: the library and book
+    (uuid), Calibre's ``last_modified`` then, and the file read (its size and modification time
+    in nanoseconds, so that an unchanged file is not read again)."""
 
-    Raises:
-        CalibreError: ``INVALID_SEARCH`` for an unknown field, an unclosed quote or a search
-            longer than ``MAX_SEARCH_CHARS``.
-    """
-    if len(query) > MAX_SEARCH_CHARS:
-        raise CalibreError(
-            f"A Calibre search has at most {MAX_SEARCH_CHARS} characters",
-            code=CalibreErrorCode.INVALID_SEARCH,
-        )
-    try:
-        words = shlex.split(query)
-    except ValueError as e:
-        raise CalibreError(
-            f"Invalid search {query!r}: {e}", code=CalibreErrorCode.INVALID_SEARCH
-        ) from e
-    terms: list[SearchTerm] = []
-    negate = False
-    for word in words:
-        if word.casefold() in {"and", "not"}:
-            negate = negate or word.casefold() == "not"
-            continue
-        terms.append(_term(word, negate))
-        negate = False
-    return tuple(terms)
+    book_id: str
+    library_id: str
+    calibre_uuid: str
+    last_modified: str | None
+    file: str | None = None
+    file_size: int | None = None
+    file_mtime_ns: int | None = None
 
 
-def _term(word: str, negated: bool) -> SearchTerm:
-    if word.startswith("-") and len(word) > 1:
-        negated, word = True, word[1:]
-    name, colon, value = word.partition(":")
-    fld: str | None = None
-    if colon and name.casefold() in _FIELDS:
-        fld, word = _FIELDS[name.casefold()], value
-    elif colon and name.isalpha() and name.casefold() not in _FIELDS:
-        known = ", ".join(sorted({f"{k}:" for k in _FIELDS}))
-        raise CalibreError(
-            f"Unknown search field {name + ':'!r}; folio searches {known}",
-            code=CalibreErrorCode.INVALID_SEARCH,
-        )
-    exact = word.startswith("=")
-    return SearchTerm(fld, word[1:] if exact else word, exact=exact, negated=negated)
+class CalibreSourceRepository(Protocol):
+    """What folio remembers of each book imported from Calibre; forgotten with the book."""
 
+    def get(self, book_id: str) -> CalibreSource | None: ...
 
-def matches_all(book: CalibreBook, terms: tuple[SearchTerm, ...]) -> bool:
-    return all(term.matches(book) for term in terms)
+    def save(self, source: CalibreSource) -> None:
+        """Record (or replace) the book's source."""
+        ...
+
+    def of_library(self, library_id: str) -> list[CalibreSource]:
+        """Every book imported from that library (of any user: callers check the owner)."""
+        ...

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Protocol, Self
+from typing import TYPE_CHECKING, Protocol, Self, runtime_checkable
 
 from folio.domain.books import Book, BookFormat, Chunk, ParsedBook, ReadingPosition, SearchHit
 from folio.domain.conversations import ChatMessage, Conversation, Turn
@@ -144,6 +144,21 @@ class BookRepository(Protocol):
     def save_lexicon(self, book_id: str, lexicon: Lexicon) -> None:
         """Keep the book's lexicon, replacing any earlier one; it goes with the book
         (``BookError(NOT_FOUND)`` for an unknown book)."""
+        ...
+
+
+@runtime_checkable
+class EditionRepository(Protocol):
+    """A ``BookRepository`` that can take a new edition of a stored book (the SQL libraries, the
+    in-memory one, and the owner's view of them)."""
+
+    def replace_text(
+        self, book: Book, text: str, chunks: Sequence[Chunk], *, lexicon: Lexicon | None = None
+    ) -> None:
+        """A new edition of a stored book (its file changed): the book's row (same id), text,
+        chunks and lexicon replaced in one transaction; its vectors and recaps are dropped (to be
+        made again), its conversations, identifiers and owner stay. ``BookError(NOT_FOUND)`` when
+        the book is gone, ``IngestError(DUPLICATE)`` when the new content is another book's."""
         ...
 
 

@@ -46,8 +46,16 @@ from folio.entrypoints.serialize import book_detail, book_summary, hit_dict
 @click.option(
     "--search",
     default="",
-    help="With a Calibre library: only the books this Calibre-style search matches, e.g. "
-    "'series:Discworld', 'author:Austen tag:classic', 'title:\"=Emma\"', '-tag:unread'.",
+    help="With a Calibre library: only the books this Calibre search matches: title:, "
+    "author:, series:, tag:, identifier:isbn:..., bare words; values as text, =exact, ~regex, "
+    "true or false; and, or, not, -, parentheses. E.g. 'series:Discworld or tag:classic', "
+    "'series:false', 'title:~^the', '-tag:unread'.",
+)
+@click.option(
+    "--remove-missing",
+    is_flag=True,
+    help="With a Calibre library: remove from folio the books imported from it that are no "
+    "longer in it, with their conversations (without it they are kept and reported).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object per file.")
 @click.pass_obj
@@ -60,6 +68,7 @@ def add_cmd(
     position: str | None,
     calibre: Path | None,
     search: str,
+    remove_missing: bool,
     as_json: bool,
 ) -> None:
     """Add books (EPUB, PDF, TXT, MD, HTML) to the library: files, or directories (every file of
@@ -77,7 +86,11 @@ def add_cmd(
     A Calibre library (--calibre PATH, or a folder holding metadata.db) brings in every book, or
     those --search matches, from its EPUB (else PDF, else another format folio reads) with
     Calibre's title, authors, series, series index and identifiers. Calibre may keep running:
-    its database is read from a snapshot. Running it again adds only what is new.
+    its database is read from a snapshot. Running it again adds what is new and brings the
+    books imported before up to date: a book changed in Calibre since gets its new title,
+    authors, series and identifiers, a book whose file changed is read again (its conversations
+    stay, your place is carried over, never forward); books no longer in Calibre are reported
+    and kept, or removed with --remove-missing.
     """
     from folio.adapters.calibre_library import is_calibre_library
     from folio.adapters.parsers import EXTENSIONS  # here: the CLI starts without parser imports
@@ -89,11 +102,15 @@ def add_cmd(
             raise click.UsageError("a Calibre library is imported on its own (no other files)")
         from folio.entrypoints.cli.calibre import import_calibre
 
-        if import_calibre(lazy.get(), libraries[0], search, as_json=as_json):
+        if import_calibre(
+            lazy.get(), libraries[0], search, as_json=as_json, remove_missing=remove_missing
+        ):
             sys.exit(EXIT_ERROR)
         return
-    if search:
-        raise click.UsageError("--search applies to a Calibre library (--calibre PATH)")
+    if search or remove_missing:
+        raise click.UsageError(
+            "--search and --remove-missing apply to a Calibre library (--calibre PATH)"
+        )
     if not files:
         raise click.UsageError("give book files or folders, or --calibre PATH")
 

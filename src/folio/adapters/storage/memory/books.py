@@ -76,6 +76,29 @@ class InMemoryLibrary:
         if lexicon is not None:
             self.lexicons[book.id] = lexicon.to_json()
 
+    def replace_text(
+        self, book: Book, text: str, chunks: Sequence[Chunk], *, lexicon: Lexicon | None = None
+    ) -> None:
+        self.get(book.id)
+        owner = self._owner_of(book.id)
+        if any(
+            b.id != book.id and (b.content_hash, self._owner_of(b.id)) == (book.content_hash, owner)
+            for b in self.books.values()
+        ):
+            raise IngestError(
+                f"{book.source_name} is already in the library",
+                code=IngestErrorCode.DUPLICATE,
+                book_id=book.id,
+            )
+        self.books[book.id] = book
+        self.texts[book.id] = text
+        self.chunks[book.id] = sorted(chunks, key=lambda c: c.char_start)
+        self.vectors[book.id] = {}
+        self.recaps = {key: recap for key, recap in self.recaps.items() if key[0] != book.id}
+        self.lexicons.pop(book.id, None)
+        if lexicon is not None:
+            self.lexicons[book.id] = lexicon.to_json()
+
     def add_vectors(self, book_id: str, chunk_ids: Sequence[str], vectors: Vectors) -> None:
         if len(chunk_ids) != len(vectors):
             raise ValueError(f"{len(chunk_ids)} chunk ids but {len(vectors)} vectors")
@@ -111,7 +134,7 @@ class InMemoryLibrary:
         self.get(book_id)
         for store in (self.books, self.texts, self.chunks, self.vectors, self.lexicons):
             store.pop(book_id, None)
-        self.recaps = {key: text for key, text in self.recaps.items() if key[0] != book_id}
+        self.recaps = {key: recap for key, recap in self.recaps.items() if key[0] != book_id}
 
     def get_text(self, book_id: str, start: int = 0, end: int | None = None) -> str:
         self.get(book_id)

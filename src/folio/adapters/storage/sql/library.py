@@ -10,12 +10,13 @@ nothing), ``_insert_vectors``, ``_is_duplicate``, and the search candidates ``_l
 and BM25, or ``tsvector``) and ``_nearest`` (vectors as blobs, or pgvector). Both candidate lists
 are fused with the domain's ``reciprocal_rank_fusion``.
 
-Invariants: ``add`` stores a book, its text, chunks (and the vectors and lexicon when given) in
-one transaction: all or nothing. A missing book is ``BookError(NOT_FOUND)``; a book already in
-the owner's library is ``IngestError(DUPLICATE)``. ``search`` never returns text at or past
-``max_char_offset``: both candidate queries and the fetch of the returned rows filter
-``char_start`` to ``[min_char_offset, max_char_offset)`` in SQL, and a chunk straddling the limit
-is cut there (``Chunk.cut_at``).
+Invariants: ``add`` stores a book, its text, chunks (and the vectors and lexicon when given) in one
+transaction: all or nothing; ``replace_text`` swaps a stored book's row, text, chunks and lexicon
+for a new edition's the same way (its vectors and recaps go, its conversations stay). A missing book
+is ``BookError(NOT_FOUND)``; a book already in the owner's library is ``IngestError(DUPLICATE)``.
+``search`` never returns text at or past ``max_char_offset``: both candidate queries and the fetch
+of the returned rows filter ``char_start`` to ``[min_char_offset, max_char_offset)`` in SQL, and a
+chunk straddling the limit is cut there (``Chunk.cut_at``).
 """
 
 from __future__ import annotations
@@ -63,6 +64,11 @@ class _Sql:
     insert_book: str
     insert_text: str
     insert_chunk: str
+    replace_book: str
+    replace_text: str
+    delete_chunks: str
+    delete_recaps: str
+    delete_lexicon: str
     save_lexicon: str
     book_exists: str
     get_book: str
@@ -101,6 +107,17 @@ def _statements(dialect: Dialect) -> _Sql:
             "INSERT INTO chunks (id, book_id, ordinal, text, char_start, char_end, page_start,"
             " page_end, chapter, chapter_index) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
         ),
+        replace_book=sql(
+            update_book.format(
+                ", ".join(f"{f} = ?" for f in _BOOK_FIELDS[1:])
+                + ", owner_content = coalesce((SELECT user_id FROM owners WHERE kind = 'book'"
+                " AND resource_id = ?), 'local') || ':' || ?"
+            )
+        ),
+        replace_text=sql("UPDATE book_texts SET text = ? WHERE book_id = ?"),
+        delete_chunks=sql("DELETE FROM chunks WHERE book_id = ?"),
+        delete_recaps=sql("DELETE FROM chapter_recaps WHERE book_id = ?"),
+        delete_lexicon=sql("DELETE FROM book_lexicons WHERE book_id = ?"),
         save_lexicon=sql(
             "INSERT INTO book_lexicons (book_id, version, data) VALUES (?, ?, ?)"
             " ON CONFLICT (book_id) DO UPDATE SET version = excluded.version, data = excluded.data"
@@ -247,6 +264,35 @@ class SqlLibraryCore:
                 code=IngestErrorCode.CORRUPT,
                 book_id=book.id,
             ) from e
+
+    def replace_text(
+        self, book: Book, text: str, chunks: Sequence[Chunk], *, lexicon: Lexicon | None = None
+    ) -> None:
+        sql = self._sql
+        row = book_row(book)
+        try:
+            with self._transaction() as tx:
+                values = (*(row[f] for f in _BOOK_FIELDS[1:]), book.id, book.content_hash, book.id)
+                if not tx.execute(sql.replace_book, values).rowcount:
+                    raise not_found(book.id)
+                tx.execute(sql.replace_text, (text, book.id))
+                tx.execute(sql.delete_chunks, (book.id,))  # their vectors and FTS rows follow
+                tx.executemany(sql.insert_chunk, [chunk_row(c) for c in chunks])
+                tx.execute(sql.delete_recaps, (book.id,))
+                tx.execute(sql.delete_lexicon, (book.id,))
+                if lexicon is not None:
+                    tx.execute(sql.save_lexicon, (book.id, LEXICON_VERSION, lexicon.to_json()))
+        except self.integrity_error as e:
+            duplicate = self._is_duplicate(e)
+            raise IngestError(
+                f"{book.source_name} is already in the library"
+                if duplicate
+                else f"{book.source_name} could not be stored: {str(e).strip()}",
+                code=IngestErrorCode.DUPLICATE if duplicate else IngestErrorCode.CORRUPT,
+                book_id=book.id,
+            ) from e
+        finally:
+            self._forget(book.id)
 
     def add_vectors(self, book_id: str, chunk_ids: Sequence[str], vectors: Vectors) -> None:
         if len(chunk_ids) != len(vectors):

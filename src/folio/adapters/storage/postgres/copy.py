@@ -43,6 +43,10 @@ _TABLES: tuple[tuple[str, str], ...] = (
     ("book_documents", "book_id, partial_md5, filename_md5, fragments"),
     ("book_identifiers", "book_id, scheme, value"),
     (
+        "calibre_sources",
+        "book_id, library_id, calibre_uuid, last_modified, file, file_size, file_mtime_ns",
+    ),
+    (
         "chunks",
         "id, book_id, ordinal, text, char_start, char_end, page_start, page_end, chapter,"
         " chapter_index",

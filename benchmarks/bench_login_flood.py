@@ -3,12 +3,15 @@
 Setup (in a fresh interpreter running the code under test): a library with two users, each with
 a KOReader sync login. Load: ``--requests`` ``GET /users/auth`` with a real login and a random
 key, from ``--clients`` threads at once, while one more client asks ``/api/v1/health`` every
-50 ms. Reported: the server's resident memory before and after (``/proc``), its growth, the
+50 ms. Reported: the answers' statuses, how many were refused by the failed-login limit without a
+key check (a ``Retry-After`` header: 401 on ``/users/auth``, which KOReader's Login shows, 429 on
+the progress routes), the server's resident memory before and after (``/proc``), its growth, the
 health check's latency p50/p99 during the flood, and how long the flood took. Loopback only,
-bounded in requests and time; the server is stopped by the script.
+bounded in requests and time; the server is stopped by the script. ``--path push`` floods
+``PUT /syncs/progress`` instead.
 
     .venv/bin/python benchmarks/bench_login_flood.py [--requests 400] [--clients 64]
-        [--code /path/to/another/src] [--label before]
+        [--code /path/to/another/src] [--label before] [--path auth|push]
 
 Goals (issue 36): growth under 100 MB, health p99 under 200 ms.
 """
@@ -57,7 +60,7 @@ def rss_mb(pid: int) -> float:
     return float("nan")
 
 
-def run(code: str | None, label: str, requests: int, clients: int) -> None:
+def run(code: str | None, label: str, requests: int, clients: int, path: str = "auth") -> None:
     env = dict(os.environ)
     if code:
         env["PYTHONPATH"] = code
@@ -88,6 +91,7 @@ def run(code: str | None, label: str, requests: int, clients: int) -> None:
             left = iter(range(requests))
             lock = threading.Lock()
             statuses: dict[int, int] = {}
+            limited = [0]
             deadline = time.monotonic() + DEADLINE_S
 
             def flood() -> None:
@@ -98,9 +102,15 @@ def run(code: str | None, label: str, requests: int, clients: int) -> None:
                                 return
                         headers = {"x-auth-user": "alice", "x-auth-key": secrets.token_hex(16),
                                    "accept": "application/vnd.koreader.v1+json"}  # fmt: skip
-                        status = client.get("/users/auth", headers=headers).status_code
+                        if path == "push":
+                            body = {"document": "0" * 32, "progress": "1", "percentage": 0.1,
+                                    "device": "bench", "device_id": "b"}  # fmt: skip
+                            r = client.put("/syncs/progress", json=body, headers=headers)
+                        else:
+                            r = client.get("/users/auth", headers=headers)
                         with lock:
-                            statuses[status] = statuses.get(status, 0) + 1
+                            statuses[r.status_code] = statuses.get(r.status_code, 0) + 1
+                            limited[0] += "retry-after" in r.headers
 
             prober = threading.Thread(target=probe)
             prober.start()
@@ -116,8 +126,9 @@ def run(code: str | None, label: str, requests: int, clients: int) -> None:
             after = rss_mb(pid)
             p50 = statistics.median(health)
             p99 = sorted(health)[max(0, int(len(health) * 0.99) - 1)]
-            print(f"{label}: {requests} wrong-key logins from {clients} clients in {took:.1f} s "
-                  f"(statuses {statuses}); server RSS {before:.0f} -> {after:.0f} MB "
+            print(f"{label}: {requests} wrong-key logins ({path}) from {clients} clients in "
+                  f"{took:.1f} s (statuses {statuses}, {limited[0]} refused by the failed-login "
+                  f"limit with Retry-After); server RSS {before:.0f} -> {after:.0f} MB "
                   f"(+{after - before:.0f}); health during it p50 {p50:.0f} ms, p99 {p99:.0f} ms "
                   f"({len(health)} checks)", flush=True)  # fmt: skip
         finally:
@@ -130,8 +141,9 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=64)
     parser.add_argument("--code", help="source folder of the folio to measure")
     parser.add_argument("--label", default="HEAD")
+    parser.add_argument("--path", choices=("auth", "push"), default="auth")
     args = parser.parse_args()
-    run(args.code, args.label, min(args.requests, 5000), min(args.clients, 256))
+    run(args.code, args.label, min(args.requests, 5000), min(args.clients, 256), args.path)
 
 
 if __name__ == "__main__":

@@ -74,6 +74,9 @@ _ENV = {
     "FOLIO_METRICS_TOKEN": "metrics_token",
     "FOLIO_LOG_MESSAGE_TEXT": "log_message_text",
     "FOLIO_SYNC_MOVES_BACK": "sync_moves_back",
+    "FOLIO_SYNC_LOGIN_FAILURES": "sync_login_failures",
+    "FOLIO_SYNC_ADDRESS_FAILURES": "sync_address_failures",
+    "FOLIO_SYNC_FAILURE_WINDOW_S": "sync_failure_window_s",
 }
 _SECRETS = {"anthropic_api_key", "openai_api_key", "metrics_token"}
 
@@ -180,6 +183,12 @@ class Settings(BaseModel):
     # Progress sync (KOReader): may a device's push move the position back? True: the latest
     # push wins; False: a push behind the position is kept but does not move it.
     sync_moves_back: bool = True
+    # Failed sync logins: after this many failures of one login, or from one client address,
+    # within the window (seconds from the first), further attempts are refused (429, Retry-After)
+    # without a key check until the window ends; a success resets the login's count.
+    sync_login_failures: int = Field(default=10, ge=1, le=10_000)
+    sync_address_failures: int = Field(default=30, ge=1, le=100_000)
+    sync_failure_window_s: Finite = Field(default=900.0, gt=0, le=86_400)
     config_file: Path | None = None
     # Where each value came from (``load_settings`` fills it): see ``source_of``.
     _sources: dict[str, str] = PrivateAttr(default_factory=dict)

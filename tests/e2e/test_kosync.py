@@ -256,3 +256,39 @@ def test_with_users_a_device_signs_in_with_its_sync_login_not_a_token(
     assert alices["reading_position"]["source"] == "KOReader on Kobo"
     # The same file added by the local user (before alice existed) is not alice's to move.
     assert "KOReader" not in ok(run_folio_in(home, "show", local))
+
+
+def test_failed_logins_over_the_limit_are_refused_as_koreader_shows_it(tmp_path: Path) -> None:
+    """After FOLIO_SYNC_LOGIN_FAILURES wrong keys the login is refused, even with its right key,
+    until the window ends: its Login dialog gets the status it shows a message for (401, with
+    Retry-After), a push gets 429 (which the plugin queues and retries), a pull 429. Another
+    login from another address is not held back; the address limit holds back every login."""
+    home = tmp_path / "home"
+    for name in ("alice", "bob"):
+        ok(run_folio_in(home, "users", "add", name))
+        ok(run_folio_in(home, "users", "sync-password", name, input=PASSWORD + "\n"))
+    limits = {"FOLIO_SYNC_LOGIN_FAILURES": "3", "FOLIO_SYNC_ADDRESS_FAILURES": "6"}
+    with FolioServer(home, env=limits) as server, httpx.Client(base_url=server.url) as client:
+        for n in range(3):
+            wrong = client.get("/users/auth", headers=auth(password=f"guess {n}", user="alice"))
+            assert wrong.status_code == 401 and wrong.json()["message"] == "Unauthorized"
+
+        refused = client.get("/users/auth", headers=auth(user="alice"))
+        assert refused.status_code == 401, refused.text
+        assert refused.json()["message"].startswith("Too many failed sync logins: try again in")
+        assert 890 <= int(refused.headers["Retry-After"]) <= 900
+        push = client.put("/syncs/progress", json=progress_body("0" * 32, "1", 0.1),
+                          headers=auth(user="alice"))  # fmt: skip
+        assert push.status_code == 429 and "Retry-After" in push.headers
+        assert push.json()["code"] == 2001
+        pull = client.get(f"/syncs/progress/{'0' * 32}", headers=auth(user="alice"))
+        assert pull.status_code == 429
+        assert client.get("/users/auth", headers=auth(user="bob")).status_code == 200
+
+        for n in range(3):  # the address's 6th failure
+            client.get("/users/auth", headers=auth(password=f"guess {n}", user="bob"))
+        bob = client.get("/users/auth", headers=auth(user="bob"))
+        assert bob.status_code == 401 and "Too many failed" in bob.json()["message"]
+        register = client.post("/users/create", json={"username": "bob", "password": "x" * 32},
+                               headers=ACCEPT)  # fmt: skip
+        assert register.status_code == 402 and "Retry-After" in register.headers

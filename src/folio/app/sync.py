@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeGuard
 
+from folio.app.login_limits import FailedLogins
 from folio.domain.books import Book, BookFormat, PositionKind, ReadingPosition
 from folio.domain.errors import BookError
 from folio.domain.ports import (
@@ -113,6 +114,7 @@ class ProgressSync:
         *,
         moves_back: bool = True,
         clock: Callable[[], datetime] = _utcnow,
+        failed_logins: FailedLogins | None = None,
     ) -> None:
         self._store = store
         self._users = users
@@ -121,6 +123,7 @@ class ProgressSync:
         self._identify = identify
         self._moves_back = moves_back
         self._clock = clock
+        self._failed = failed_logins or FailedLogins()
 
     # --- logins -------------------------------------------------------------------------------
     def set_login(self, login: str, password: str) -> str:
@@ -136,28 +139,54 @@ class ProgressSync:
         self._store.save_account(SyncAccount(user_id, name, hash_key(device_key(password))))
         return "the local user" if user_id == LOCAL_USER_ID else name
 
-    def authenticate(self, username: str | None, key: str | None) -> str:
-        """The id of the user whose login and key these are. Raises ``SyncError(UNAUTHORIZED)``."""
+    def authenticate(
+        self, username: str | None, key: str | None, *, address: str | None = None
+    ) -> str:
+        """The id of the user whose login and key these are. Raises ``SyncError(UNAUTHORIZED)``,
+        or ``SyncError(RATE_LIMITED)`` without checking the key once ``username`` or the client
+        ``address`` has failed too often (``FailedLogins``); a success resets the login's
+        count."""
         unauthorized = SyncError("Unauthorized", code=SyncErrorCode.UNAUTHORIZED)
+        self.refuse_if_limited(username, address)
         if not username or not key or len(username) > 64 or len(key) > MAX_KEY_CHARS:
+            self._failed.failed(None, address)
             raise unauthorized
         account = self._store.account(username)
-        if account is None or not verify_key(account.key_hash, key):
+        if account is None:
+            self._failed.failed(None, address)
+            raise unauthorized
+        if not verify_key(account.key_hash, key):
+            self._failed.failed(username, address)
             raise unauthorized
         if account.user_id != LOCAL_USER_ID and account.user_id not in {
             u.id for u in self._users.list()
         }:
             raise unauthorized  # the folio user was removed
+        self._failed.succeeded(username)
         return account.user_id
 
-    def register(self, body: Any) -> str:
+    def refuse_if_limited(self, username: str | None, address: str | None) -> None:
+        """Raise ``SyncError(RATE_LIMITED)`` (``details["retry_after"]``: seconds) while
+        ``username`` or ``address`` may not try a key; a cheap check that reads no database."""
+        wait = self._failed.retry_after(username, address)
+        if wait > 0:
+            minutes = max(1, round(wait / 60))
+            raise SyncError(
+                f"Too many failed sync logins: try again in {minutes} min",
+                code=SyncErrorCode.RATE_LIMITED,
+                retry_after=wait,
+            )
+
+    def register(self, body: Any, *, address: str | None = None) -> str:
         """KOReader's "Register": folio users are made with ``folio users``, so this succeeds
-        only for an existing login with its own password (then KOReader keeps it)."""
+        only for an existing login with its own password (then KOReader keeps it). A wrong
+        password counts as a failed login."""
         if not isinstance(body, Mapping):
             raise SyncError("Invalid request", code=SyncErrorCode.INVALID_INPUT)
         username, key = body.get("username"), body.get("password")
         if not _text(username, 64) or not _text(key, MAX_KEY_CHARS):
             raise SyncError("Invalid request", code=SyncErrorCode.INVALID_INPUT)
+        self.refuse_if_limited(username, address)
         account = self._store.account(username)
         if account is None:
             raise SyncError(
@@ -166,7 +195,9 @@ class ProgressSync:
                 code=SyncErrorCode.REGISTRATION_DISABLED,
             )
         if not verify_key(account.key_hash, key):
+            self._failed.failed(username, address)
             raise SyncError("Username is already registered.", code=SyncErrorCode.USER_EXISTS)
+        self._failed.succeeded(username)
         return str(username)
 
     # --- progress ----------------------------------------------------------------------------

@@ -108,16 +108,23 @@ class SyncWiring:
         """KOReader progress sync (logins, pushes, pulls) over the whole library: every push is
         applied only to its user's own books."""
         from folio.adapters.parsers.koreader_ids import identify
+        from folio.app.login_limits import FailedLogins
         from folio.app.sync import ProgressSync
 
+        s = self.settings
         return ProgressSync(
             self._sync_store,
             self._users_store,
             self.books,
             self.ownership,
             identify,
-            moves_back=self.settings.sync_moves_back,
+            moves_back=s.sync_moves_back,
             clock=self.clock,
+            failed_logins=FailedLogins(
+                per_login=s.sync_login_failures,
+                per_address=s.sync_address_failures,
+                window_s=s.sync_failure_window_s,
+            ),
         )
 
     @cached_property

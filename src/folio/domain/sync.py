@@ -42,6 +42,8 @@ class SyncErrorCode(StrEnum):
     DOCUMENT_MISSING = "DOCUMENT_MISSING"
     USER_EXISTS = "USER_EXISTS"
     REGISTRATION_DISABLED = "REGISTRATION_DISABLED"
+    # too many failed logins: ``details["retry_after"]`` says in how many seconds to try again
+    RATE_LIMITED = "RATE_LIMITED"
 
 
 class SyncError(FolioError):

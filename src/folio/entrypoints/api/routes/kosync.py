@@ -48,7 +48,13 @@ _ERRORS = {  # code -> (status, protocol code)
     SyncErrorCode.INVALID_INPUT: (403, 2003),
     SyncErrorCode.DOCUMENT_MISSING: (403, 2004),
     SyncErrorCode.REGISTRATION_DISABLED: (402, 2005),
+    SyncErrorCode.RATE_LIMITED: (429, 2001),
 }
+# KOReader's Login and Register dialogs show a server's ``message`` only with a status their
+# api.json expects (401 for /users/auth, 402 for /users/create); any other status raises in its
+# HTTP client and the dialog says "Unknown server error". So too many failed logins answer there
+# with that status (and Retry-After); a push or pull gets 429, which KOReader queues and retries.
+SHOWN_STATUS = {"/users/auth": 401, "/users/create": 402}
 
 
 def _errors(*statuses: int) -> dict[int | str, Any]:
@@ -70,11 +76,15 @@ def _reply(status: int, body: dict[str, Any]) -> JSONResponse:
     return JSONResponse(body, status_code=status, media_type=MEDIA_TYPE)
 
 
-def _error(error: SyncError | _BadBody) -> JSONResponse:
+def _error(error: SyncError | _BadBody, route: str = "") -> JSONResponse:
     if isinstance(error, _BadBody):
         return _reply(error.status, {"code": error.code, "message": error.message})
     status, code = _ERRORS[SyncErrorCode(error.code)]
-    return _reply(status, {"code": code, "message": error.message})
+    if error.code is not SyncErrorCode.RATE_LIMITED:
+        return _reply(status, {"code": code, "message": error.message})
+    response = _reply(SHOWN_STATUS.get(route, status), {"code": code, "message": error.message})
+    response.headers["Retry-After"] = str(error.details.get("retry_after", 60))
+    return response
 
 
 async def _json_object(request: Request) -> dict[str, Any]:
@@ -112,6 +122,23 @@ def _credentials(request: Request) -> tuple[str | None, str | None]:
     return request.headers.get("x-auth-user"), request.headers.get("x-auth-key")
 
 
+def _address(request: Request) -> str | None:
+    """The client's address (behind a proxy on this machine, the one it forwards: uvicorn
+    trusts X-Forwarded-For from 127.0.0.1)."""
+    return request.client.host if request.client else None
+
+
+async def _authenticated(request: Request, container: Any) -> str:
+    """The user id of the request's sync login. A login or address over its failed-login limit
+    is refused here, before it waits for a key check (which it would not get)."""
+    sync = container.progress_sync
+    username, key = _credentials(request)
+    address = _address(request)
+    sync.refuse_if_limited(username, address)
+    user_id: str = await _checking_key(partial(sync.authenticate, address=address), username, key)
+    return user_id
+
+
 @router.post(
     "/users/create",
     status_code=201,
@@ -122,33 +149,36 @@ async def create_user(request: Request, container: ContainerDep) -> JSONResponse
     """KOReader's Register: logins are made on the server (``folio users sync-password``), so
     this confirms an existing login with its own password (201) and refuses anything else
     (402)."""
+    sync = container.progress_sync
+    address = _address(request)
     try:
         body = await _json_object(request)
-        name = await _checking_key(container.progress_sync.register, body)
+        sync.refuse_if_limited(None, address)
+        name = await _checking_key(partial(sync.register, address=address), body)
     except (SyncError, _BadBody) as e:
-        return _error(e)
+        return _error(e, "/users/create")
     return _reply(201, {"username": name})
 
 
 @router.get("/users/auth", response_model=SyncAuthorized, responses=_errors(401))
 async def authorize(request: Request, container: ContainerDep) -> JSONResponse:
     try:
-        await _checking_key(container.progress_sync.authenticate, *_credentials(request))
+        await _authenticated(request, container)
     except SyncError as e:
-        return _error(e)
+        return _error(e, "/users/auth")
     return _reply(200, {"authorized": "OK"})
 
 
 @router.put(
     "/syncs/progress",
     response_model=SyncPushed,
-    responses=_errors(400, 401, 413),
+    responses=_errors(400, 401, 413, 429),
 )
 async def update_progress(request: Request, container: ContainerDep) -> JSONResponse:
     """A device's position: kept, and applied to the user's books whose file it names."""
     sync = container.progress_sync
     try:
-        user_id = await _checking_key(sync.authenticate, *_credentials(request))
+        user_id = await _authenticated(request, container)
         body = await _json_object(request)
         pushed = await run_in_threadpool(sync.push, user_id, body)
     except (SyncError, _BadBody) as e:
@@ -159,14 +189,14 @@ async def update_progress(request: Request, container: ContainerDep) -> JSONResp
 @router.get(
     "/syncs/progress/{document}",
     response_model=SyncProgress | NoProgress,
-    responses=_errors(401),
+    responses=_errors(401, 429),
 )
 async def get_progress(document: str, request: Request, container: ContainerDep) -> JSONResponse:
     """The last position pushed for ``document``; ``{}`` when there is none (the plugin then
     says "No progress found for this document")."""
     sync = container.progress_sync
     try:
-        user_id = await _checking_key(sync.authenticate, *_credentials(request))
+        user_id = await _authenticated(request, container)
         pushed = await run_in_threadpool(sync.pull, user_id, document)
     except SyncError as e:
         return _error(e)

@@ -43,6 +43,7 @@ ROUTERS: tuple[str, ...] = (
     "folio.entrypoints.api.routes.openai_compat",
     "folio.entrypoints.api.routes.metrics",
     "folio.entrypoints.api.routes.kosync",
+    "folio.entrypoints.api.routes.opds",
     "folio.entrypoints.api.routes.highlights",
 )
 

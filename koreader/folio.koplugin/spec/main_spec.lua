@@ -163,6 +163,20 @@ describe("folio.koplugin", function()
         assert.are.equal("c2", G_reader_settings:readSetting("folio").conversations[DIGEST])
     end)
 
+    it("passes KOReader nightly's xpointers through unchanged, both ways", function()
+        local nightly = "/body[1]/DocFragment[16]/body[1]/section[1]/p[1]/text()[1].0"
+        local _, ui, fake = setup({ xpointer = nightly })
+        local cited = "/body[1]/DocFragment[8]/body[1]/section[1]/p[5]/text()[1].744"
+        fake.respond(200, { answer = "a [1]", citations = { { n = 1, page = 22, xpointer = cited } } })
+
+        askFromMenu(ui, "Q?", "Ask in a new conversation…")
+        screen.button(UIManager:top(), "[1] p. 22").callback()
+
+        assert.are.equal(nightly, fake.requests[1].body.progress)
+        assert.is_true(fake.requests[1].body.new_conversation)
+        assert.are.same({ cited, cited }, ui.events[#ui.events].args)
+    end)
+
     it("in a PDF sends the page and jumps with GotoPage", function()
         local _, ui, fake = setup({ paged = true, page = 45, file = "/mnt/onboard/Books/frankenstein.pdf" })
         fake.respond(200, ANSWER)

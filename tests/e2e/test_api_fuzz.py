@@ -189,6 +189,9 @@ def test_a_real_answer_of_every_operation_fits_its_schema(fuzzed_server: FolioSe
     """The generators rarely name a real book or conversation, so their answers are mostly
     errors: here every operation is called once or more with real ids and valid bodies (turns
     streamed and not), and each answer's status must be documented and its body fit the schema."""
+    from folio.adapters.parsers.koreader_ids import partial_md5
+    from folio.entrypoints.cli.demo import bundled_book
+
     schema = schemathesis.openapi.from_url(f"{fuzzed_server.url}/openapi.json")
     answered: dict[tuple[str, str], set[int]] = {}
     with httpx.Client(base_url=fuzzed_server.url, timeout=60) as c:
@@ -245,6 +248,10 @@ def test_a_real_answer_of_every_operation_fits_its_schema(fuzzed_server: FolioSe
                 break
             time.sleep(0.1)
         call("DELETE", "/api/v1/books/{book_id}", {"book_id": upload.json()["book"]["id"]})
+        place = {"document": partial_md5(bundled_book()), "progress": "", "percentage": 0.5}
+        call("POST", "/api/v1/koreader/ask", json={**place, "question": "Who is Clerval?"})
+        call("POST", "/api/v1/koreader/story", json=place)
+        call("POST", "/api/v1/koreader/people", json=place)
         call("POST", "/users/create", json={"username": "nobody", "password": "x"})
         call("GET", "/users/auth")
         call("PUT", "/syncs/progress", json={"document": "d", "progress": "1", "percentage": 0.5})

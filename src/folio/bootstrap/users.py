@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from folio.agent.tools import ToolServices
     from folio.app.chat import ChatWithBook
     from folio.app.conversations import Conversations
+    from folio.app.device_reading import DeviceReading
     from folio.app.highlights import Highlights
     from folio.app.imports import ImportBooks
     from folio.app.library import Library
@@ -144,18 +145,28 @@ class UserScope:
         still_wanted: Callable[[], bool] | None = None,
         still_there: Callable[[], bool] | None = None,
         window_turns: int | None = None,
+        books: BookRepository | None = None,
     ) -> ChatWithBook:
         """The chat turn use case. With ``still_wanted`` (asked before each unit of work, may
         wait) and ``still_there`` (asked at the commit, must not wait), a turn whose caller left
         stores nothing (``TurnCancelled``); ``window_turns``: how many earlier turns the model
-        sees (default: the ``history_messages`` setting)."""
+        sees (default: the ``history_messages`` setting); ``books``: the user's books as the turn
+        reads them (default: ``self.books``; a device's position: ``devices.positioned``)."""
         uow = self.conversation_uow
         if still_wanted is not None:
             from folio.app.cancellation import commit_only_if
 
             uow = commit_only_if(uow, still_wanted, still_there)
         window = None if window_turns is None else 2 * window_turns
-        return self.container._chat_on(uow, provider, model, self.books, window, self.user_id)
+        library = books if books is not None else self.books
+        return self.container._chat_on(uow, provider, model, library, window, self.user_id)
+
+    @cached_property
+    def devices(self) -> DeviceReading:
+        """The user's books as KOReader names them, at the place a device is."""
+        from folio.app.device_reading import DeviceReading
+
+        return DeviceReading(self.container._sync_store, self.books, clock=self.container.clock)
 
     def tool_services(self) -> ToolServices:
         """The book tools' ports as this user's chat turns have them, for a surface without a

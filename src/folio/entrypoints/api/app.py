@@ -32,6 +32,7 @@ from folio.bootstrap import Container
 from folio.entrypoints.api import errors
 from folio.entrypoints.api.deps import TurnSlots
 from folio.entrypoints.api.guard import RequestGuard
+from folio.entrypoints.api.routes.koreader import KOREADER_AUTH_PREFIXES
 from folio.entrypoints.api.routes.kosync import KOSYNC_AUTH_PREFIXES
 
 # Modules with an ``APIRouter`` called ``router``, included in this order.
@@ -43,6 +44,7 @@ ROUTERS: tuple[str, ...] = (
     "folio.entrypoints.api.routes.openai_compat",
     "folio.entrypoints.api.routes.metrics",
     "folio.entrypoints.api.routes.kosync",
+    "folio.entrypoints.api.routes.koreader",
     "folio.entrypoints.api.routes.opds",
     "folio.entrypoints.api.routes.highlights",
 )
@@ -100,7 +102,7 @@ def create_app(
         RequestGuard,
         settings=settings,
         authenticate=container.users.authenticate_header,
-        own_auth_prefixes=(*KOSYNC_AUTH_PREFIXES, *own_auth_prefixes),
+        own_auth_prefixes=(*KOSYNC_AUTH_PREFIXES, *KOREADER_AUTH_PREFIXES, *own_auth_prefixes),
     )
     for item in (*ROUTERS, *(routers or ())):
         app.include_router(_router(item))

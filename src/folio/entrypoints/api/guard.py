@@ -44,7 +44,7 @@ STATE_CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 UPLOAD_OVERHEAD = 64 * 1024
 # A turn's JSON body: the message (at most 6 bytes a character, escaped) and a few fields.
 TURN_OVERHEAD = 16 * 1024
-_TURN_ROUTES = re.compile(r"^/api/v1/(chat|conversations/[^/]+/messages)/?$")
+_TURN_ROUTES = re.compile(r"^/api/v1/(chat|conversations/[^/]+/messages|koreader/[^/]+)/?$")
 
 
 @dataclass(frozen=True, slots=True)

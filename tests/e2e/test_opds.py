@@ -289,3 +289,30 @@ def test_a_shared_file_is_deleted_with_the_last_book_that_has_it(served: dict[st
         assert c.delete(f"/api/v1/books/{bob_book}", headers=bob).status_code == 204
         assert not kept.exists()
         assert c.get(f"/opds/books/{bob_book}/file.txt", auth=BOB).status_code == 404
+
+
+def test_the_opds2_catalogue_leads_to_the_same_books_and_files(
+    koreader: httpx.Client, served: dict[str, Any]
+) -> None:
+    """opdsbrowser.lua ``genItemTableFromCatalog2``: navigation hrefs, publications' metadata
+    and acquisition links, and the search link's ``{?query}`` made ``?query=%s``."""
+    root = koreader.get("/opds/v2")
+    assert root.headers["content-type"].startswith("application/opds+json")
+    feed = root.json()
+    navigation = {n["title"]: n["href"] for n in feed["navigation"]}
+    recent = koreader.get(navigation["Recently added"]).json()
+    ids = [p["metadata"]["identifier"] for p in recent["publications"]]
+    assert ids == [f"urn:folio:book:{served['ids'][k]}" for k in ("alice.pdf", "alice.epub")]
+    (acquire,) = recent["publications"][1]["links"]
+    assert acquire["rel"] == ACQUIRE and acquire["type"] == "application/epub+zip"
+    original = (served["formats"] / "frankenstein.epub").read_bytes()
+    assert koreader.get(acquire["href"]).content == original
+    search = next(link["href"] for link in feed["links"] if link["rel"] == "search")
+    template = search.split("{")[0] + "?query=%s"
+    found = koreader.get(template.replace("%s", quote("frankenstein"))).json()
+    assert len(found["publications"]) == 2
+    with httpx.Client(base_url=served["server"].url, auth=BOB, headers=KOREADER) as bob:
+        theirs = bob.get("/opds/v2/all").json()["publications"]
+        assert [p["metadata"]["identifier"] for p in theirs] == [
+            f"urn:folio:book:{served['ids']['bob.md']}"
+        ]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -46,6 +46,16 @@ def clean(text: str) -> str:
 
 def _stamp(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """Where a group's books are listed (``path?name=...``), its ids' ``key``, the title of the
+    group without a name."""
+
+    path: str
+    key: str
+    unnamed: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,3 +212,41 @@ def opensearch_description(template: str) -> bytes:
     url.set("type", ACQUISITION)
     url.set("template", clean(template))
     return bytes(etree.tostring(root, xml_declaration=True, encoding="utf-8"))
+
+
+def _at(href: str, number: int) -> str:
+    """``href`` (which may hold a query) at page ``number``."""
+    return href if number == 1 else f"{href}{'&' if '?' in href else '?'}page={number}"
+
+
+def _latest(page: Page[Listed], default: datetime) -> datetime:
+    return max((x.book.created_at or default for x in page.items), default=default)
+
+
+class AtomCatalogue:
+    """The catalogue's feeds as OPDS 1.2 Atom under ``/opds``; paths given are below it."""
+
+    base = "/opds"
+    media_type = ATOM_MEDIA_TYPE
+
+    def root(self, entries: Iterable[Nav], updated: datetime) -> bytes:
+        feed = Feed("root", "folio", self.base, NAVIGATION, updated)
+        feed.navigation([replace(n, href=self.base + n.href) for n in entries], updated)
+        return feed.to_bytes()
+
+    def books(self, key: str, title: str, path: str, page: Page[Listed], up: str) -> bytes:
+        href = self.base + path
+        updated = _latest(page, datetime.now(UTC))
+        feed = Feed(key, title, _at(href, page.number), ACQUISITION, updated)
+        feed.link("up", self.base + up, NAVIGATION)
+        feed.pages(page, href, ACQUISITION)
+        feed.books(page.items)
+        return feed.to_bytes()
+
+    def groups(self, key: str, title: str, path: str, page: Page[Group], listing: Listing) -> bytes:
+        href = self.base + path
+        feed = Feed(key, title, _at(href, page.number), NAVIGATION, datetime.now(UTC))
+        feed.link("up", self.base, NAVIGATION)
+        feed.pages(page, href, NAVIGATION)
+        feed.groups(page, self.base + listing.path, listing.key, listing.unnamed)
+        return feed.to_bytes()

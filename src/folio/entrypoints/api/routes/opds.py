@@ -20,36 +20,40 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Annotated
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response
 from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
-from folio.app.catalogue import Catalogue, Listed, Page, added_at
+from folio.app.catalogue import Catalogue, added_at
 from folio.app.sync import MAX_PASSWORD_CHARS, device_key
 from folio.app.users import TOKEN_PREFIX
 from folio.domain.book_files import media_type
 from folio.domain.errors import FolioError
 from folio.entrypoints.api.deps import ContainerDep
 from folio.entrypoints.api.opds_atom import (
-    ACQUISITION,
-    ATOM_MEDIA_TYPE,
     NAVIGATION,
     SORT_NEW,
-    Feed,
+    AtomCatalogue,
+    Listing,
     Nav,
     opensearch_description,
 )
+from folio.entrypoints.api.opds_json import JsonCatalogue
 from folio.entrypoints.api.routes.kosync import _checking_key
 
-router = APIRouter(prefix="/opds", tags=["OPDS catalogue (e-readers)"])
+# Not in /openapi.json: a catalogue describes itself (its feeds' links, its OpenSearch document)
+# to OPDS clients, which read Atom, not folio's JSON API.
+router = APIRouter(prefix="/opds", tags=["OPDS catalogue (e-readers)"], include_in_schema=False)
 CHALLENGE = {"WWW-Authenticate": 'Basic realm="folio", charset="UTF-8"'}
 MAX_NAME_CHARS = 500
 PageQuery = Annotated[int, Query(ge=1, le=100_000, description="1-based page")]
 NameQuery = Annotated[str, Query(max_length=MAX_NAME_CHARS)]
+SearchQuery = Annotated[str, Query(max_length=MAX_NAME_CHARS)]
 
 
 def _unauthorized(message: str) -> HTTPException:
@@ -111,112 +115,118 @@ async def _catalogue(
 CatalogueDep = Annotated[Catalogue, Depends(_catalogue)]
 
 
-def _atom(feed: Feed) -> Response:
-    return Response(feed.to_bytes(), media_type=ATOM_MEDIA_TYPE)
+Renderer = AtomCatalogue | JsonCatalogue
 
 
-def _now() -> datetime:
-    return datetime.now(UTC)
+def _renderer(request: Request) -> Renderer:
+    """OPDS 2.0 JSON under ``/opds/v2``, else OPDS 1.2 Atom."""
+    return JsonCatalogue() if request.url.path.startswith("/opds/v2") else AtomCatalogue()
+
+
+def _reply(renderer: Renderer, body: bytes) -> Response:
+    return Response(body, media_type=renderer.media_type)
+
+
+def _feed(*paths: str) -> Callable[[Callable[..., Response]], Callable[..., Response]]:
+    """Serve a feed at ``/opds{path}`` (Atom) and ``/opds/v2{path}`` (JSON), GET and HEAD."""
+
+    def register(route: Callable[..., Response]) -> Callable[..., Response]:
+        for path in paths:
+            for base in ("", "/v2"):
+                router.api_route(base + path, methods=["GET", "HEAD"], response_class=Response)(
+                    route
+                )
+        return route
+
+    return register
 
 
 ROOT_ENTRIES = (
+    Nav("recent", "Recently added", "Your books, the last added first", "/recent", rel=SORT_NEW),
+    Nav("authors", "By author", "Your books by author", "/authors", kind=NAVIGATION),
     Nav(
-        "recent", "Recently added", "Your books, the last added first", "/opds/recent", rel=SORT_NEW
+        "series", "By series", "Your books by series, in reading order", "/series", kind=NAVIGATION
     ),
-    Nav("authors", "By author", "Your books by author", "/opds/authors", kind=NAVIGATION),
-    Nav(
-        "series",
-        "By series",
-        "Your books by series, in reading order",
-        "/opds/series",
-        kind=NAVIGATION,
-    ),
-    Nav("all", "All books", "Your books by title", "/opds/all"),
+    Nav("all", "All books", "Your books by title", "/all"),
 )
+AUTHORS = Listing("/authors/books", "author", "Unknown author")
+SERIES = Listing("/series/books", "series", "")
 
 
-@router.api_route("", methods=["GET", "HEAD"], response_class=Response)
-def root(catalogue: CatalogueDep) -> Response:
+@_feed("")
+def root(request: Request, catalogue: CatalogueDep) -> Response:
     """The root navigation feed: recently added, by author, by series, all books."""
-    updated = max((added_at(x.book) for x in catalogue.recent(1).items), default=_now())
-    feed = Feed("root", "folio", "/opds", NAVIGATION, updated)
-    feed.navigation(ROOT_ENTRIES, updated)
-    return _atom(feed)
+    now = datetime.now(UTC)
+    updated = max((added_at(x.book) for x in catalogue.recent(1).items), default=now)
+    renderer = _renderer(request)
+    return _reply(renderer, renderer.root(ROOT_ENTRIES, updated))
 
 
-def _at(href: str, number: int) -> str:
-    """``href`` (which may hold a query) at page ``number``."""
-    return href if number == 1 else f"{href}{'&' if '?' in href else '?'}page={number}"
+@_feed("/recent")
+def recent(request: Request, catalogue: CatalogueDep, page: PageQuery = 1) -> Response:
+    renderer = _renderer(request)
+    found = catalogue.recent(page)
+    return _reply(renderer, renderer.books("recent", "Recently added", "/recent", found, ""))
 
 
-def _books_feed(
-    key: str, title: str, href: str, page: Page[Listed], *, up: str = "/opds"
+@_feed("/all")
+def all_books(request: Request, catalogue: CatalogueDep, page: PageQuery = 1) -> Response:
+    renderer = _renderer(request)
+    return _reply(renderer, renderer.books("all", "All books", "/all", catalogue.all(page), ""))
+
+
+@_feed("/authors")
+def authors(request: Request, catalogue: CatalogueDep, page: PageQuery = 1) -> Response:
+    renderer = _renderer(request)
+    found = catalogue.authors(page)
+    return _reply(renderer, renderer.groups("authors", "By author", "/authors", found, AUTHORS))
+
+
+@_feed("/series")
+def series(request: Request, catalogue: CatalogueDep, page: PageQuery = 1) -> Response:
+    renderer = _renderer(request)
+    found = catalogue.series(page)
+    return _reply(renderer, renderer.groups("series", "By series", "/series", found, SERIES))
+
+
+@_feed(AUTHORS.path)
+def author_books(
+    request: Request, catalogue: CatalogueDep, name: NameQuery = "", page: PageQuery = 1
 ) -> Response:
-    updated = max((added_at(x.book) for x in page.items), default=_now())
-    feed = Feed(key, title, _at(href, page.number), ACQUISITION, updated)
-    feed.link("up", up, NAVIGATION)
-    feed.pages(page, href, ACQUISITION)
-    feed.books(page.items)
-    return _atom(feed)
+    renderer = _renderer(request)
+    path = f"{AUTHORS.path}?{urlencode({'name': name})}"
+    title = name or AUTHORS.unnamed
+    found = catalogue.by_author(name, page)
+    return _reply(renderer, renderer.books(f"author:{quote(name)}", title, path, found, "/authors"))
 
 
-@router.api_route("/recent", methods=["GET", "HEAD"], response_class=Response)
-def recent(catalogue: CatalogueDep, page: PageQuery = 1) -> Response:
-    return _books_feed("recent", "Recently added", "/opds/recent", catalogue.recent(page))
+@_feed(SERIES.path)
+def series_books(
+    request: Request, catalogue: CatalogueDep, name: NameQuery, page: PageQuery = 1
+) -> Response:
+    renderer = _renderer(request)
+    path = f"{SERIES.path}?{urlencode({'name': name})}"
+    found = catalogue.in_series(name, page)
+    return _reply(renderer, renderer.books(f"series:{quote(name)}", name, path, found, "/series"))
 
 
-@router.api_route("/all", methods=["GET", "HEAD"], response_class=Response)
-def all_books(catalogue: CatalogueDep, page: PageQuery = 1) -> Response:
-    return _books_feed("all", "All books", "/opds/all", catalogue.all(page))
-
-
-@router.api_route("/authors", methods=["GET", "HEAD"], response_class=Response)
-def authors(catalogue: CatalogueDep, page: PageQuery = 1) -> Response:
-    groups = catalogue.authors(page)
-    feed = Feed("authors", "By author", "/opds/authors", NAVIGATION, _now())
-    feed.link("up", "/opds", NAVIGATION)
-    feed.pages(groups, "/opds/authors", NAVIGATION)
-    feed.groups(groups, "/opds/authors/books", "author", "Unknown author")
-    return _atom(feed)
-
-
-@router.api_route("/authors/books", methods=["GET", "HEAD"], response_class=Response)
-def author_books(catalogue: CatalogueDep, name: NameQuery = "", page: PageQuery = 1) -> Response:
-    href = f"/opds/authors/books?name={quote(name)}"
-    title = name or "Unknown author"
-    return _books_feed(
-        "author:" + quote(name), title, href, catalogue.by_author(name, page), up="/opds/authors"
-    )
-
-
-@router.api_route("/series", methods=["GET", "HEAD"], response_class=Response)
-def series(catalogue: CatalogueDep, page: PageQuery = 1) -> Response:
-    groups = catalogue.series(page)
-    feed = Feed("series", "By series", "/opds/series", NAVIGATION, _now())
-    feed.link("up", "/opds", NAVIGATION)
-    feed.pages(groups, "/opds/series", NAVIGATION)
-    feed.groups(groups, "/opds/series/books", "series", "")
-    return _atom(feed)
-
-
-@router.api_route("/series/books", methods=["GET", "HEAD"], response_class=Response)
-def series_books(catalogue: CatalogueDep, name: NameQuery, page: PageQuery = 1) -> Response:
-    href = f"/opds/series/books?name={quote(name)}"
-    return _books_feed(
-        "series:" + quote(name), name, href, catalogue.in_series(name, page), up="/opds/series"
-    )
-
-
-@router.api_route("/search", methods=["GET", "HEAD"], response_class=Response)
+@_feed("/search")
 def search(
+    request: Request,
     catalogue: CatalogueDep,
-    q: Annotated[str, Query(max_length=MAX_NAME_CHARS)] = "",
+    q: SearchQuery = "",
+    query: SearchQuery = "",
     page: PageQuery = 1,
 ) -> Response:
-    """The books whose title, author or series hold every word of ``q`` (else the library's
-    closest titles)."""
-    href = f"/opds/search?q={quote(q)}"
-    return _books_feed("search:" + quote(q), f"Search: {q}", href, catalogue.search(q, page))
+    """The books whose title, author or series hold every word of the search (``q``, or
+    ``query`` as OPDS 2.0 names it), else the library's closest titles."""
+    renderer = _renderer(request)
+    words = q or query
+    path = f"/search?{urlencode({'q': words})}"
+    found = catalogue.search(words, page)
+    return _reply(
+        renderer, renderer.books(f"search:{quote(words)}", f"Search: {words}", path, found, "")
+    )
 
 
 @router.api_route("/opensearch.xml", methods=["GET", "HEAD"], response_class=Response)

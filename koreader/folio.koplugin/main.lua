@@ -23,6 +23,7 @@ local WidgetContainer = require("ui/widget/container/widgetcontainer")
 local FolioClient = require("folioclient")
 local FolioMessages = require("foliomessages")
 local FolioSettings = require("foliosettings")
+local FolioSettingsMenu = require("foliosettingsmenu")
 local FolioView = require("folioview")
 local logger = require("logger")
 local util = require("util")
@@ -344,95 +345,6 @@ function Folio:addToHighlightDialog()
     end)
 end
 
-function Folio:editServer(touchmenu_instance)
-    local dialog
-    dialog = InputDialog:new{
-        title = _("folio server address"),
-        input = self.settings:serverUrl() or "http://",
-        input_hint = "http://192.168.1.10:8000",
-        buttons = {{
-            {
-                text = _("Cancel"),
-                id = "close",
-                callback = function() UIManager:close(dialog) end,
-            },
-            {
-                text = _("Save"),
-                is_enter_default = true,
-                callback = function()
-                    local url = dialog:getInputText()
-                    if url ~= "" and not FolioClient.normalizeUrl(url) then
-                        self:showMessage(_("The address must start with http:// or https://"), 3)
-                        return
-                    end
-                    self.settings:setServerUrl(url)
-                    UIManager:close(dialog)
-                    if touchmenu_instance then touchmenu_instance:updateItems() end
-                end,
-            },
-        }},
-    }
-    UIManager:show(dialog)
-    dialog:onShowKeyboard()
-end
-
-function Folio:editToken(touchmenu_instance)
-    local dialog
-    dialog = InputDialog:new{
-        title = _("folio API token"),
-        description = _("On the server: folio users add <name> (or rotate) prints it."),
-        text_type = "password",
-        buttons = {{
-            {
-                text = _("Cancel"),
-                id = "close",
-                callback = function() UIManager:close(dialog) end,
-            },
-            {
-                text = _("Save"),
-                is_enter_default = true,
-                callback = function()
-                    self.settings:setToken(dialog:getInputText())
-                    self.settings:setAuthMode(self.settings:hasToken() and "token" or "sync")
-                    UIManager:close(dialog)
-                    if touchmenu_instance then touchmenu_instance:updateItems() end
-                end,
-            },
-        }},
-    }
-    UIManager:show(dialog)
-    dialog:onShowKeyboard()
-end
-
-function Folio:settingsMenu()
-    return {
-        {
-            text_func = function()
-                return T(_("Server address: %1"), self.settings:serverUrl() or _("not set"))
-            end,
-            keep_menu_open = true,
-            callback = function(touchmenu_instance) self:editServer(touchmenu_instance) end,
-        },
-        {
-            text_func = function()
-                local name = self.settings:authMode() == "sync" and self.settings:loginName()
-                return name and T(_("Use the Progress sync login (%1)"), name)
-                    or _("Use the Progress sync login")
-            end,
-            radio = true,
-            checked_func = function() return self.settings:authMode() == "sync" end,
-            callback = function() self.settings:setAuthMode("sync") end,
-        },
-        {
-            text = _("Use a folio token…"),
-            radio = true,
-            checked_func = function() return self.settings:authMode() == "token" end,
-            keep_menu_open = true,
-            callback = function(touchmenu_instance) self:editToken(touchmenu_instance) end,
-        },
-    }
-end
-
 function Folio:addToMainMenu(menu_items)
     menu_items.folio = {
         text = _("Ask folio"),
@@ -457,7 +369,7 @@ function Folio:addToMainMenu(menu_items)
             },
             {
                 text = _("Settings"),
-                sub_item_table = self:settingsMenu(),
+                sub_item_table = FolioSettingsMenu.items(self.settings),
             },
         },
     }

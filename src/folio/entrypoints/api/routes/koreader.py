@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 import anyio
 from fastapi import APIRouter, Request
 from fastapi.concurrency import run_in_threadpool
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ValidationError
 
 from folio.agent.tools import ToolContext
 from folio.app.chat import TurnResult
@@ -37,9 +37,17 @@ from folio.domain.books import Book
 from folio.domain.conversations import Conversation
 from folio.domain.errors import BookError, BookErrorCode, ConversationError
 from folio.domain.passages import PEOPLE, RECAP, Passage, PeopleList, Recap
-from folio.domain.sync import MAX_PROGRESS_CHARS, SyncError
+from folio.domain.sync import SyncError
 from folio.entrypoints.api.deps import ContainerDep, TurnSlots, TurnSlotsDep
 from folio.entrypoints.api.errors import ApiError
+from folio.entrypoints.api.koreader_schemas import (
+    AskIn,
+    AskOut,
+    PeopleOut,
+    PlaceIn,
+    StoryOut,
+    request_body,
+)
 from folio.entrypoints.api.routes.kosync import _checking_key
 from folio.entrypoints.api.schemas import errors_for
 from folio.entrypoints.api.turn_stream import TurnStream
@@ -51,119 +59,6 @@ KOREADER_AUTH_PREFIXES = (f"{PREFIX}/",)
 router = APIRouter(prefix=PREFIX, tags=["KOReader"])
 
 QUOTE_WORDS = 40
-_QUESTION_CEILING = 200_000  # the schema's; the setting max_message_chars is the bound applied
-
-
-# --- bodies ------------------------------------------------------------------------------------
-class PlaceIn(BaseModel):
-    """Where the reader is, in KOReader's own fields."""
-
-    model_config = ConfigDict(extra="ignore")
-    document: str = Field(
-        description="KOReader's id of the file: its partial MD5 (or the MD5 of its file name)",
-        examples=["0123456789abcdef0123456789abcdef"],
-    )
-    progress: str = Field(
-        default="",
-        max_length=MAX_PROGRESS_CHARS,
-        description="An xpointer (EPUB and other reflowed books) or a PDF's page number",
-    )
-    percentage: float | None = Field(
-        default=None, ge=0, le=1, description="How far through the book (0-1)"
-    )
-
-    @field_validator("document")
-    @classmethod
-    def _digest(cls, value: str) -> str:
-        text = value.strip()
-        if len(text) != 32 or any(c not in "0123456789abcdefABCDEF" for c in text):
-            raise ValueError("KOReader's document id is 32 hexadecimal characters (an MD5)")
-        return text.lower()
-
-
-class AskIn(PlaceIn):
-    question: str = Field(max_length=_QUESTION_CEILING)
-    conversation_id: str | None = Field(
-        default=None, max_length=200, description="A conversation of this book (id or id prefix)"
-    )
-    new_conversation: bool = False
-
-
-class BookRef(BaseModel):
-    id: str
-    title: str
-    author: str | None
-
-
-class PositionOut(BaseModel):
-    """The place asked from, as folio placed it (this request's bound)."""
-
-    chapter: str | None = Field(description="The chapter of the place, as the book titles it")
-    percentage: float = Field(description="How far through the book's text (0-1)")
-    page: int | None = Field(description="The last page read (folio's page; a PDF's printed one)")
-    page_label: str | None
-    char_offset: int
-    description: str
-
-
-class CitationOut(BaseModel):
-    n: int = Field(description="The number of its [n] marker")
-    chapter: str | None
-    page: int | None
-    page_label: str | None
-    quote: str
-    xpointer: str | None = Field(description="Where the passage starts in the EPUB (GotoXPointer)")
-    pdf_page: int | None = Field(description="The PDF's page (1-based) where the passage starts")
-    char_start: int
-    char_end: int
-    volume: str | None = Field(description="An earlier volume of the series it comes from")
-
-
-class AskOut(BaseModel):
-    answer: str = Field(description="Markdown; citations as [1], [2] markers")
-    conversation_id: str
-    turn_number: int
-    book: BookRef
-    position: PositionOut
-    citations: list[CitationOut]
-
-
-class StoryOut(BaseModel):
-    text: str = Field(description="The story so far, Markdown, with [n] markers")
-    citations: list[CitationOut]
-    book: BookRef
-    position: PositionOut
-
-
-class Introduced(BaseModel):
-    chapter: str | None
-    page: int | None
-    page_label: str | None
-    quote: str
-    xpointer: str | None
-    pdf_page: int | None
-    char_start: int
-    char_end: int
-    volume: str | None
-
-
-class PersonOut(BaseModel):
-    name: str
-    aliases: list[str]
-    mentions: int
-    introduced: Introduced
-
-
-class PeopleOut(BaseModel):
-    people: list[PersonOut]
-    book: BookRef
-    position: PositionOut
-    note: str | None
-
-
-def _request_body(model: type[BaseModel]) -> dict[str, Any]:
-    schema = model.model_json_schema()
-    return {"requestBody": {"required": True, "content": {"application/json": {"schema": schema}}}}
 
 
 # --- routes ------------------------------------------------------------------------------------
@@ -171,7 +66,7 @@ def _request_body(model: type[BaseModel]) -> dict[str, Any]:
     "/ask",
     response_model=AskOut,
     responses=errors_for(401, 404, 409, 413, 422, 429, 502, 503, 504),
-    openapi_extra=_request_body(AskIn),
+    openapi_extra=request_body(AskIn),
 )
 async def ask(request: Request, container: ContainerDep, slots: TurnSlotsDep) -> dict[str, Any]:
     """Answer ``question`` about the book KOReader has open, bounded by the place it is at, in
@@ -201,7 +96,7 @@ async def ask(request: Request, container: ContainerDep, slots: TurnSlotsDep) ->
     "/story",
     response_model=StoryOut,
     responses=errors_for(401, 404, 413, 422, 429, 502, 503, 504),
-    openapi_extra=_request_body(PlaceIn),
+    openapi_extra=request_body(PlaceIn),
 )
 async def story(request: Request, container: ContainerDep, slots: TurnSlotsDep) -> dict[str, Any]:
     """The story so far (a recap of every chapter read), up to the place KOReader is at."""
@@ -215,7 +110,7 @@ async def story(request: Request, container: ContainerDep, slots: TurnSlotsDep) 
     "/people",
     response_model=PeopleOut,
     responses=errors_for(401, 404, 413, 422, 429, 503),
-    openapi_extra=_request_body(PlaceIn),
+    openapi_extra=request_body(PlaceIn),
 )
 async def people(request: Request, container: ContainerDep) -> dict[str, Any]:
     """The people met so far, most mentioned first, each with where they first appear."""

@@ -210,6 +210,13 @@ def test_offline_chat_answers_from_the_readers_highlights(site: dict[str, Any]) 
         assert "Elizabeth sees through the Bingley sisters" in answer
         assert "In vain have I struggled" not in answer  # past the position
         assert [t["name"] for t in turn["tool_calls"]] == ["search_highlights"]
+    # a cited passage holding one of the reader's highlights carries it, to show beside it
+    quoted = ask('Where does it say "a truth universally acknowledged"?')
+    marked = [h for c in quoted["citations"] for h in c["highlights"]]
+    assert [h["text"] for h in marked] == [
+        "It is a truth universally acknowledged, that a single man in possession"
+    ], quoted["citations"]
+    assert all(c["highlights"] == [] for c in quoted["citations"] if c["char_start"] > 40_000)
     noted = " ".join(ask("What did I note about Elizabeth?")["answer"].split())
     assert noted.startswith("Your highlights about Elizabeth"), noted
     assert "Elizabeth sees through the Bingley sisters" in noted

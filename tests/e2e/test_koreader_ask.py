@@ -226,6 +226,7 @@ def test_logins_unknown_books_and_bad_input_are_clear_client_errors(
     for bad in (
         dict(question, document="not-a-digest"),
         dict(question, percentage=1.5),
+        dict(question, percentage=True),
         dict(question, question="  "),
         {k: v for k, v in question.items() if k != "question"},
     ):

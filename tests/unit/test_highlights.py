@@ -398,3 +398,157 @@ def test_search_highlights_matches_words_as_the_query_is_read() -> None:
     store.add([replace(geneva, id="x", key="x", note="die Straße nach Genf")])
     found = run_tool(story, store, query="Straße").data.passages
     assert [p.text.endswith("[the reader's note: die Straße nach Genf]") for p in found] == [True]
+
+
+# --- anchoring ---------------------------------------------------------------------------------
+GUTENBERG = (
+    "PREFACE. She wrote it well.\n\nCHAPTER I.\n\nShelley said: “It is _a truth_ univer-\n"
+    "sally acknowledged, that a man,” and she—smiling—went on. She left."
+)
+
+
+def test_anchoring_sets_punctuation_quotes_italics_and_hyphenation_aside() -> None:
+    anchorer = Anchorer(GUTENBERG)
+    span = anchorer.anchor('"It is a truth universally acknowledged that a man" and she smiling')
+    assert span is not None
+    assert GUTENBERG[span[0] : span[1]] == (
+        "It is _a truth_ univer-\nsally acknowledged, that a man,” and she—smiling"
+    )
+    assert anchorer.anchor("It is a truth universally acknowledged that a woman") is None
+
+
+def test_a_word_is_found_whole_never_inside_another() -> None:
+    anchorer = Anchorer(GUTENBERG)
+    assert anchorer.anchor("Shel") is None  # "Shelley" holds it, no word is it
+    span = anchorer.anchor("she smiling")
+    assert span is not None and GUTENBERG[span[0] : span[1]] == "she—smiling"
+
+
+def test_front_matter_holds_a_quote_only_when_it_is_found_there_alone() -> None:
+    preface = (0, GUTENBERG.index("CHAPTER I."))
+    anchorer = Anchorer(GUTENBERG, matter=[preface])
+    tap = anchorer.anchor("She")
+    assert tap is not None and tap[0] > preface[1]  # the story's "She", not the preface's
+    alone = anchorer.anchor("wrote it well")
+    assert alone is not None and alone[1] <= preface[1]
+    # a device's pointer into the preface is believed
+    assert anchorer.anchor("She", near=0, in_matter=True) == (9, 12)
+
+
+# --- Kindle languages --------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("line", "kind", "page", "location"),
+    [
+        ("- Ihre Markierung auf Seite 9 | bei Position 130-131 | Hinzugefügt am Montag, 30. "
+         "Dezember 2024 14:46:33", "highlight", 9, "page 9, Location 130-131"),
+        ("- Ihre Notiz bei Position 233 | Hinzugefügt am Dienstag, 5. März 2024 21:12:45",
+         "note", None, "Location 233"),
+        ("- Votre surlignement sur la page 12 | emplacement 145-147 | Ajouté le mardi 5 mars "
+         "2024 09:12:45", "highlight", 12, "page 12, Location 145-147"),
+        ("- Votre signet à l'emplacement 144 | Ajouté le samedi 26 décembre 2015 11:21:23",
+         "bookmark", None, "Location 144"),
+        ("- Tu subrayado en la página 6 | posición 36-40 | Añadido el lunes, 30 de septiembre de "
+         "2019 18:00:39", "highlight", 6, "page 6, Location 36-40"),
+        ("- La tua evidenziazione alla pagina 6 | posizione 36-40 | Aggiunto in data lunedì 30 "
+         "settembre 2019 18:00:39", "highlight", 6, "page 6, Location 36-40"),
+        ("- Seu destaque ou posição 2829-2829 | Adicionado: sexta-feira, 29 de novembro de 2019 "
+         "18:00:13", "highlight", None, "Location 2829-2829"),
+        ("- Je markering op pagina 6 | locatie 36-40 | Toegevoegd op maandag 30 september 2019 "
+         "18:00:39", "highlight", 6, "page 6, Location 36-40"),
+        ("- 26ページ|位置No. 295-296のハイライト |作成日: 2023年9月4日月曜日 22:53:55",
+         "highlight", 26, "page 26, Location 295-296"),
+        ("- 22ページ|位置No. 336のメモ |作成日: 2023年6月10日土曜日 9:18:40",
+         "note", 22, "page 22, Location 336"),
+        ("- 您在第 47 页（位置 #708-710）的标注 | 添加于 2021年3月5日星期五 上午1:26:56",
+         "highlight", 47, "page 47, Location 708-710"),
+        ("- 您在位置 #209 的书签 | 添加于 2017年12月9日星期六 下午10:09:32",
+         "bookmark", None, "Location 209"),
+    ],
+)  # fmt: skip
+def test_kindle_clippings_are_read_in_the_languages_a_kindle_writes(
+    line: str, kind: str, page: int | None, location: str
+) -> None:
+    (found,) = parse_clippings(f"Buch (Autorin)\n{line}\n\nWorte\n==========\n")
+    assert (found.kind, found.page, found.location) == (kind, page, location)
+    assert (found.title, found.author) == ("Buch", "Autorin") and found.created
+
+
+# --- entries waiting for their book ------------------------------------------------------------
+def test_entries_for_a_book_not_added_wait_and_are_anchored_when_it_is() -> None:
+    from dataclasses import replace
+
+    story, store = make_story(), InMemoryHighlightStore()
+    entries = [replace(e, title="Frankenstein") for e in parse_koreader(loads(KOREADER_NEW))]
+    highlights = Highlights(store, story.library, lambda _: entries, user_id="local")
+    report = highlights.import_file(Path("x.sdr"))
+    assert report.books == () and [(w.named, w.read, w.added) for w in report.waiting] == [
+        ("Frankenstein (Mary Shelley)", 3, 3)
+    ]
+    assert highlights.import_file(Path("x.sdr")).waiting[0].added == 0  # kept once
+    assert Highlights(store, story.library, lambda _: [], user_id="other").waiting() == []
+    assert highlights.book_added(story.book) is None  # another title: still waiting
+    applied = highlights.book_added(replace(story.book, title="Frankenstein"))
+    assert applied is not None and (applied.added, applied.anchored) == (3, 2)
+    assert highlights.waiting() == [] and len(store.of_book(story.book.id, "local")) == 3
+
+
+def test_a_file_naming_no_book_is_refused_unless_a_book_is_given() -> None:
+    from dataclasses import replace
+
+    story, store = make_story(), InMemoryHighlightStore()
+    entries = [replace(e, title="") for e in parse_koreader(loads(KOREADER_NEW))]
+    highlights = Highlights(store, story.library, lambda _: entries, user_id="local")
+    with pytest.raises(HighlightError, match="does not name its book"):
+        highlights.import_file(Path("metadata.epub.lua"))
+    assert highlights.waiting() == []
+    assert highlights.import_file(Path("m.lua"), book=story.book).books[0].added == 3
+
+
+# --- highlights beside the chat's sources -------------------------------------------------------
+def test_a_source_carries_the_readers_highlights_inside_it_within_the_window() -> None:
+    from folio.agent.tools.highlights import marked_sources
+    from folio.domain.conversations import Source
+
+    story = make_story()
+    store = imported(story)
+    services = ToolServices(story.searcher, story.library, story.library, highlights=store)
+    rows = [h for h in store.of_book(story.book.id, "local") if h.anchored]
+    inside, later = rows[0], rows[-1]
+    around = Source("c1", "Chapter 1", "1", "1", inside.char_start - 5, inside.char_end + 5)
+    past = Source("c9", "Chapter 3", "9", "9", later.char_start, later.char_end)
+    mine = ToolContext(book=story.book, user="local")
+    marked = marked_sources((around, past), mine, services)
+    assert [h.text for h in marked[0].highlights] == [inside.text]
+    assert marked[1].highlights == ()  # past the position: never shown
+    theirs = marked_sources((around,), ToolContext(book=story.book, user="x"), services)
+    assert theirs[0].highlights == ()
+
+
+# --- the offline policy ------------------------------------------------------------------------
+def test_offline_asking_for_highlights_lists_them_all_or_those_naming_whom_it_asks_about() -> None:
+    from folio.adapters.llm.offline import OfflineChatProvider
+    from folio.agent.offline.strategy import OfflineStrategy, asked_terms
+    from folio.domain.llm import PromptMessage
+    from tests.unit.test_offline_agent import BagOfWords
+
+    assert asked_terms("What did I highlight?") == []
+    assert asked_terms("Show my highlights about the map") == ["map"]
+    assert asked_terms("What did I note about Geneva?") == ["geneva"]
+    story = make_story()
+    store = imported(story)
+    registry = default_registry()
+    services = ToolServices(story.searcher, story.library, story.library, highlights=store)
+    ctx = ToolContext(book=story.book, user="local")
+    calls: list[dict[str, object]] = []
+
+    def run(invocation):  # type: ignore[no-untyped-def]
+        calls.append(dict(invocation.arguments))
+        result = registry.execute(invocation.tool_name, ctx, services, invocation.arguments)
+        return PromptMessage.tool_result(invocation.tool_use_id, result.to_json())
+
+    strategy = OfflineStrategy(BagOfWords())
+    question = [PromptMessage.system("A reading companion."), PromptMessage.user("my highlights")]
+    outcome = strategy.execute(OfflineChatProvider(), question, registry.definitions(), run)
+    assert calls == [{"query": ""}]
+    assert "Victor Frankenstein grew up in Geneva" in outcome.answer
+    assert not any(word in outcome.answer for word in SECRET_WORDS)

@@ -25,6 +25,7 @@ from folio.agent.guardrail import Guardrail, GuardrailVerdict
 from folio.agent.prompt_builder import conversation_system_prompt
 from folio.agent.strategies import exchanges
 from folio.agent.tools import ToolContext, ToolRegistry, ToolServices
+from folio.agent.tools.highlights import marked_sources
 from folio.app.library import reading_window
 from folio.app.search import WindowSearcher
 from folio.app.turn_log import GUARDRAIL, TurnObserver
@@ -457,6 +458,7 @@ class ChatWithBook:
                 quotes_only=outcome.quotes_only,
             )
         )
+        citations = marked_sources(citations, runner.context, runner.services)
         stored = (PromptMessage.user(text), *outcome.new_messages)
         return Turn(
             conversation_id=conversation_id,

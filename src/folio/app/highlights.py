@@ -138,12 +138,14 @@ class Highlights:
         for entry in entries:
             target = book or match_book(entry.title, entry.author, shelf)
             if target is None:
+                if not entry.title.strip():
+                    raise HighlightError(
+                        f"{path.name} does not name its book: give the book it belongs to"
+                    )
                 named = f"{entry.title} ({entry.author})" if entry.author else entry.title
                 unmatched.setdefault(named, []).append(entry)
                 continue
             groups.setdefault(target.id, (target, []))[1].append(entry)
-        if "" in unmatched:
-            raise HighlightError(f"{path.name} does not name its book: give the book it belongs to")
         # every book's entries are anchored before the first is stored: a book whose text
         # cannot be read stores nothing of the file
         kept = [(b, self._anchored_all(b, items)) for b, items in groups.values()]

@@ -142,8 +142,22 @@ class ChatMessage:
 
 
 @dataclass(frozen=True, slots=True)
+class SourceHighlight:
+    """One of the reader's own highlights (or notes) inside a cited passage, within the reading
+    window: shown beside the citation."""
+
+    id: str
+    kind: str
+    text: str
+    note: str | None
+    char_start: int
+    char_end: int
+
+
+@dataclass(frozen=True, slots=True)
 class Source:
-    """A passage the answer drew on: what a citation points at."""
+    """A passage the answer drew on: what a citation points at (``highlights``: the reader's
+    own highlights overlapping it)."""
 
     chunk_id: str
     chapter: str | None
@@ -155,6 +169,7 @@ class Source:
     score: float = 0.0
     book_id: str | None = None  # an earlier volume of the series (None: the conversation's book)
     volume: str | None = None  # that volume's title
+    highlights: tuple[SourceHighlight, ...] = ()
 
     @property
     def location(self) -> str:

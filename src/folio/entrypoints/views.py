@@ -106,6 +106,17 @@ class SearchHitView(View):
 
 
 # --- turns ---------------------------------------------------------------------------------------
+class SourceHighlightView(View):
+    """One of the reader's own highlights inside a cited passage (within the reading window)."""
+
+    id: str
+    kind: str = Field(examples=["highlight", "note"])
+    text: str
+    note: str | None = Field(description="The reader's note on it")
+    char_start: int
+    char_end: int
+
+
 class SourceView(View):
     """A passage an answer drew on: what a citation chip opens."""
 
@@ -119,6 +130,10 @@ class SourceView(View):
     char_end: int
     book_id: str | None = Field(description="An earlier volume of the series (null: the book)")
     volume: str | None = Field(description="That volume's title (null: the book)")
+    highlights: list[SourceHighlightView] = Field(
+        default_factory=list,
+        description="The reader's own highlights and notes inside this passage, to show beside it",
+    )
 
 
 class CitationMark(View):

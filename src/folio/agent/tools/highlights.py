@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from folio.agent.tools.base import BaseTool, ToolCategory, ToolContext, ToolResult, ToolServices
 from folio.domain.books import Book
+from folio.domain.conversations import Source, SourceHighlight
 from folio.domain.highlights import Highlight, within
 from folio.domain.passages import SEARCH_HIGHLIGHTS, Passage, SearchResults
 from folio.domain.search import query_terms
@@ -82,3 +84,28 @@ class SearchHighlightsTool(BaseTool):
             note = f"None of the reader's highlights{about} lie in what they have read ({where})."
         results = SearchResults(query.strip(), where, passages, note)
         return ToolResult.ok(results, summary=f"{len(passages)} highlight(s)")
+
+
+def marked_sources(
+    sources: tuple[Source, ...], ctx: ToolContext, services: ToolServices
+) -> tuple[Source, ...]:
+    """``sources`` each with the reader's highlights inside the window that overlap its passage
+    (of its own volume), to be shown beside the citation."""
+    if not sources or services.highlights is None:
+        return sources
+    user = ctx.user or LOCAL_USER_ID
+    window = ctx.window
+    mine = {v.id: within(window, services.highlights.of_book(v.id, user)) for v in window.volumes}
+    return tuple(_marked(s, mine.get(s.book_id or ctx.book.id, [])) for s in sources)
+
+
+def _marked(source: Source, highlights: list[Highlight]) -> Source:
+    inside = tuple(
+        SourceHighlight(h.id, str(h.kind), h.text, h.note, h.char_start, h.char_end)
+        for h in highlights
+        if h.char_start is not None
+        and h.char_end is not None
+        and h.char_start < source.char_end
+        and source.char_start < h.char_end
+    )
+    return replace(source, highlights=inside) if inside else source

@@ -34,6 +34,13 @@ class PlaceIn(BaseModel):
         default=None, ge=0, le=1, description="How far through the book (0-1)"
     )
 
+    @field_validator("percentage", mode="before")
+    @classmethod
+    def _not_a_flag(cls, value: Any) -> Any:
+        if isinstance(value, bool):  # as progress sync reads it: a number, or a numeric string
+            raise ValueError("percentage is a number from 0 to 1")
+        return value
+
     @field_validator("document")
     @classmethod
     def _digest(cls, value: str) -> str:

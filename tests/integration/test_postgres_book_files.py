@@ -98,3 +98,21 @@ def test_a_file_two_books_share_stays_until_the_last_is_removed(
     assert _read(container.book_files, books[1].content_hash) == source.read_bytes()
     theirs[1].library.remove(books[1].id)
     assert container.book_files.open(books[1].content_hash) is None
+
+
+def test_copying_a_local_library_to_postgresql_copies_its_kept_files(
+    pg_server: PgTestServer, tmp_path: Path
+) -> None:
+    env = {"FOLIO_HOME": str(tmp_path / "local"), "FOLIO_EMBEDDING_MODEL": "hashing"}
+    local = Container(load_settings(env=env))
+    source = tmp_path / "keeper.md"
+    source.write_text(TEXT, encoding="utf-8")
+    book = local.ingest.execute(source).book
+    url = pg_server.database("book_files_copy")
+    _, copied = local.copy_library_to(url)
+    assert copied["books"] == 1 and copied["book_files"] == 1
+    shared = Container(load_settings(env={**env, "FOLIO_DATABASE_URL": url}))
+    try:
+        assert _read(shared.book_files, book.content_hash) == source.read_bytes()
+    finally:
+        shared.close()

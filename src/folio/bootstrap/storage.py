@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
     from folio.adapters.storage.postgres.db import PgDatabase
     from folio.adapters.storage.sqlite.db import Database
+    from folio.bootstrap.container import Container
     from folio.config import Settings
 
 
@@ -74,6 +75,22 @@ class StorageWiring:
 
         try:
             report = copy_library(local._sqlite, local.conversation_uow, target, progress=progress)
+            files = _copy_book_files(local, target)
         finally:
             target.close()
-        return target_settings.database_description, report.as_dict()
+        return target_settings.database_description, {**report.as_dict(), "book_files": files}
+
+
+def _copy_book_files(local: Container, target: PgDatabase) -> int:
+    """The files the local library kept (``home/book-files``) into the PostgreSQL library."""
+    from folio.adapters.storage.postgres.book_files import PostgresBookFiles
+    from folio.adapters.storage.sqlite.book_files import DirectoryBookFiles
+
+    kept = local.book_files
+    if not isinstance(kept, DirectoryBookFiles):
+        return 0
+    hashes = sorted(kept.stored({b.content_hash for b in local.books.list()}))
+    for content_hash in hashes:
+        path = kept.path_of(content_hash)
+        PostgresBookFiles(target, max_bytes=path.stat().st_size).put(content_hash, path)
+    return len(hashes)

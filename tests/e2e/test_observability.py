@@ -7,6 +7,7 @@ each turn's request id as its response did, and never carry the reader's or the 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import time
 from collections import Counter
@@ -19,7 +20,7 @@ from httpx_sse import connect_sse
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.e2e.api_server import FolioServer
-from tests.e2e.conftest import demo_book_home, ok_json, run_folio_in
+from tests.e2e.conftest import demo_book_home, ok, ok_json, run_folio_in
 
 V1 = "/api/v1"
 ANSWER = "Henry Clerval is the friend who nursed Victor through his fever."
@@ -59,6 +60,56 @@ def scrape(c: httpx.Client, **headers: str) -> dict[tuple[str, frozenset[Any]], 
         for family in text_string_to_metric_families(r.text)
         for s in family.samples
     }
+
+
+class Requests:
+    """What a client asked and got, by method, route template (from the OpenAPI document's
+    paths) and status."""
+
+    def __init__(self) -> None:
+        self.templates: list[str] = []
+        self.made: list[tuple[str, str, str]] = []
+
+    def record(self, response: httpx.Response) -> None:
+        path = response.request.url.path
+        self.made.append((response.request.method, self.template(path), str(response.status_code)))
+
+    def template(self, path: str) -> str:
+        matching = [
+            t for t in self.templates
+            if re.fullmatch(re.sub(r"\\\{[^}]+\\\}", "[^/]+", re.escape(t)), path)
+        ]  # fmt: skip
+        return min(matching, key=lambda t: t.count("{"), default=path)  # a literal path first
+
+
+def http_requests(
+    metrics: dict[tuple[str, frozenset[Any]], float],
+    before: dict[tuple[str, frozenset[Any]], float],
+) -> Counter[tuple[str, str, str]]:
+    """``folio_http_requests_total`` counted since ``before``, by (method, route, status)."""
+    then = counts(before, "folio_http_requests_total")
+    grown: Counter[tuple[str, str, str]] = Counter()
+    for labels, n in counts(metrics, "folio_http_requests_total").items():
+        method, route, status = (value for _, value in labels)
+        if n > then.get(labels, 0):
+            grown[(method, route, status)] = int(n - then.get(labels, 0))
+    return grown
+
+
+def scrape_settled(
+    c: httpx.Client, before: dict[tuple[str, frozenset[Any]], float], made: Requests, since: int
+) -> tuple[dict[tuple[str, frozenset[Any]], float], Counter[tuple[str, str, str]]]:
+    """A scrape, and the requests made since ``since`` (the scrape itself excluded: it counts
+    when it ends). A worker counts a request once its last byte is sent, which the client may see
+    a moment earlier: scraped again, up to a second, until the counts are in."""
+    for _ in range(20):
+        upto = len(made.made)
+        metrics = scrape(c)
+        expected = Counter(made.made[since:upto])
+        if http_requests(metrics, before) == expected:
+            break
+        time.sleep(0.05)
+    return metrics, expected
 
 
 def counts(metrics: dict[tuple[str, frozenset[Any]], float], name: str) -> dict[Any, float]:
@@ -102,12 +153,18 @@ def test_a_scripted_conversation_shows_in_metrics_and_in_json_logs(
     scratch = tmp_path / "tmp"  # where folio serve keeps the workers' metrics files
     scratch.mkdir()
     env = {"FOLIO_GUARDRAIL": "none", "TMPDIR": str(scratch)}
+    made_requests = Requests()
     with (
         FolioServer(home, script=SCRIPT, env=env, workers=2, args=JSON_LOGS) as server,
-        httpx.Client(base_url=server.url, timeout=60) as c,
+        httpx.Client(
+            base_url=server.url, timeout=60, event_hooks={"response": [made_requests.record]}
+        ) as c,
     ):
         (metrics_dir,) = scratch.glob("folio-metrics-*")
         assert list(metrics_dir.glob("*.db"))  # prometheus_client's multiprocess mode
+        made_requests.templates = list(c.get("/openapi.json").json()["paths"])
+        before = scrape(c)
+        since = len(made_requests.made) - 1  # the scrape above counts from the next one on
         book = c.get(f"{V1}/books").json()[0]["id"]
         conversation = c.post(f"{V1}/conversations", json={"book_id": book}).json()
         conversation_id = conversation["conversation_id"]
@@ -115,7 +172,28 @@ def test_a_scripted_conversation_shows_in_metrics_and_in_json_logs(
         upload_a_book(c)
         detail = c.get(f"{V1}/conversations/{conversation_id}", params={"verbose": "true"})
         stored = detail.json()["messages"]
-        metrics = scrape(c)  # no users: the local user's loopback server needs no token
+        # no users: the local user's loopback server needs no token
+        metrics, expected = scrape_settled(c, before, made_requests, since)
+        about = c.get(f"{V1}/about").json()
+
+    # every request since the first scrape, summed over both workers, under its route template
+    assert http_requests(metrics, before) == expected
+    assert expected[("POST", "/api/v1/conversations/{conversation_id}/messages", "200")] == 3
+    assert expected[("GET", "/api/v1/jobs/{job_id}", "200")] >= 1
+    latency = counts(metrics, "folio_http_request_duration_seconds_count")
+    before_latency = counts(before, "folio_http_request_duration_seconds_count")
+    timed = Counter({(m, r): n for (m, r, _), n in expected.items()})
+    for (method, route), n in timed.items():
+        key = (("method", method), ("route", route))
+        assert latency[key] - before_latency.get(key, 0) == n
+    # each worker's memory and open files, CPU over both, the version as folio --version says it
+    memory = counts(metrics, "process_resident_memory_bytes")
+    assert len(memory) == 2 and all(v > 10_000_000 for v in memory.values())
+    assert len(counts(metrics, "process_open_fds")) == 2
+    assert counts(metrics, "process_cpu_seconds_total")[()] > 0
+    version = ok(run_folio_in(home, "--version")).split()[-1]
+    assert about["version"] == version
+    assert counts(metrics, "folio_build_info") == {(("version", version),): 1}
 
     assert not metrics_dir.exists()  # removed when the server stopped
 

@@ -67,11 +67,12 @@ def create_app(
 
     from folio import __version__
     from folio.adapters.observability.metrics import PrometheusTelemetry
+    from folio.entrypoints.api.http_metrics import HttpMetricsMiddleware
     from folio.entrypoints.api.mcp_mount import McpOnFirstRequest
     from folio.entrypoints.api.request_id import RequestIdMiddleware
 
     owned = container is None  # a container the app built is closed with it
-    container = container or Container(telemetry=PrometheusTelemetry())
+    container = container or Container(telemetry=PrometheusTelemetry(version=__version__))
     mcp_app = McpOnFirstRequest(container, version=__version__)
 
     @asynccontextmanager
@@ -110,6 +111,8 @@ def create_app(
     static = static_dir or WEB_STATIC
     if (static / "index.html").is_file():
         app.mount("/", StaticFiles(directory=static, html=True), name="web")
+    if isinstance(container.telemetry, PrometheusTelemetry):  # requests by route and status
+        app.add_middleware(HttpMetricsMiddleware, telemetry=container.telemetry)
     app.add_middleware(RequestIdMiddleware)  # added last: outermost, around every other one
     return app
 

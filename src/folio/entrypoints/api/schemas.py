@@ -96,6 +96,7 @@ class Health(BaseModel):
 
 
 class About(BaseModel):
+    version: str = Field(description="The folio version that answers (as `folio --version`)")
     provider: str
     model: str = Field(description="The model, or why there is none")
     database: Literal["SQLite", "PostgreSQL"]

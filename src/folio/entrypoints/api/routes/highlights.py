@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 from folio.app.highlights import HighlightImport, ShownHighlights
 from folio.domain.books import Book
 from folio.domain.highlights import MAX_FILE_BYTES, Highlight, HighlightKind
-from folio.entrypoints.api.deps import ScopeDep
+from folio.entrypoints.api.deps import BookIdDep, ScopeDep, get_book_id
 from folio.entrypoints.api.errors import ApiError
 from folio.entrypoints.api.schemas import errors_for
 
@@ -112,9 +112,9 @@ def message(report: HighlightImport) -> str:
 @router.get(
     "/books/{book_id}/highlights",
     response_model=HighlightList,
-    responses=errors_for(401, 404, 422, 503),
+    responses=errors_for(401, 404, 409, 422, 503),
 )
-def list_highlights(book_id: str, scope: ScopeDep) -> HighlightList:
+def list_highlights(book_id: BookIdDep, scope: ScopeDep) -> HighlightList:
     """Your highlights of the book up to your reading position, in the book's order."""
     book = scope.library.get(book_id)
     return _list(book, scope.highlights.shown(scope.library.window(book)))
@@ -123,9 +123,9 @@ def list_highlights(book_id: str, scope: ScopeDep) -> HighlightList:
 @router.delete(
     "/books/{book_id}/highlights/{highlight_id}",
     status_code=204,
-    responses=errors_for(401, 404, 422, 503),
+    responses=errors_for(401, 404, 409, 422, 503),
 )
-def delete_highlight(book_id: str, highlight_id: str, scope: ScopeDep) -> Response:
+def delete_highlight(book_id: BookIdDep, highlight_id: str, scope: ScopeDep) -> Response:
     """Forget one of your highlights (importing its file again brings it back)."""
     scope.highlights.delete(scope.library.get(book_id), highlight_id)
     return Response(status_code=204)
@@ -134,7 +134,7 @@ def delete_highlight(book_id: str, highlight_id: str, scope: ScopeDep) -> Respon
 @router.post(
     "/highlights/import",
     response_model=HighlightImportView,
-    responses=errors_for(400, 401, 404, 413, 422, 503),
+    responses=errors_for(400, 401, 404, 409, 413, 422, 503),
 )
 async def import_highlights(
     scope: ScopeDep,
@@ -157,7 +157,7 @@ async def import_highlights(
         await _save(file, path)
 
         def run() -> HighlightImportView:
-            book = scope.library.get(book_id) if book_id else None
+            book = scope.library.get(get_book_id(book_id, scope)) if book_id else None
             report = scope.highlights.import_file(path, book=book)
             return _import_view(report)
 

@@ -28,10 +28,12 @@ def health(container: ContainerDep) -> dict[str, Any]:
 
 @router.get("/about", response_model=About, responses=errors_for(401, 503))
 def about(container: ContainerDep, user: UserDep) -> dict[str, Any]:
-    """What answers here: the provider and its model, and the kind of database that holds the
-    library (its location stays with the operator)."""
+    """What answers here: the folio version, the provider and its model, and the kind of
+    database that holds the library (its location stays with the operator)."""
+    from folio import __version__
+
     serving = container.serving()
-    return {key: serving[key] for key in ("provider", "model", "database")}
+    return {"version": __version__, **{k: serving[k] for k in ("provider", "model", "database")}}
 
 
 @router.get("/me", response_model=Me, responses=errors_for(401))

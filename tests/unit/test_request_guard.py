@@ -41,6 +41,18 @@ def test_only_loopback_and_configured_names_are_served(tmp_path: Path) -> None:
     assert _refusal(guard, "GET", host="") == 421
 
 
+def test_an_ip_address_is_served_as_no_name_was_rebound(tmp_path: Path) -> None:
+    """A browser sends an address as Host only when it connected to that address: an e-reader
+    on the LAN, a forwarded port. A page there may call its own server; a page elsewhere not."""
+    guard = _guard(tmp_path)
+    assert _refusal(guard, "GET", host="192.168.1.5:8000") is None
+    assert _refusal(guard, "GET", host="[fe80::1]:8000") is None
+    assert _refusal(guard, "GET", host="192.168.1.5.evil.example") == 421
+    lan = {"host": "192.168.1.5:8000", "origin": "http://192.168.1.5:8000"}
+    assert _refusal(guard, "POST", content_type="text/plain", **lan) is None
+    assert _refusal(guard, "GET", host="192.168.1.5:8000", origin="http://192.168.1.9:8000") == 403
+
+
 def test_form_and_text_bodies_only_from_the_page_itself(tmp_path: Path) -> None:
     guard = _guard(tmp_path)
     own = {"host": "127.0.0.1:8000", "origin": "http://127.0.0.1:8000"}

@@ -1,9 +1,13 @@
 """The checks every request passes before any route sees it: the page, ``/api``, ``/v1``,
 ``/mcp`` and any route added later (an ASGI middleware in front of the whole app).
 
-1. **Host** names this server: a loopback name, or one of the setting ``allowed_hosts`` (a page
-   that reached the server through DNS rebinding names its own host): else 421.
-2. **Origin**, when a browser sends one, names such a host (403). A state-changing request
+1. **Host** names this server: a loopback name, one of the setting ``allowed_hosts`` (a page
+   that reached the server through DNS rebinding names its own host), or an IP address (a browser
+   sends one only when it connected to that very address, so no name was rebound: an e-reader or
+   a browser on the LAN, a port forwarded from a router or a container): else 421 (401/402 on
+   KOReader's Login/Register, the statuses whose message it shows), naming what to set.
+2. **Origin**, when a browser sends one, names such a name, or is the request's own host (the
+   page served from one of the machine's addresses) (403). A state-changing request
    (POST, PUT, PATCH, DELETE) whose body is not JSON - a form, multipart, text/plain: what a
    browser sends to another site without asking first - must come from this very origin, or from
    no browser at all (no ``Origin``, no cross-site ``Sec-Fetch-Site``): else 403. The page's own
@@ -21,6 +25,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -38,6 +43,7 @@ from folio.domain.errors import FolioError
 from folio.domain.highlights import MAX_FILE_BYTES
 from folio.entrypoints.api.deps import AUTHENTICATED_USER
 from folio.entrypoints.api.errors import BODY_BOUND_KEY, error_response, status_for
+from folio.entrypoints.api.routes.kosync import SHOWN_STATUS
 
 STATE_CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 # A book upload's form fields besides the file (title, author, the multipart framing).
@@ -135,6 +141,8 @@ class RequestGuard:
             refusal = _declared_length_refusal(headers, bound)
         if refusal is not None:
             status, code, message = refusal
+            if status == 421:  # KOReader shows a message only with the status it expects
+                status = SHOWN_STATUS.get(path.rstrip("/"), status)
             await error_response(path, status, code, message)(scope, receive, send)
             return
         scope[BODY_BOUND_KEY] = bound.message
@@ -149,16 +157,22 @@ class RequestGuard:
     def refusal(self, method: str, headers: Headers) -> tuple[int, str, str] | None:
         """Why the Host or Origin of a request is refused, or None."""
         host = headers.get("host", "")
-        if host_name(host) not in self.hosts:
+        if not host_name(host):
+            return (421, "MISDIRECTED", "A request names this server in its Host header")
+        if not self.serves(host_name(host)):
             return (
                 421,
                 "MISDIRECTED",
-                f"This server does not answer to the host {host[:100]!r}: it serves "
-                f"{', '.join(sorted(self.hosts))} (setting allowed_hosts, FOLIO_ALLOWED_HOSTS)",
+                f"This folio server does not answer to the name {host_name(host)[:100]!r}: set"
+                f" FOLIO_ALLOWED_HOSTS={host_name(host)[:100]} (setting allowed_hosts) where folio"
+                f" serve runs; it answers to IP addresses and {', '.join(sorted(self.hosts))}",
             )
         origin = headers.get("origin")
-        if origin is not None and host_name(urlsplit(origin).netloc) not in self.hosts:
-            return (403, "FORBIDDEN_ORIGIN", f"Requests from the page {origin[:100]!r} are refused")
+        if origin is not None:
+            netloc = urlsplit(origin).netloc
+            if host_name(netloc) not in self.hosts and netloc.lower() != host.lower():
+                why = f"Requests from the page {origin[:100]!r} are refused"
+                return (403, "FORBIDDEN_ORIGIN", why)
         if method in STATE_CHANGING and not is_json(headers.get("content-type", "")):
             if origin is not None and urlsplit(origin).netloc.lower() != host.lower():
                 return (
@@ -170,6 +184,16 @@ class RequestGuard:
             if origin is None and headers.get("sec-fetch-site", "") in ("cross-site", "same-site"):
                 return (403, "FORBIDDEN_ORIGIN", "A cross-site form or text body is refused")
         return None
+
+    def serves(self, name: str) -> bool:
+        """Does a request's Host name this server (see the module docstring)?"""
+        if name in self.hosts:
+            return True
+        try:
+            ipaddress.ip_address(name)
+        except ValueError:
+            return False
+        return True
 
     def _own_auth(self, path: str) -> bool:
         return any(path.startswith(prefix) for prefix in self.own_auth_prefixes)

@@ -52,9 +52,10 @@ def serve_cmd(
     Without users the server runs as the local single user and binds loopback only; with users
     (`folio users add NAME`) every request needs a bearer token, until the server stops (removing
     the last user does not open it); /metrics too (or the FOLIO_METRICS_TOKEN setting's). It
-    answers to loopback names, the address it binds, and the names in FOLIO_ALLOWED_HOSTS
-    (comma-separated): other Host headers get 421. Each response has an X-Request-ID that its log
-    lines name.
+    answers to loopback names, any IP address (an e-reader on the LAN at http://192.168.1.5:8000),
+    the names in FOLIO_ALLOWED_HOSTS (comma-separated), and, bound to all addresses (--host
+    0.0.0.0), this machine's own names (its host name, NAME.local, its full name): other Host
+    names get 421. Each response has an X-Request-ID that its log lines name.
 
     \b
     folio serve --port 8000
@@ -93,14 +94,15 @@ def serve_cmd(
     # it answers to, and the auth mode fixed now (with users at start, tokens for good).
     settings = container.settings
     os.environ["FOLIO_HOME"] = str(settings.home)
-    names = [*settings.allowed_hosts, *([] if host in WILDCARDS else [host])]
+    own = machine_names() if host in WILDCARDS else []
+    names = [*settings.allowed_hosts, *([] if host in WILDCARDS else [host]), *own]
     os.environ["FOLIO_ALLOWED_HOSTS"] = ",".join(dict.fromkeys(names))
     if not no_users:
         os.environ["FOLIO_REQUIRE_TOKENS"] = "1"
-    if host in WILDCARDS and not settings.allowed_hosts:
+    if host in WILDCARDS:
         say(
-            "Answering only to loopback names: set FOLIO_ALLOWED_HOSTS to the names clients use"
-            " (e.g. folio.example,192.168.1.5)"
+            f"Answering to this machine's IP addresses and names ({', '.join(own) or 'none'})"
+            " and to FOLIO_ALLOWED_HOSTS (set it to any other name clients use, e.g. folio.example)"
         )
     # Every worker writes its metrics into this folder, and /metrics sums them (prometheus_client's
     # multiprocess mode); set before any worker imports prometheus_client, removed at the end.
@@ -120,6 +122,18 @@ def serve_cmd(
         )
     finally:
         shutil.rmtree(metrics_dir, ignore_errors=True)
+
+
+def machine_names() -> list[str]:
+    """This machine's own names, as a device on its network may reach it: its host name, the
+    ``.local`` name mDNS gives it, and its fully qualified name (those a Host header can hold)."""
+    import re
+    import socket
+
+    name = socket.gethostname().strip().lower()
+    found = [name, f"{name.split('.')[0]}.local", socket.getfqdn().strip().lower()] if name else []
+    dns_name = re.compile(r"[a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?")
+    return [n for n in dict.fromkeys(found) if dns_name.fullmatch(n) and n != "localhost"]
 
 
 def _announcer(log_format: str, log_level: str) -> Callable[[str], None]:

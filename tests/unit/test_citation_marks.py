@@ -62,3 +62,23 @@ def test_v1_lists_every_source_with_its_number_even_on_one_page() -> None:
     suffix = sources_suffix(result)  # type: ignore[arg-type]
     assert suffix == "\n\nSources: [1] Chapter 3, p. 32; [2] Chapter 3, p. 33"
     assert sources_suffix(SimpleNamespace(answer="No.", citations=(), position_set=True)) == ""  # type: ignore[arg-type]
+
+
+def test_a_bare_page_reference_takes_a_number_and_code_keeps_none() -> None:
+    answer = "Clerval arrives (p. 42), later at pp. 46-47; `p. 42` in code stays."
+    sources = [Source("a", None, "42", "42", 0, 1, quote="q" * 20),
+               Source("b", None, "46", "47", 5, 9, quote="r" * 20)]  # fmt: skip
+    assert numbered_answer(answer, sources) == (
+        "Clerval arrives (p. 42) [1], later at pp. 46-47 [2]; `p. 42` in code stays."
+    )
+
+
+def test_a_number_never_splits_the_text_a_quote_runs_on_in() -> None:
+    """A quote holding straight quotes is found as two ('"<b a="' and '">x</b>"'): their numbers
+    go after the whole of it, not between its characters."""
+    answer = 'He wrote "<b class="x">bold text</b>" on the wall.'
+    sources = [Source("a", None, "1", "1", 0, 1, quote="<b class="),
+               Source("a", None, "1", "1", 2, 3, quote='x">bold text</b>')]  # fmt: skip
+    assert numbered_answer(answer, sources) == (
+        'He wrote "<b class="x">bold text</b>" [1] [2] on the wall.'
+    )

@@ -4,7 +4,8 @@ has one number everywhere and two sources never share one.
 
 Source ``n`` (1-based, the order of the turn's citations) is marked once: after the place the
 answer quotes it (its closing mark and the page reference that follows: ``"..." (Chapter 1,
-p. 16)``), else after its first page reference that no other source took. A source the answer
+p. 16)``), else after its first page reference ("(p. 45)", "pp. 46-47") outside code that no
+other source took. A source the answer
 neither quotes nor cites by page gets no mark (the Sources line still lists it).
 
 Offsets are in characters (code points) of the answer as stored.
@@ -18,6 +19,8 @@ from typing import Any
 
 _CLOSERS = "\"”’'"
 _PAGE_PARENTHESIS = re.compile(r"\s*\([^()\n]{0,120}\bpp?\.\s*[0-9ivxlcdm]+[^()\n]{0,40}\)", re.I)
+# a quote mark that closes a quote: before white space or the end, punctuation between
+_CLOSING = re.compile(r"[\"”’'][.,;:!?)]*(?=\s|$)")
 _LABEL = re.compile(r"\bpp?\.\s*([0-9ivxlcdm]+)(?:\s*[-–]\s*([0-9ivxlcdm]+))?", re.I)
 
 
@@ -58,6 +61,9 @@ def _quote_end(answer: str, quote: str) -> int | None:
     end = found.end()
     while end < len(answer) and answer[end] in _CLOSERS + ".,;!?":
         end += 1
+    if end < len(answer) and answer[end].isalnum():  # the quoted text goes on (quotes inside it)
+        closing = _CLOSING.search(answer, end)
+        end = closing.end() if closing else end
     # the page reference that closes the quote's sentence: '"..." (p. 16)', 'Ahab did (p. 1).'
     line = answer[end:].split("\n", 1)[0]
     reference = _PAGE_PARENTHESIS.search(line)
@@ -68,13 +74,31 @@ def _quote_end(answer: str, quote: str) -> int | None:
 
 def _page_reference_end(answer: str, source: Any, *, taken: set[int]) -> int | None:
     """The end of the first page reference that covers one of ``source``'s pages ("p. 33" and
-    "pp. 32-34" both cover p. 33) and that no other source took."""
-    for reference in _PAGE_PARENTHESIS.finditer(answer):
-        if reference.end() not in taken and any(
-            _covers(first, last, source) for first, last in _LABEL.findall(reference.group(0))
-        ):
-            return reference.end()
+    "pp. 32-34" both cover p. 33) and that no other source took: after its parenthesis ("(Chapter
+    5, p. 45)"), or after the pages of a bare one ("later at pp. 46-47;"); none in code."""
+    for end, first, last in _page_references(answer):
+        if end not in taken and _covers(first, last, source):
+            return end
     return None
+
+
+def _page_references(answer: str) -> list[tuple[int, str, str]]:
+    """Each page reference of ``answer`` outside code: where a mark after it goes, its pages."""
+    enclosing = [(m.start(), m.end()) for m in _PAGE_PARENTHESIS.finditer(answer)]
+    out = []
+    for m in _LABEL.finditer(answer):
+        if _in_code(answer, m.start()):
+            continue
+        end = next((b for a, b in enclosing if a <= m.start() < b), m.end())
+        out.append((end, m.group(1), m.group(2) or ""))
+    return out
+
+
+def _in_code(answer: str, at: int) -> bool:
+    """Inside a code span (an odd number of backticks before it on its line) or a fenced block."""
+    line_start = answer.rfind("\n", 0, at) + 1
+    fences = sum(1 for line in answer[:line_start].splitlines() if line.lstrip().startswith("```"))
+    return fences % 2 == 1 or answer.count("`", line_start, at) % 2 == 1
 
 
 def _covers(first: str, last: str, source: Any) -> bool:

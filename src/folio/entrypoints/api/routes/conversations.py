@@ -81,12 +81,14 @@ def get_conversation(
         for m in detail.messages
         if verbose or (m.role is PromptRole.USER or (m.role is PromptRole.ASSISTANT and m.content))
     ]
+    # each turn's answer (its last assistant text), where its sources' numbers go
+    answers = {m.turn_number: m.content for m in detail.messages if m.role is PromptRole.ASSISTANT}
     return conversation_dict(
         detail.conversation,
         book_title=detail.book_title,
         turns=len(detail.turns),
         messages=messages,
-        turn_details=[turn_meta_dict(t) for t in detail.turns],
+        turn_details=[turn_meta_dict(t, answers.get(t.turn_number, "")) for t in detail.turns],
     )
 
 

@@ -3,6 +3,7 @@
 // as text (textContent) or through renderMarkdown (sanitized); never as raw HTML.
 import * as api from "./api.js";
 import { renderMarkdown } from "./markdown.js";
+import { reflow, renderAnswer } from "./citations.js";
 
 const main = document.getElementById("main");
 const crumbs = document.getElementById("crumbs");
@@ -729,6 +730,7 @@ async function openConversation(cid) {
 
 function renderHistory(detail, messages) {
   const citations = new Map(detail.turn_details.map((t) => [t.turn_number, t.citations]));
+  const marks = new Map(detail.turn_details.map((t) => [t.turn_number, t.citation_marks]));
   const searches = new Map(detail.turn_details.map((t) => [t.turn_number, t.searches]));
   const lastAnswer = new Map();
   for (const m of detail.messages) if (m.role === "assistant") lastAnswer.set(m.turn_number, m.id);
@@ -738,7 +740,7 @@ function renderHistory(detail, messages) {
       const bubble = answerBubble();
       renderMarkdown(bubble.body, m.content);
       bubble.activity.textContent = searchedText(searches.get(m.turn_number) || []);
-      renderCitations(bubble, citations.get(m.turn_number) || []);
+      renderCitations(bubble, citations.get(m.turn_number) || [], m.content, marks.get(m.turn_number));
       messages.append(bubble.li);
     }
   }
@@ -833,7 +835,7 @@ async function ask(text, messages, controls) {
     forgetDraft();
     announce(`Answer ready${turn.citations.length ? `, ${turn.citations.length} sources` : ""}`);
     renderMarkdown(answer.body, turn.answer);
-    renderCitations(answer, turn.citations);
+    renderCitations(answer, turn.citations, turn.answer, turn.citation_marks);
     if (turn.position_set === false) answer.li.append(noPositionNotice());
     revealAboveComposer(answer.li);
     await renderConversations();
@@ -892,7 +894,9 @@ function noPositionNotice() {
     h("button", { type: "button", class: "link", onclick: open }, "Set how far you have read"));
 }
 
-function renderCitations(bubble, citations) {
+// The Sources row under an answer: a chip per source, and the source's number in the answer
+// where the server's `citation_marks` put it (one number per source, as in the terminal).
+function renderCitations(bubble, citations, answer, marks) {
   if (!citations.length) { bubble.sources.replaceChildren(); return; }
   const panel = h("div", { class: "citation-panel", hidden: true });
   const chips = citations.map((c, i) => {
@@ -908,51 +912,21 @@ function renderCitations(bubble, citations) {
       // The reader may have moved the position back since this answer: a passage now past it
       // is not shown, not even its quote.
       const limit = view.book.reading_position.char_offset;
-      const past = limit !== null && c.char_start !== undefined && c.char_start >= limit;
+      // (an earlier volume of the series, c.book_id, is read in full: its offsets are its own)
+      const past = !c.book_id && limit !== null && c.char_start !== undefined && c.char_start >= limit;
       panel.replaceChildren(
         h("p", { class: "location", text: `[${i + 1}] ${c.location}` }),
         past ? h("p", { class: "hint past", text: "This passage is past your reading position: it stays hidden until you get there." })
           : c.quote ? h("blockquote", { class: "quote", text: c.quote }) : null,
         past ? null : h("button", { type: "button", class: "open-passage", onclick: () => openPassage(c) }, "Open the passage"));
-      panel.querySelector("button")?.focus();
+      revealAboveComposer(panel);
+      panel.querySelector("button")?.focus({ preventScroll: true });
     });
     return chip;
   });
   bubble.sources.replaceChildren(h("div", { class: "chips", role: "group", "aria-label": "Sources" }, h("span", { class: "label", text: "Sources" }), ...chips), panel);
-  linkPageReferences(bubble.body, citations, chips);
-}
-
-// "(p. 42)" in an answer gets the number of the source on that page, a button that opens it.
-const PAGE_REF = /\bpp?\.\s*([0-9ivxlcdm]+)(?:\s*[-–]\s*([0-9ivxlcdm]+))?(?![a-z0-9])/gi;
-
-function covers(citation, page) {
-  const p = page.toLowerCase();
-  const first = String(citation.page_start || "").toLowerCase();
-  const last = String(citation.page_end || citation.page_start || "").toLowerCase();
-  if (p === first || p === last) return true;
-  const [n, a, b] = [p, first, last].map(Number);
-  return Number.isInteger(n) && Number.isInteger(a) && Number.isInteger(b) && a <= n && n <= b;
-}
-
-function linkPageReferences(body, citations, chips) {
-  const walker = document.createTreeWalker(body, NodeFilter.SHOW_TEXT);
-  const nodes = [];
-  while (walker.nextNode()) nodes.push(walker.currentNode);
-  for (const node of nodes) {
-    if (node.parentElement.closest("a, code, pre, button")) continue;
-    const text = node.nodeValue;
-    const parts = [];
-    let last = 0;
-    for (const match of text.matchAll(PAGE_REF)) {
-      const i = citations.findIndex((c) => covers(c, match[1]));
-      if (i < 0) continue;
-      const end = match.index + match[0].length;
-      parts.push(text.slice(last, end), h("button", { type: "button", class: "cite-ref",
-        "aria-label": `Source ${i + 1}`, onclick: () => chips[i].click() }, String(i + 1)));
-      last = end;
-    }
-    if (parts.length) node.replaceWith(...parts, text.slice(last));
-  }
+  renderAnswer(bubble.body, answer, marks, (n) => h("button", { type: "button", class: "cite-ref",
+    "aria-label": `Source ${n}`, onclick: () => chips[n - 1]?.click() }, String(n)));
 }
 
 async function openPassage(c) {
@@ -963,14 +937,15 @@ async function openPassage(c) {
     // a citation from an earlier volume of the series is read there (c.book_id), never in this book
     const volume = c.book_id ? `&volume=${encodeURIComponent(c.book_id)}` : "";
     const passage = await api.get(`/books/${encodeURIComponent(view.bookId)}/text?start=${start}&end=${c.char_end + CONTEXT_CHARS}${volume}`);
+    const prose = reflow(passage.text); // paragraphs, not the source's line breaks (same length)
     const from = Math.max(0, c.char_start - passage.char_start);
-    const to = Math.max(from, Math.min(passage.text.length, c.char_end - passage.char_start));
+    const to = Math.max(from, Math.min(prose.length, c.char_end - passage.char_start));
     text.replaceChildren(
       h("p", { class: "meta", text: passage.location }),
-      h("div", { class: "passage-text", "data-char-start": passage.char_start, "data-char-end": passage.char_end }, passage.text.slice(0, from), h("mark", {}, passage.text.slice(from, to)), passage.text.slice(to)),
+      h("div", { class: "passage-text", "data-char-start": passage.char_start, "data-char-end": passage.char_end }, prose.slice(0, from), h("mark", {}, prose.slice(from, to)), prose.slice(to)),
       !c.book_id && passage.char_end < c.char_end + CONTEXT_CHARS && view.book.reading_position.char_offset !== null &&
         passage.char_end >= view.book.reading_position.char_offset
-        ? h("p", { class: "hint", text: "Your reading position: the text stops here." }) : null);
+        ? h("p", { class: "hint", text: "Your reading position: the text stops here." }) : ""); // (not null: replaceChildren writes it)
     text.querySelector("mark")?.scrollIntoView({ block: "center" });
   } catch (e) {
     text.replaceChildren(errorBox(e));

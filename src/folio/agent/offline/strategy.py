@@ -188,7 +188,12 @@ class OfflineStrategy:
         if misquoted is None and later:  # nothing quoted: a quote would read as a hint
             return LATER_REPLY.format(where=where), calls, queries, "later"
         said = next((m.content for m in reversed(head) if m.role is PromptRole.ASSISTANT), "")
-        answer = self._answer(question, found, about, said)
+        # a question that names no one leans on the one before for its subject ("What happens
+        # to him?" after "Who is Henry Clerval?"): its sentences are ranked against both
+        ranked_for = (
+            question if asked_names(question) or not earlier else f"{question} {earlier[-1]}"
+        )
+        answer = self._answer(ranked_for, found, about, said)
         if misquoted is not None:  # said first, alone on its line; the closest passages read
             # may still hold what the reader remembers in other words
             answer = misquoted if answer.startswith("Nothing") else f"{misquoted}\n{answer}"

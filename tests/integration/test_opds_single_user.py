@@ -1,6 +1,7 @@
 """The OPDS catalogue of a server without users (the loopback-only local reader), in process on
 real SQLite: open like every other route there, while a sync login KOReader sends is still
-checked; HEAD answers without a body; the download is the imported file."""
+checked (and its failures limited as progress sync limits them); HEAD answers without a body;
+the download is the imported file."""
 
 from __future__ import annotations
 
@@ -20,7 +21,11 @@ PASSWORD = "a reading password"
 
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[tuple[TestClient, str, bytes]]:
-    env = {"FOLIO_HOME": str(tmp_path / "home"), "FOLIO_EMBEDDING_MODEL": "hashing"}
+    env = {
+        "FOLIO_HOME": str(tmp_path / "home"),
+        "FOLIO_EMBEDDING_MODEL": "hashing",
+        "FOLIO_SYNC_LOGIN_FAILURES": "3",
+    }
     container = Container(load_settings(env=env))
     source = tmp_path / "keeper.md"
     source.write_text(TEXT, encoding="utf-8")
@@ -49,3 +54,16 @@ def test_head_answers_the_headers_only(served: tuple[TestClient, str, bytes]) ->
     assert head.headers["content-length"] == str(len(data))
     assert head.headers["content-type"].startswith("text/markdown")
     assert client.head("/opds").status_code == 200
+
+
+def test_failed_logins_count_as_progress_sync_counts_them(
+    served: tuple[TestClient, str, bytes],
+) -> None:
+    """The catalogue's Basic login is the sync login: its failures count against the same limit
+    (here 3 a login), after which it is refused without a key check, even with the password."""
+    client, _, _ = served
+    for _ in range(3):
+        assert client.get("/opds", auth=("alice", "guessing")).status_code == 401
+    limited = client.get("/opds", auth=("alice", PASSWORD))
+    assert limited.status_code == 429 and int(limited.headers["retry-after"]) > 0
+    assert "Too many failed sync logins" in limited.text

@@ -8,8 +8,9 @@ Who is asking: HTTP Basic with the reader's sync login (the user name and the pa
 ``folio users sync-password``; KOReader sends them on every request, downloads included), or
 with a folio token as the password, or a bearer token. A server without users serves the local
 reader, as every route does; otherwise a request without valid credentials is a 401 with
-``WWW-Authenticate: Basic realm="folio"``. A user sees only their own books; another user's book
-and its file are 404, as an unknown one.
+``WWW-Authenticate: Basic realm="folio"``, and a login over progress sync's failed-login limits
+a 429 with ``Retry-After``. A user sees only their own books; another user's book and its file are
+404, as an unknown one.
 
 Every route answers HEAD too (KOReader asks HEAD before a feed, for caching, and before a
 download, for the file's name). Feeds carry no ``Last-Modified``: a device would keep a stale
@@ -22,6 +23,7 @@ import base64
 import binascii
 from collections.abc import Callable
 from datetime import UTC, datetime
+from functools import partial
 from typing import Annotated
 from urllib.parse import quote, urlencode
 
@@ -34,6 +36,7 @@ from folio.app.sync import MAX_PASSWORD_CHARS, device_key
 from folio.app.users import TOKEN_PREFIX
 from folio.domain.book_files import media_type
 from folio.domain.errors import FolioError
+from folio.domain.sync import SyncError, SyncErrorCode
 from folio.entrypoints.api.deps import ContainerDep
 from folio.entrypoints.api.opds_atom import (
     NAVIGATION,
@@ -44,7 +47,7 @@ from folio.entrypoints.api.opds_atom import (
     opensearch_description,
 )
 from folio.entrypoints.api.opds_json import JsonCatalogue
-from folio.entrypoints.api.routes.kosync import _checking_key
+from folio.entrypoints.api.routes.kosync import _address, _checking_key
 
 # Not in /openapi.json: a catalogue describes itself (its feeds' links, its OpenSearch document)
 # to OPDS clients, which read Atom, not folio's JSON API.
@@ -78,18 +81,27 @@ async def _reader(request: Request, container: ContainerDep) -> str:
             credentials = _basic(value)
             if credentials is None or len(credentials[1]) > MAX_PASSWORD_CHARS:
                 raise _unauthorized("Malformed Basic credentials")
-            return await _basic_user(container, *credentials)
+            return await _basic_user(container, *credentials, _address(request))
         token = value.strip() if scheme.lower() == "bearer" else None
         return await run_in_threadpool(container.users.authenticate, token)
+    except SyncError as e:
+        if e.code is not SyncErrorCode.RATE_LIMITED:
+            raise _unauthorized("Wrong sync login or password") from e
+        wait = str(e.details.get("retry_after", 60))
+        raise HTTPException(429, e.message, headers={"Retry-After": wait}) from e
     except FolioError as e:
         raise _unauthorized(
             "Sign in with your sync login (folio users sync-password NAME) or a folio token"
         ) from e
 
 
-async def _basic_user(container: ContainerDep, username: str, password: str) -> str:
+async def _basic_user(
+    container: ContainerDep, username: str, password: str, address: str | None
+) -> str:
     """A folio token given as the password (its user's name as the user name), else the sync
-    login, checked as progress sync checks it (on the key-check threads)."""
+    login, checked as progress sync checks it: on the key-check threads, counted against the
+    failed-login limits of the login and the client's ``address`` (``SyncError(RATE_LIMITED)``
+    over them, before any key is checked)."""
     if password.startswith(TOKEN_PREFIX):
         users = container.users
         try:
@@ -101,7 +113,9 @@ async def _basic_user(container: ContainerDep, username: str, password: str) -> 
             if names.get(user_id, "").casefold() == username.strip().casefold():
                 return user_id
     sync = container.progress_sync
-    user: str = await _checking_key(sync.authenticate, username, device_key(password))
+    sync.refuse_if_limited(username, address)
+    check = partial(sync.authenticate, address=address)
+    user: str = await _checking_key(check, username, device_key(password))
     return user
 
 

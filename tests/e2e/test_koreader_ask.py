@@ -238,3 +238,19 @@ def test_logins_unknown_books_and_bad_input_are_clear_client_errors(
     # a placeable xpointer needs no percentage
     placed = {k: v for k, v in question.items() if k != "percentage"}
     assert client.post(ASK, json=placed, headers=auth(user="alice")).status_code == 200
+
+
+def test_zz_a_login_that_failed_too_often_waits_as_progress_sync_makes_it_wait(
+    served: dict[str, Any],
+) -> None:
+    """Last in the module: it locks alice's sync login for the rest of the server's life."""
+    question = {"document": koreader_partial_md5(served["epub"]), "progress": EARLY,
+                "percentage": 0.02, "question": "Who?"}  # fmt: skip
+    wrong = auth(password="wrong", user="alice")
+    statuses = [served["client"].post(ASK, json=question, headers=wrong).status_code
+                for _ in range(10)]  # fmt: skip
+    refused = served["client"].post(ASK, json=question, headers=auth(user="alice"))
+
+    assert statuses == [401] * 10
+    _error(refused, 429)
+    assert int(refused.headers["retry-after"]) > 0

@@ -24,7 +24,7 @@ from dataclasses import replace
 from typing import Any, TypeVar
 
 import anyio
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, HTTPException, Request
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, ValidationError
 
@@ -37,7 +37,7 @@ from folio.domain.books import Book
 from folio.domain.conversations import Conversation
 from folio.domain.errors import BookError, BookErrorCode, ConversationError
 from folio.domain.passages import PEOPLE, RECAP, Passage, PeopleList, Recap
-from folio.domain.sync import SyncError
+from folio.domain.sync import SyncError, SyncErrorCode
 from folio.entrypoints.api.deps import ContainerDep, TurnSlots, TurnSlotsDep
 from folio.entrypoints.api.errors import ApiError
 from folio.entrypoints.api.koreader_schemas import (
@@ -48,7 +48,7 @@ from folio.entrypoints.api.koreader_schemas import (
     StoryOut,
     request_body,
 )
-from folio.entrypoints.api.routes.kosync import _checking_key
+from folio.entrypoints.api.routes.kosync import _authenticated
 from folio.entrypoints.api.schemas import errors_for
 from folio.entrypoints.api.turn_stream import TurnStream
 from folio.entrypoints.citation_marks import numbered_answer
@@ -122,14 +122,17 @@ async def people(request: Request, container: ContainerDep) -> dict[str, Any]:
 
 # --- who and what ------------------------------------------------------------------------------
 async def _caller(request: Request, container: Container) -> str:
-    """The user of the bearer token, else of KOReader's sync login headers, else (a server
-    without users) the local user. A wrong sync login is a 401 whatever the mode."""
+    """The user of the bearer token, else of KOReader's sync login headers (progress sync's own
+    check: its failed-login limits, its key-check threads), else (a server without users) the
+    local user. A wrong sync login is a 401 whatever the mode."""
     headers = request.headers
-    login, key = headers.get("x-auth-user"), headers.get("x-auth-key")
-    if "authorization" not in headers and (login is not None or key is not None):
+    if "authorization" not in headers and ("x-auth-user" in headers or "x-auth-key" in headers):
         try:
-            return await _checking_key(container.progress_sync.authenticate, login, key)
+            return await _authenticated(request, container)
         except SyncError as e:
+            if e.code is SyncErrorCode.RATE_LIMITED:
+                wait = str(e.details.get("retry_after", 60))
+                raise HTTPException(429, e.message, headers={"Retry-After": wait}) from e
             raise ApiError(
                 401,
                 "UNAUTHORIZED",

@@ -231,3 +231,18 @@ def test_a_file_that_cannot_be_kept_stores_no_book(
         _ingest(books, full).execute(_book_file(tmp_path))
     assert raised.value.code is IngestErrorCode.TOO_LARGE
     assert store.list() == []
+
+
+def test_a_new_edition_keeps_its_file_and_releases_the_old_one(
+    tmp_path: Path,
+    library: tuple[InMemoryLibrary, InMemoryBookFiles, BooksKeepingFiles],
+) -> None:
+    _, files, books = library
+    first = _book_file(tmp_path)
+    book = _ingest(books, files).execute(first).book
+    second = tmp_path / "story, second edition.txt"
+    second.write_text(first.read_text() + "\n\nAn afterword the second edition adds. " * 20)
+    new = _ingest(books, files).reingest(book, second).book
+    assert new.id == book.id and new.content_hash != book.content_hash
+    assert _read(files, new.content_hash) == second.read_bytes()
+    assert files.open(book.content_hash) is None  # no book has the first edition's bytes now

@@ -313,7 +313,15 @@ class IngestBook:
             report.stage("store", 1)
             if self._files is not None:  # kept first: a failure leaves the old edition whole
                 self._files.put(new.content_hash, path)
-            self._editions().replace_text(new, parsed.text, chunks, lexicon=Lexicon.of(parsed.text))
+            try:
+                self._editions().replace_text(
+                    new, parsed.text, chunks, lexicon=Lexicon.of(parsed.text)
+                )
+            except BaseException:
+                self._release(new.content_hash)
+                raise
+            if new.content_hash != book.content_hash:
+                self._release(book.content_hash)  # the old edition's file, unless a book has it
             if self._on_stored is not None:
                 self._on_stored(new, path)
             report.advance(1)
@@ -322,6 +330,10 @@ class IngestBook:
         with _timed(timings, "summarise"):
             self._summarise(new, parsed.text, report)
         return IngestResult(new, len(chunks), timings, carried=carried)
+
+    def _release(self, content_hash: str) -> None:
+        if self._files is not None:
+            self._files.release(content_hash)
 
     def _editions(self) -> EditionRepository:
         if not isinstance(self._books, EditionRepository):

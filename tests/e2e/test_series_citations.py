@@ -6,7 +6,9 @@ cited as pp. 28-29), and the JSON citation did not say which volume. Checked aga
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
+from typing import Any
 
 from tests.e2e.conftest import RunFolio, ok
 from tests.series_books import write_epub
@@ -42,3 +44,27 @@ def test_a_citation_from_an_earlier_volume_names_it_and_its_own_page(
         assert f'"{c["quote"]}" {place}' in turn["answer"]  # the bullet names the chip's page
         page = ok(run_folio("read", "Ides Volume 1", "--page", c["page_start"]))
         assert c["quote"] in " ".join(page.split()), (c, page[:300])
+
+
+def test_mcp_passages_from_an_earlier_volume_name_it_and_its_own_pages(
+    run_folio: RunFolio, e2e_home: Path, tmp_path: Path
+) -> None:
+    from tests.e2e.test_mcp import data, run, stdio
+
+    ok(run_folio("add", str(_volume(tmp_path, 1, "Brutus", 12)), "--position", "whole"))
+    ok(run_folio("add", str(_volume(tmp_path, 2, "Cassius", 2)), "--position", "Chapter 2"))
+
+    async def scenario(client: Any) -> Any:
+        query = {"book": "Ides Volume 2", "query": "Brutus stood by column 11.3", "k": 5}
+        return data(await client.call_tool("search_book", query))
+
+    found = run(scenario, stdio(e2e_home))["results"]
+    earlier = [p for p in found if p.get("volume") == "Ides Volume 1"]
+    assert earlier and all(p["book_id"] for p in earlier), found
+    assert any(int(p["page_start"]) > 5 for p in earlier)  # volume 2 has 5 pages
+    for passage in earlier[:3]:
+        first, last = int(passage["page_start"]), int(passage["page_end"])
+        pages = ok(run_folio("read", "Ides Volume 1", "--page", str(first),
+                             "--pages", str(last - first + 1)))  # fmt: skip
+        said = re.findall(r"Brutus stood by column \d+\.\d+", passage["text"])
+        assert said and all(s in " ".join(pages.split()) for s in said), (passage, said)

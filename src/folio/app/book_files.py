@@ -4,10 +4,11 @@ releases its file, which the store deletes once no book of the library has its c
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from folio.domain.book_files import BookFileStore
-from folio.domain.ports import BookRepository
+if TYPE_CHECKING:  # `folio books` lists through it without loading the ports (numpy)
+    from folio.domain.book_files import BookFileStore
+    from folio.domain.ports import BookRepository
 
 
 class BooksKeepingFiles:

@@ -238,7 +238,7 @@ class Book:
         limit = pos.char_offset
         if limit is None:
             return "the whole book"
-        percent = _percent_text(self.percent_read() or 0.0)
+        percent = percent_text(self.percent_read() or 0.0)
         if limit <= 0:
             return f"the very beginning (nothing read yet, {percent})"
         if pos.kind is PositionKind.PERCENT and limit >= self.char_count:
@@ -597,7 +597,9 @@ def chapter_label_parts(chapters: tuple[Chapter, ...]) -> list[tuple[LabelPart, 
     return out
 
 
-def _percent_text(percent: float) -> str:
+def percent_text(percent: float) -> str:
+    """How much of a book is read, as every surface shows it ("23%"; "0.4%" under 1%): the one
+    rounding, so that a list and a book's page never differ by one."""
     return f"{percent:.1f}%" if 0 < percent < 1 else f"{round(percent)}%"
 
 

@@ -11,6 +11,7 @@ from typing import Any
 import click
 from rich.table import Column, Table
 
+from folio.domain.books import percent_text
 from folio.domain.errors import FolioError, IngestError, IngestErrorCode
 from folio.domain.series import MAX_SERIES_INDEX, index_text
 from folio.entrypoints.cli.errors import EXIT_ERROR, debug_enabled, fail, handle_errors
@@ -326,8 +327,8 @@ def _short_position(book: Any) -> str:
     if position.get("char_offset") is None or position["description"] == "the whole book":
         return "whole book"
     where = position.get("chapter") or (f"p. {position['page']}" if position.get("page") else "")
-    percent = position.get("percent")
-    shown = f"{round(percent)}%" if isinstance(percent, (int, float)) else ""
+    percent = book.percent_read()
+    shown = "" if percent is None else percent_text(percent)  # as `folio show` rounds it
     return f"{shown} ({where})" if where and shown else shown or where
 
 

@@ -12,6 +12,7 @@ from typing import Any
 import click
 from rich.table import Column
 
+from folio.domain.books import percent_text
 from folio.domain.errors import FolioError
 from folio.entrypoints.cli.chat_view import TurnView, turn_json
 from folio.entrypoints.cli.errors import debug_enabled, handle_errors
@@ -371,7 +372,7 @@ def prompt_text(book: Any) -> str:
     elif chapter is not None:  # its label: "Letter 4" of "Letter 4. To Mrs. Saville, England"
         place = re.split(r"[.:]\s", chapter.title, maxsplit=1)[0]
     else:
-        place = f"{round(book.percent_read() or 0)}%"
+        place = percent_text(book.percent_read() or 0)
     return f"{title} · {_cut(place, PROMPT_PLACE_CHARS)} · you> "
 
 

@@ -24,8 +24,10 @@ General signals only, the same for any English prose (no list of names or titles
 
 Invariant: a ``Lexicon`` only counts and quotes text in the range it is asked about, so a people
 list or a name lookup bounded by the reading position learns nothing past it. What it learns
-(aliases, who is a person) comes from the text it was built from: a list bounded by the reading
-position is built from the text read (``Lexicon.of``), so no alias or kind is learned past it.
+(aliases, who is a person) comes from the text it was built from: a list or a lookup bounded by
+the reading window is built from the text the window shows (``Lexicon.of_pieces`` of its spans),
+so no alias or kind is learned past it ("Henry", met early, is not "Henry Clerval" because the
+book says so later).
 
 A lexicon is built once, when the book is imported, and stored with it (``to_json`` /
 ``from_json``: one JSON document with a ``version``). ``from_json(lexicon.to_json())`` answers
@@ -59,9 +61,10 @@ MIN_MENTIONS = 2
 MIN_TITLED = 2  # distinct names a title stands before
 PREFIX_LETTERS = 4  # "Eliza" is a form of "Elizabeth"
 MIN_DROPPED = 3  # letters a short form drops: more than an ending ("Bennets", "European")
+MAX_INTRODUCING = 3  # uses of a full name ("Dr Orion Hood") that introduce a shorter one
 # Raise it whenever what ``Lexicon.of`` builds changes: stored lexicons of another version are
 # built again from their book's text on first use.
-LEXICON_VERSION = 3
+LEXICON_VERSION = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +99,19 @@ class Lexicon:
     @classmethod
     def of(cls, text: str) -> Lexicon:
         return cls(*_build(text))
+
+    @classmethod
+    def of_pieces(cls, pieces: Sequence[tuple[int, str]]) -> Lexicon:
+        """The lexicon of the pieces ``(offset, text)`` of a book alone, at the book's offsets:
+        what lies between them is blank lines to it, so no name, alias or kind is learned from
+        text outside them (a reading window's spans: nothing past the position, no unread
+        matter), and no name runs across a gap."""
+        parts, at = [], 0
+        for offset, text in sorted(pieces):
+            parts.append("\n" * max(0, offset - at))
+            parts.append(text)
+            at = max(at, offset + len(text))
+        return cls.of("".join(parts))
 
     def to_json(self) -> str:
         """The stored form: names in their order (it breaks ties between them), each with its
@@ -278,9 +294,10 @@ def _group(forms: dict[str, list[int]], titles: set[str], sexes: Mapping[str, fl
     for form in sorted(forms, key=lambda f: (-len(f.split()), -len(f), -len(forms[f]), f)):
         first = form.split()[0]
         candidates = by_word[first] if " " in form else [*by_word[first], *lone]
-        holder = _likeliest(
-            [h for h in candidates if h in heads and _holds(h, form, titles)], sexes, form
-        )
+        earlier = [h for h in candidates if h in heads]
+        holders = [h for h in earlier if _holds(h, form, titles)]
+        holders = holders or _given_names_left_out(form, forms, heads, titles)
+        holder = _likeliest(holders, sexes, form)
         heads[form] = form if holder is None else heads[holder]
     members: dict[str, list[str]] = defaultdict(list)
     for form, head in heads.items():
@@ -291,6 +308,32 @@ def _group(forms: dict[str, list[int]], titles: set[str], sexes: Mapping[str, fl
         best = max(group, key=lambda f: (len(forms[f]) * len(f.split()), -len(f)))
         names.append(Name(best, frozenset(group), tuple(offsets)))
     return names
+
+
+def _given_names_left_out(
+    form: str, forms: Mapping[str, Sequence[int]], heads: Mapping[str, str], titles: set[str]
+) -> list[str]:
+    """The longer forms that introduce ``form``: its title and last words with given names
+    between them ("Dr Orion Hood" for "Dr Hood"), written before ``form`` first is and at most
+    ``MAX_INTRODUCING`` times, and all one name. A full form the text keeps using ("Mr John
+    Knightley" beside "Mr Knightley") or first writes later ("Miss Lucy Steele" after "Miss
+    Steele", her elder sister) is someone else's; so are several names that fit ("Miss Bennet":
+    "Miss Jane Bennet" or "Miss Elizabeth Bennet")."""
+    inner = form.split()
+    if len(inner) < 2 or inner[0] not in titles:
+        return []
+    tail = inner[1:]
+    fits = [
+        h
+        for h in heads
+        if len(outer := h.split()) > len(inner)
+        and outer[0] == inner[0]
+        and outer[-len(tail) :] == tail
+    ]
+    introducing = all(
+        forms[h][0] < forms[form][0] and len(forms[h]) <= MAX_INTRODUCING for h in fits
+    )
+    return fits if introducing and len({heads[h] for h in fits}) == 1 else []
 
 
 def _likeliest(holders: Sequence[str], leans: Mapping[str, float], form: str) -> str | None:

@@ -14,6 +14,7 @@ from folio.adapters.storage.memory.books import InMemoryLibrary
 from folio.agent.lexicon import Lexicons
 from folio.agent.tools import default_registry
 from folio.agent.tools.base import ToolContext, ToolServices
+from folio.domain.books import ReadingPosition
 from folio.domain.errors import StorageError, StorageErrorCode
 from folio.domain.lexicon import LEXICON_VERSION, Lexicon
 from folio.domain.passages import PEOPLE
@@ -85,35 +86,57 @@ def _story(library: CountingLibrary, *, lexicon: bool) -> StoryLibrary:
     return StoryLibrary(library, story.searcher, story.book, story.text)
 
 
-def _ask(story: StoryLibrary, lexicons: Lexicons, name: str) -> object:
+def _ask(story: StoryLibrary, lexicons: Lexicons, name: str, *, whole: bool = True) -> object:
+    """The people tool's answer on ``name``; ``whole``: read to the end (the stored lexicon is the
+    whole book's: a window short of the end has its own, built from the text it shows)."""
     services = ToolServices(story.searcher, story.library, story.library, lexicons=lexicons)
-    result = default_registry().execute(
-        PEOPLE, ToolContext(book=story.book), services, {"name": name}
-    )
+    book = story.book.with_position(ReadingPosition()) if whole else story.book
+    result = default_registry().execute(PEOPLE, ToolContext(book=book), services, {"name": name})
     assert result.success
     return result.data
 
 
-def test_the_people_tool_reads_the_stored_lexicon_not_the_text() -> None:
+def test_a_window_short_of_the_end_learns_names_from_the_text_it_shows_only() -> None:
     library = CountingLibrary()
-    story = _story(library, lexicon=True)
+    story = _story(library, lexicon=False)
+    _ask(story, Lexicons(), "Clerval", whole=False)
+    assert library.text_reads == 0 and library.lexicon(story.book.id) is None
+
+
+@pytest.fixture
+def builds(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The length of each text a lexicon is built from (``Lexicon.of``), from now on."""
+    made: list[int] = []
+    build = Lexicon.of.__func__  # type: ignore[attr-defined]
+
+    def counted(cls: type[Lexicon], text: str) -> Lexicon:
+        made.append(len(text))
+        return build(cls, text)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(Lexicon, "of", classmethod(counted))
+    return made
+
+
+def test_the_people_tool_reads_the_stored_lexicon_not_the_text(builds: list[int]) -> None:
+    story = _story(CountingLibrary(), lexicon=True)
+    builds.clear()
     answer = _ask(story, Lexicons(), "Clerval")
-    assert library.text_reads == 0
+    assert builds == []
     assert answer == _ask(_story(CountingLibrary(), lexicon=False), Lexicons(), "Clerval")
 
 
-def test_a_book_without_a_stored_lexicon_gets_one_on_first_use() -> None:
+def test_a_book_without_a_stored_lexicon_gets_one_on_first_use(builds: list[int]) -> None:
     library = CountingLibrary()
     story = _story(library, lexicon=False)
     assert library.lexicon(story.book.id) is None
     lexicons = Lexicons()
     first = _ask(story, lexicons, "Clerval")
-    assert library.text_reads == 1
+    assert builds == [len(story.text)]
     assert library.lexicon(story.book.id) == Lexicon.of(story.text)
+    builds.clear()
     assert _ask(story, lexicons, "Clerval") == first  # kept in the process: no second build
-    assert library.text_reads == 1
     assert _ask(story, Lexicons(), "Clerval") == first  # a new process reads the stored one
-    assert library.text_reads == 1
+    assert builds == []
 
 
 def test_a_library_that_cannot_store_the_lexicon_still_answers() -> None:
@@ -253,3 +276,26 @@ def test_a_first_name_before_several_surnames_is_still_a_name_not_a_title() -> N
     assert "John" not in lexicon.titles
     sir_john = lexicon.find("Sir John")
     assert sir_john is not None and sir_john.name == "Sir John"
+
+
+def test_a_titled_name_joins_the_fuller_form_that_introduced_it_and_no_other() -> None:
+    """ "Dr Orion Hood" (written first, once) introduces "Dr Hood": one person, first met where
+    the full form stands. "Mr John Lane", which the text keeps using beside "Mr Lane", and "Miss
+    Ann Grey", written only after "Miss Grey", are other people (a brother, a younger sister)."""
+    intro = "The rooms of Dr Orion Hood, the eminent doctor, lay by the sea. "
+    text = (
+        intro
+        + (
+            "Then Dr Hood spoke to Mr Lane, and Mr Lane sat with Mr John Lane. Later Miss Grey "
+            "came in, and Miss Grey sang with Miss Lee, and Mr John Lane smiled at Dr Hood and "
+            "at Dr Wardle today. "
+        )
+        * 3
+        + "At last Miss Ann Grey came with Miss Grey. "
+    )
+    lexicon = Lexicon.of(text)
+    hood = lexicon.find("Dr Hood")
+    assert hood is not None and lexicon.find("Dr Orion Hood") is hood
+    assert hood.first(0, len(text)) == intro.index("Dr Orion Hood")
+    assert lexicon.find("Mr John Lane") is not lexicon.find("Mr Lane")
+    assert lexicon.find("Miss Ann Grey") is not lexicon.find("Miss Grey")

@@ -22,6 +22,7 @@ from folio.agent.tools.base import ToolContext, ToolServices
 from folio.bootstrap import Container
 from folio.config import load_settings
 from folio.domain.books import Book, PositionKind, ReadingPosition, SectionKind
+from folio.domain.window import ReadingWindow
 
 pytestmark = pytest.mark.data
 PREFACE_SPOILERS = ("elopement of Lydia", "the great proposal", "GEORGE SAINTSBURY")
@@ -64,7 +65,10 @@ def test_at_chapter_10_nothing_comes_from_the_preface(austen: Container) -> None
     book = austen.library.set_position(_book(austen).id, chapter="10")
     try:
         assert book.describe_position().startswith("through Chapter X (p. ")
-        assert [c.title for c in book.hidden_sections()] == ["Preface", "List of Illustrations"]
+        assert [c.title for c in ReadingWindow(book).hidden_sections()] == [
+            "Preface",
+            "List of Illustrations",
+        ]
         for query in ("elopement of Lydia and Wickham", "the great proposal scene with Darcy",
                       "George Saintsbury", "Austenians or Janites"):  # fmt: skip
             for hit in austen.searcher.search(book, query, k=10):
@@ -89,7 +93,7 @@ def test_a_reader_who_includes_the_matter_may_read_the_preface_before_finishing(
         book = austen.library.set_position(book_id, chapter="10")
         assert not book.position.include_matter
         book = austen.library.set_position(book_id, include_matter=True)
-        assert book.position.kind is PositionKind.CHAPTER and book.visible_start == 0
+        assert book.position.kind is PositionKind.CHAPTER and ReadingWindow(book).start == 0
         hits = austen.searcher.search(book, "Saintsbury preface Austenians Janites", k=5)
         assert any(h.chunk.char_start < book.story_start for h in hits)
         book = austen.library.set_position(book_id, chapter="12")
@@ -103,7 +107,7 @@ def test_a_reader_who_includes_the_matter_may_read_the_preface_before_finishing(
 
 def test_a_reader_who_has_finished_the_book_may_read_the_preface(austen: Container) -> None:
     book = _book(austen)
-    assert book.position.is_unlimited and book.visible_start == 0
+    assert book.position.is_unlimited and ReadingWindow(book).start == 0
     hits = austen.searcher.search(book, "Saintsbury preface Austenians Janites", k=5)
     assert any(h.chunk.char_start < book.story_start for h in hits)
 

@@ -410,9 +410,9 @@ class CountingSearcher:
     def __init__(self, inner) -> None:
         self.inner, self.queries = inner, []
 
-    def search(self, book, query, *, k=5):
+    def search(self, book, query, *, k=5, window=None):
         self.queries.append((query, k))
-        return self.inner.search(book, query, k=k)
+        return self.inner.search(book, query, k=k, window=window)
 
 
 def test_the_guardrail_and_the_agent_share_one_search_of_the_question():

@@ -10,6 +10,7 @@ from folio.adapters.llm.scripted import ScriptedChatProvider
 from folio.agent.guardrail import Guardrail, lexical_overlap
 from folio.domain.books import Book, SearchHit
 from folio.domain.errors import ConfigError
+from folio.domain.window import ReadingWindow
 from tests.unit.test_book_tools import StoryLibrary, make_story
 
 
@@ -19,8 +20,11 @@ class WithoutSimilarity:
     def __init__(self, story: StoryLibrary) -> None:
         self.inner = story.searcher
 
-    def search(self, book: Book, query: str, *, k: int = 5) -> list[SearchHit]:
-        return [replace(h, similarity=None) for h in self.inner.search(book, query, k=k)]
+    def search(
+        self, book: Book, query: str, *, k: int = 5, window: ReadingWindow | None = None
+    ) -> list[SearchHit]:
+        hits = self.inner.search(book, query, k=k, window=window)
+        return [replace(h, similarity=None) for h in hits]
 
 
 class FixedSimilarity:
@@ -28,9 +32,11 @@ class FixedSimilarity:
         self.inner, self.similarity = story.searcher, similarity
         self.queries: list[str] = []
 
-    def search(self, book: Book, query: str, *, k: int = 5) -> list[SearchHit]:
+    def search(
+        self, book: Book, query: str, *, k: int = 5, window: ReadingWindow | None = None
+    ) -> list[SearchHit]:
         self.queries.append(query)
-        hits = self.inner.search(book, "Victor", k=k)  # not a lexical match of the query
+        hits = self.inner.search(book, "Victor", k=k, window=window)  # no lexical match
         return [replace(h, similarity=self.similarity, lexical_rank=None) for h in hits]
 
 

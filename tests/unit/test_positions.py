@@ -75,7 +75,7 @@ def test_a_bare_number_prefers_a_chapter_to_a_letter_and_letters_are_named_in_fu
 
 def test_chapters_inside_parts_are_ambiguous_until_the_part_is_named() -> None:
     with pytest.raises(BookError) as caught:
-        PARTS.position_at_chapter("2")
+        PARTS.with_position(PARTS.position_at_percent(100)).position_at_chapter("2")
     assert caught.value.code is BookErrorCode.AMBIGUOUS
     assert "CHAPTER II. THE SHE-WOLF" in caught.value.message
     assert "CHAPTER II. THE GREY CUB" in caught.value.message
@@ -91,16 +91,28 @@ def test_a_refused_chapter_names_no_chapter_the_reader_has_not_reached() -> None
     with pytest.raises(BookError) as missing:
         early.chapter_named("99")
     message = missing.value.message
-    assert "THE SHE-WOLF" in message and "3 more not read yet" in message
-    assert not any(w in message for w in ("LAIR", "GREY CUB", "LAW OF MEAT"))
+    assert "THE SHE-WOLF" in message and "later ones are not named here" in message
+    assert not any(w in message for w in ("LAIR", "GREY CUB", "LAW OF MEAT", "3"))
     with pytest.raises(BookError) as several:
         early.chapter_named("2")
     message = several.value.message
     assert "CHAPTER II. THE SHE-WOLF (p. 3)" in message and "GREY CUB" not in message
-    assert "a chapter not read yet, on p. 7" in message
+    assert "and chapters not named here." in message
+    assert "p. 7" not in message and "2 chapters" not in message  # no page, no count of them
     with pytest.raises(BookError) as whole:
-        PARTS.chapter_named("99")  # no position: the whole book is read
-    assert "LAW OF MEAT" in whole.value.message
+        PARTS.with_position(PARTS.position_at_percent(100)).chapter_named("99")
+    assert "LAW OF MEAT" in whole.value.message  # read to the end: every chapter is named
+
+
+def test_a_book_whose_reader_has_not_said_how_far_they_are_names_no_chapter() -> None:
+    """``folio add --position`` and the web page's upload row check the position against a book
+    with none set yet: the reader is telling folio how far they are, so nothing is named."""
+    for ref in ("99", "2"):
+        with pytest.raises(BookError) as refused:
+            PARTS.chapter_named(ref)
+        message = refused.value.message
+        assert not any(w in message for w in ("TRAIL", "SHE-WOLF", "LAIR", "GREY CUB", "MEAT"))
+        assert "p. " not in message
 
 
 def test_a_chapter_is_found_by_words_of_its_title() -> None:

@@ -16,6 +16,7 @@ from folio.domain.books import (
     SectionKind,
 )
 from folio.domain.sections import is_matter_heading, section_kind
+from folio.domain.window import ReadingWindow
 
 
 @pytest.mark.parametrize(
@@ -85,19 +86,21 @@ def _book(position: ReadingPosition) -> Book:
 
 def test_front_matter_counts_as_unread_until_the_story_is_finished() -> None:
     reading = _book(ReadingPosition(150, PositionKind.PERCENT, 37.5))
-    assert reading.story_start == 100 and reading.visible_start == 100
-    assert [c.title for c in reading.hidden_sections()] == ["Preface"]
+    window = ReadingWindow(reading)
+    assert reading.story_start == 100 and window.start == 100
+    assert [c.title for c in window.hidden_sections()] == ["Preface"]
     assert reading.find_chapters("1") == [reading.chapters[1]]  # story chapters are numbered
 
-    finished = _book(ReadingPosition(300, PositionKind.CHAPTER, 3.0))
-    assert finished.finished and finished.visible_start == 0 and finished.hidden_sections() == []
-    whole = _book(ReadingPosition())
-    assert whole.finished and whole.visible_start == 0
+    finished = ReadingWindow(_book(ReadingPosition(300, PositionKind.CHAPTER, 3.0)))
+    assert finished.finished and finished.start == 0 and finished.hidden_sections() == []
+    whole = ReadingWindow(_book(ReadingPosition()))
+    assert whole.finished and whole.start == 0
 
 
 def test_a_reader_who_includes_the_matter_sees_it_before_finishing() -> None:
     included = _book(ReadingPosition(150, PositionKind.PERCENT, 37.5, include_matter=True))
-    assert not included.finished
-    assert included.visible_start == 0 and included.hidden_sections() == []
+    window = ReadingWindow(included)
+    assert not window.finished
+    assert window.start == 0 and window.hidden_sections() == []
     assert included.describe_position().endswith(", front and back matter included")
     assert not _book(ReadingPosition(150, PositionKind.PERCENT, 37.5)).position.include_matter

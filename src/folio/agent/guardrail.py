@@ -23,11 +23,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from folio.domain.books import Book, ReadingPosition, SearchHit
+from folio.domain.books import Book, SearchHit
 from folio.domain.errors import ConfigError
 from folio.domain.llm import PromptMessage, TokenUsage
 from folio.domain.ports import BookSearcher, ChatProvider, Exchange
 from folio.domain.search import query_terms
+from folio.domain.window import ReadingWindow
 
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 DEFAULT_THRESHOLDS = {"retrieval": 0.2, "llm": 0.5}
@@ -90,10 +91,11 @@ class Guardrail:
         verdict = self._scored(active.search(book, question, k=self._k), question)
         if verdict.allowed or book.position.is_unlimited:
             return verdict
-        # Scope is the whole book: a name met only later is about the book (its answer then says
-        # honestly "not yet"). Only the score leaves here; no passage past the position is shown.
-        whole = book.with_position(ReadingPosition())
-        return self._scored(active.search(whole, question, k=self._k), question)
+        # Scope is the whole book, an explicit window of it: a name met only later is about the
+        # book (its answer then says honestly "not yet"). Only the score leaves here; no passage
+        # past the position is shown.
+        whole = ReadingWindow.whole_book(book)
+        return self._scored(active.search(book, question, k=self._k, window=whole), question)
 
     def redirect(self, book: Book) -> str:
         """The reply to an out-of-scope message."""

@@ -1,11 +1,14 @@
-"""Each book's lexicon for the agent (the people tool, the offline policy): the one stored with
-the book at import, read once per process and kept.
+"""Each book's lexicon for the agent (the people tool, the offline policy), as far as the
+reading window shows the book: the one stored with the book at import (read once per process and
+kept) where the window shows all of it, else one built from the text the window shows.
 
 The lexicon itself (what a name is, how it is built) is the domain's (``folio.domain.lexicon``).
 
-Invariant: a book gets the same lexicon whether it was built at import and stored, or (a book
-imported before lexicons were stored, or by an older way of building them) built here from its
-whole text on first use; that one is then stored, so the next process reads it.
+Invariants: a name, an alias or a kind is learned only from text the window shows (``read``): a
+surname the book gives later is never an alias of a first name met early. A book gets the same
+whole-book lexicon whether it was built at import and stored, or (a book imported before
+lexicons were stored, or by an older way of building them) built here from its whole text on
+first use; that one is then stored, so the next process reads it.
 """
 
 from __future__ import annotations
@@ -16,17 +19,35 @@ from folio.domain.books import Book
 from folio.domain.errors import FolioError
 from folio.domain.lexicon import Lexicon
 from folio.domain.ports import BookRepository
+from folio.domain.window import ReadingWindow
 
 log = logging.getLogger(__name__)
 
 
 class Lexicons:
     """Each book's lexicon, read from the store (or built from the whole text and stored when
-    the store has none) and kept (a few books at most)."""
+    the store has none) and kept (a few books at most), and the lexicons of what reading windows
+    show of them (``read``)."""
 
     def __init__(self, *, keep: int = 8) -> None:
         self._keep = keep
         self._kept: dict[tuple[str, str, int], Lexicon] = {}
+        self._read: dict[tuple[str, str, tuple[tuple[int, int], ...]], Lexicon] = {}
+
+    def read(self, window: ReadingWindow, volume: Book, books: BookRepository) -> Lexicon:
+        """The lexicon of what ``window`` shows of ``volume`` (the book or an earlier volume):
+        the stored one when it shows all of it, else one built from the text it shows (at the
+        book's offsets), kept per (volume, spans)."""
+        spans = window.spans(volume.id)
+        if spans == ((0, volume.char_count),):
+            return self.get(volume, books)
+        key = (volume.id, volume.content_hash, spans)
+        if key not in self._read:
+            if len(self._read) >= self._keep:
+                self._read.pop(next(iter(self._read)))
+            pieces = [(a, books.get_text(volume.id, a, b)) for a, b in spans]
+            self._read[key] = Lexicon.of_pieces(pieces)
+        return self._read[key]
 
     def get(self, book: Book, books: BookRepository) -> Lexicon:
         key = (book.id, book.content_hash, book.char_count)

@@ -228,13 +228,15 @@ class TurnSearches:
         self, book: Book, query: str, *, k: int = 5, window: ReadingWindow | None = None
     ) -> list[SearchHit]:
         volumes = tuple(b.id for b in window.earlier) if window is not None else ()
-        key = (book.id, book.position.char_offset, volumes, " ".join(query.split()))
+        whole = window is not None and window.whole  # the guardrail's whole-book window
+        limit = None if whole else book.position.char_offset
+        key = (book.id, limit, volumes, " ".join(query.split()))
         hits, fetched = self._done.get(key, ([], 0))
         if fetched < k:
             fetched = max(k, self._min_k)
             hits = (
                 self._inner.search(book, query, k=fetched, window=window)
-                if volumes
+                if volumes or whole
                 else self._inner.search(book, query, k=fetched)
             )
             self._done[key] = (hits, fetched)

@@ -17,7 +17,7 @@ from folio.app.ids import ambiguous_prefix, ids_starting
 from folio.domain.books import Book, ReadingPosition, reader_names
 from folio.domain.errors import BookError, BookErrorCode
 from folio.domain.series import series_fields
-from folio.domain.window import ReadingWindow
+from folio.domain.window import ReadingWindow, Unread
 
 if TYPE_CHECKING:  # `folio books` needs neither: the ports are protocols, a passage is read later
     from folio.domain.passages import Passage
@@ -251,8 +251,7 @@ class Library:
 
 
 def _unread_reason(window: ReadingWindow, book_id: str, start: int) -> str:
-    limit = window.limit
-    if book_id == window.book.id and limit is not None and start >= limit:
+    if window.unread_reason(book_id, start) is Unread.PAST_POSITION:
         where = window.book.describe_position()
         return f"This part of the book is past your reading position ({where})"
     return (

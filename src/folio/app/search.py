@@ -102,7 +102,7 @@ class WindowSearcher:
         mine = self.window
         if window is None and book.id == mine.book.id and book.position == mine.book.position:
             window = mine
-        if window is None or not window.earlier:
+        if window is None or not (window.earlier or window.whole):
             return self._inner.search(book, query, k=k)
         return self._inner.search(book, query, k=k, window=window)
 

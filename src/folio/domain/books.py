@@ -174,32 +174,6 @@ class Book:
         before = [c for c in self.chapters if c.char_start < first_story.char_start]
         return first_story.char_start if before else 0
 
-    @property
-    def finished(self) -> bool:
-        """Has the reader read the whole story (the position is the whole book or lies past the
-        last story chapter's start... end)?"""
-        limit = self.position.char_offset
-        if limit is None:
-            return True
-        story = [c for c in self.chapters if c.is_story]
-        return bool(story) and limit >= self.chapter_end(story[-1])
-
-    @property
-    def visible_start(self) -> int:
-        """The first character the reader may be shown: front matter before the story counts as
-        unread until the reader has finished the book or included it."""
-        return 0 if self.finished or self.position.include_matter else self.story_start
-
-    def hidden_sections(self) -> list[Chapter]:
-        """The sections that count as unread although they start before the position: front and
-        back matter, until the reader has finished the book or included it."""
-        if self.finished or self.position.include_matter:
-            return []
-        limit = self.position.char_offset
-        return [
-            c for c in self.chapters if not c.is_story and (limit is None or c.char_start < limit)
-        ]
-
     # --- the reading position in the book's own words --------------------------------------------
     @property
     def position_chapter(self) -> Chapter | None:
@@ -395,8 +369,9 @@ class Book:
         """The one chapter ``ref`` names in the book's own words (see ``find_chapters``).
 
         Raises:
-            BookError: ``INVALID_POSITION`` when no chapter matches (naming the book's chapters),
-                ``AMBIGUOUS`` when several do (naming them).
+            BookError: ``INVALID_POSITION`` when no chapter matches, ``AMBIGUOUS`` when several
+                do; either names only the chapters the reading window lets the reader see
+                (``ReadingWindow.named_chapters``).
         """
         wanted = str(ref).strip()
         if len(wanted) > MAX_CHAPTER_REF_CHARS:
@@ -407,50 +382,37 @@ class Book:
         found = self.find_chapters(wanted)
         if len(found) == 1:
             return found[0]
+        from folio.domain.window import ReadingWindow  # the window is built on books
+
+        named = ReadingWindow(self).named_chapters()
         if found:
-            names = "; ".join(self._named_for_reader(c) for c in found)
+            shown = [c for c in found if c in named]
+            names = "; ".join(f"{c.title} (p. {self.page_label(c.char_start)})" for c in shown)
+            if shown and len(shown) < len(found):  # no count, no page: nothing of them is told
+                names += ", and chapters not named here"
             raise BookError(
-                f"{wanted!r} matches {len(found)} chapters of {self.name!r}: {names}. "
-                "Name one of them by more of its title, or with its part ('part 2 chapter 5').",
+                f"{wanted!r} matches several chapters of {self.name!r}{': ' if names else ''}"
+                f"{names}. Name the one you mean by more of its title, or with its part ('part 2"
+                " chapter 5').",
                 code=BookErrorCode.AMBIGUOUS,
-                candidates=[c.title for c in found],
+                candidates=[c.title for c in shown],
             )
-        if not self.chapters:
-            hint = "it has no chapters; give a page or a percentage instead"
-        else:
-            hint = self._chapters_hint()
         raise BookError(
-            f"{self.name!r} has no chapter {wanted!r}: {hint}",
+            f"{self.name!r} has no chapter {wanted!r}: {self._chapters_hint(named)}",
             code=BookErrorCode.INVALID_POSITION,
         )
 
-    def _readable_chapters(self) -> list[Chapter]:
-        """The chapters whose titles the reader may be shown: those starting before the
-        position, without the front and back matter that counts as unread."""
-        limit = self.position.char_offset
-        hidden = {c.index for c in self.hidden_sections()}
-        return [
-            c
-            for c in self.chapters
-            if (limit is None or c.char_start < limit) and c.index not in hidden
-        ]
-
-    def _named_for_reader(self, chapter: Chapter) -> str:
-        """A chapter as an error names it: by its title with its page when the reader has
-        reached it, else by its page only (a later chapter's title is not shown)."""
-        page = self.page_label(chapter.char_start)
-        if chapter in self._readable_chapters():
-            return f"{chapter.title} (p. {page})"
-        return f"a chapter not read yet, on p. {page}"
-
-    def _chapters_hint(self) -> str:
-        """How many chapters the book has, naming only those the reader has reached."""
-        readable, total = self._readable_chapters(), len(self.chapters)
-        later = total - len(readable)
-        if not readable:
-            return f"it has {total} chapters, none reached yet: name one by its number"
-        more = f", then {later} more not read yet" if later else ""
-        return f"its chapters run {_chapter_span(tuple(readable))}{more}"
+    def _chapters_hint(self, named: tuple[Chapter, ...]) -> str:
+        """What a reader may name, naming only the chapters the window lets them see."""
+        if not self.chapters:
+            return "it has no chapters; give a page or a percentage instead"
+        if not named:
+            return (
+                "name a chapter as the book does ('Chapter 5', '5', 'Letter 2' or words of its "
+                "title), or give a page or a percentage"
+            )
+        later = " (later ones are not named here)" if len(named) < len(self.chapters) else ""
+        return f"its chapters run {_chapter_span(named)}{later}"
 
     def position_from_text(self, text: str) -> ReadingPosition:
         """The position one line a reader typed names: "Chapter 5", "5", "Letter 2", "p. 45",

@@ -7,17 +7,33 @@ until the reader finishes the book or includes them), plus the earlier volumes o
 series, read in full. A later volume of the series is never in it, nor a book of another series.
 
 Invariant: ``spans(book_id)`` is the one answer to "may this text be shown?"; ``cut``, ``clip``,
-``allows`` and ``chapters`` are derived from it and never from the position directly.
+``allows``, ``chapters``, why a part is unread (``unread_reason``), which chapter titles may be
+shown (``shows_title``) and which chapters a message may name (``named_chapters``) are derived
+from it and never from the position directly. The front-matter rule lives here: front and back
+matter count as unread until the reader has finished the book or includes them.
+
+A window of the whole book (``ReadingWindow.whole_book``) is an explicit value for judging
+whether a question is about the book at all (the guardrail's score); nothing it covers is shown.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from enum import StrEnum
 
 from folio.domain.books import Book, Chapter, Chunk
+from folio.domain.chapter_labels import is_bare_label
 
 Span = tuple[int, int]
+
+
+class Unread(StrEnum):
+    """Why a part of a book is not shown."""
+
+    PAST_POSITION = "past_position"  # at or past the reading position
+    MATTER = "matter"  # front or back matter, unread until the book is finished or included
+    OUTSIDE = "outside"  # not a volume of the window (a later volume, another book)
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +43,13 @@ class ReadingWindow:
 
     book: Book
     earlier: tuple[Book, ...] = ()
+    whole: bool = False  # the whole book, to judge relevance only (``whole_book``)
+
+    @staticmethod
+    def whole_book(book: Book) -> ReadingWindow:
+        """All of ``book``, whatever its position: for scoring whether a question is about the
+        book (a name met only later is), never for showing text."""
+        return ReadingWindow(book, whole=True)
 
     @staticmethod
     def of(book: Book, shelf: Iterable[Book] = ()) -> ReadingWindow:
@@ -53,12 +76,40 @@ class ReadingWindow:
     @property
     def limit(self) -> int | None:
         """The reading position as a character offset (None: the whole book)."""
-        return self.book.position.char_offset
+        return None if self.whole else self.book.position.char_offset
+
+    @property
+    def finished(self) -> bool:
+        """Has the reader read the whole story (no limit, or a limit at or past the end of the
+        last story chapter)?"""
+        limit, book = self.limit, self.book
+        if limit is None:
+            return True
+        story = [c for c in book.chapters if c.is_story]
+        return bool(story) and limit >= book.chapter_end(story[-1])
+
+    @property
+    def matter_read(self) -> bool:
+        """Does the front and back matter before the position count as read (the book is
+        finished, or the reader included it)?"""
+        return self.finished or self.book.position.include_matter
 
     @property
     def start(self) -> int:
         """The first character of the book the reader may see (unread front matter before)."""
-        return self.book.visible_start
+        return 0 if self.matter_read else self.book.story_start
+
+    def hidden_sections(self) -> list[Chapter]:
+        """The sections that count as unread although they start before the position: front and
+        back matter, until the reader has finished the book or included it."""
+        if self.matter_read:
+            return []
+        limit = self.limit
+        return [
+            c
+            for c in self.book.chapters
+            if not c.is_story and (limit is None or c.char_start < limit)
+        ]
 
     @property
     def end(self) -> int:
@@ -70,7 +121,7 @@ class ReadingWindow:
         """The front and back matter before the position that counts as unread."""
         book = self.book
         return tuple(
-            (c.char_start, min(book.chapter_end(c), self.end)) for c in book.hidden_sections()
+            (c.char_start, min(book.chapter_end(c), self.end)) for c in self.hidden_sections()
         )
 
     # --- every volume ------------------------------------------------------------------------
@@ -132,6 +183,31 @@ class ReadingWindow:
             return ()
         spans = self.spans(volume.id)
         return tuple(c for c in volume.chapters if any(a <= c.char_start < b for a, b in spans))
+
+    def unread_reason(self, book_id: str, start: int) -> Unread | None:
+        """Why the text at ``start`` of ``book_id`` is not shown (None: it is)."""
+        if self.volume(book_id) is None:
+            return Unread.OUTSIDE
+        if any(a <= start < b for a, b in self.spans(book_id)):
+            return None
+        limit = self.limit
+        if book_id == self.book.id and limit is not None and start >= limit:
+            return Unread.PAST_POSITION
+        return Unread.MATTER
+
+    def shows_title(self, chapter: Chapter) -> bool:
+        """May the chapter's title be shown? Yes for a chapter starting before the position (the
+        reader has reached it, or passed its place in the table of contents) and for a bare label
+        ("Chapter XIII"); a later chapter's descriptive title can be a spoiler."""
+        limit = self.limit
+        return limit is None or chapter.char_start < limit or is_bare_label(chapter.title)
+
+    def named_chapters(self) -> tuple[Chapter, ...]:
+        """The chapters a message may name by their titles: those the reader has read into (none
+        while the reader has not said how far they have read: they are telling folio, as when a
+        book is added with a position) and those titled with a bare label ("Chapter XIII")."""
+        reached = self.chapters() if self.whole or self.book.position.is_set else ()
+        return tuple(c for c in self.book.chapters if c in reached or is_bare_label(c.title))
 
     def story_read(self, book_id: str | None = None) -> tuple[tuple[Chapter, int, int], ...]:
         """Each story chapter of a volume (default: the book) reached, with its read

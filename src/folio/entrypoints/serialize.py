@@ -8,7 +8,6 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from folio.domain.books import Book, SearchHit
-from folio.domain.chapter_labels import is_bare_label
 from folio.domain.window import ReadingWindow
 
 if TYPE_CHECKING:  # annotations only: `folio books` imports no conversation or job module
@@ -43,13 +42,11 @@ def book_detail(book: Book, *, reveal_unread: bool = False) -> dict[str, Any]:
     data["page_count"] = book.page_count
     data["char_count"] = book.char_count
     window = ReadingWindow(book)
-    limit = window.limit
     current = book.position_chapter
     read = {c.index for c in window.chapters()}
     data["chapters"] = []
     for c in book.chapters:
-        unread = limit is not None and c.char_start >= limit
-        withheld = unread and not reveal_unread and not is_bare_label(c.title)
+        withheld = not reveal_unread and not window.shows_title(c)
         end = max(c.char_start, book.chapter_end(c) - 1)
         data["chapters"].append(
             {

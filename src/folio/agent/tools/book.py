@@ -25,6 +25,7 @@ from folio.domain.passages import (
     SearchResults,
     page_breaks,
 )
+from folio.domain.window import Unread
 
 MAX_K = 10
 MAX_PAGES = 3  # per read_passage call
@@ -163,7 +164,7 @@ class ReadPassageTool(BaseTool):
                 f"The book has no page {missing} (pages 1-{book.page_count}).",
                 ToolErrorCode.INVALID_ARGUMENTS,
             )
-        if ctx.limit is not None and first.char_start >= ctx.limit:
+        if ctx.window.unread_reason(book.id, first.char_start) is Unread.PAST_POSITION:
             return ToolResult.fail(
                 f"Page {first.label} is past the reader's position "
                 f"({ctx.book.describe_position()}): "

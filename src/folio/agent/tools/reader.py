@@ -92,8 +92,9 @@ class PeopleTool(BaseTool):
 
 def _one_name(ctx: ToolContext, services: ToolServices, name: str) -> ToolResult:
     """``name`` across the reading window: the earlier volumes of a series (read in full), then
-    this book up to the position. In each volume, as its lexicon knows it
-    (``folio.domain.lexicon``, stored with the book), else a full-text count of it (any case);
+    this book up to the position. In each volume, as the lexicon of the text the window shows
+    knows it (``Lexicons.read``: nothing learned past the position), else a full-text count of
+    it (any case);
     the mentions add up, and the first is where the reader met it. Only the other names the text
     read uses are given (a form the book takes up later is not)."""
     where = ctx.book.describe_position()
@@ -102,7 +103,7 @@ def _one_name(ctx: ToolContext, services: ToolServices, name: str) -> ToolResult
     for volume in ctx.window.volumes if name else ():
         spans = ctx.window.spans(volume.id)
         texts = [(a, services.books.get_text(volume.id, a, b)) for a, b in spans]
-        known = services.lexicons.get(volume, services.books).find(name)
+        known = services.lexicons.read(ctx.window, volume, services.books).find(name)
         firsts = [f for a, b in spans if (f := known.first(a, b)) is not None] if known else []
         if known is not None and firsts:
             count = sum(known.mentions(a, b) for a, b in spans)

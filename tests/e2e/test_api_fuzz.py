@@ -220,6 +220,13 @@ def test_a_real_answer_of_every_operation_fits_its_schema(fuzzed_server: FolioSe
         passage = hit.json()["results"][0]
         span = {"start": passage["char_start"], "end": passage["char_end"]}
         call("GET", "/api/v1/books/{book_id}/text", b, params=span)
+        words = " ".join(passage["text"].split()[:8])  # a highlight inside the window
+        clip = f"{title}\n- Your Highlight on Location 1-2\n\n{words}\n==========\n"
+        kindle = {"file": ("My Clippings.txt", clip.encode(), "text/plain")}
+        call("POST", "/api/v1/highlights/import", data=b, files=kindle)
+        mine = call("GET", "/api/v1/books/{book_id}/highlights", b).json()["highlights"]
+        h = {**b, "highlight_id": mine[0]["id"]}
+        call("DELETE", "/api/v1/books/{book_id}/highlights/{highlight_id}", h)
         conversation = call("POST", "/api/v1/conversations", json=b).json()["conversation_id"]
         cv = {"conversation_id": conversation}
         call("GET", "/api/v1/conversations", params=b)

@@ -63,8 +63,9 @@ async def upload_book(
     """Upload a book (multipart field ``file``) and, in ``position``, how far you have read it.
     Its type is sniffed from the content; the import runs in the background: poll ``GET
     /api/v1/jobs/{job_id}``. 413 over ``max_book_mb``, 415 for a file that is not a book; a
-    ``position`` that names no place in the book fails the job with ``INVALID_POSITION`` (the
-    error names the book's chapters) and stores nothing."""
+    ``position`` that names no place in the book fails the job with ``INVALID_POSITION`` and
+    stores nothing (the error names no chapter title but bare labels such as "Chapter 5": how far
+    you have read is not known yet)."""
     settings = scope.container.settings
     folder = settings.home / "uploads" / uuid.uuid4().hex
     folder.mkdir(parents=True)

@@ -71,6 +71,18 @@ export const patch = (path, body) => call("PATCH", path, body);
 export const put = (path, body) => call("PUT", path, body);
 export const del = (path) => call("DELETE", path);
 
+// A multipart form (a file and its fields), answered with JSON.
+export async function postForm(path, form) {
+  let response;
+  try {
+    response = await fetch(V1 + path, { method: "POST", headers: headers(), body: form });
+  } catch (e) {
+    throw offline(e);
+  }
+  if (!response.ok) throw await failure(response);
+  return response.json();
+}
+
 // Upload one book with progress (fetch cannot report upload progress; XMLHttpRequest can).
 export function upload(file, onProgress, fields = {}) {
   return new Promise((resolve, reject) => {

@@ -4,6 +4,7 @@
 import * as api from "./api.js";
 import { renderMarkdown } from "./markdown.js";
 import { reflow, renderAnswer } from "./citations.js";
+import { highlightsPanel } from "./highlights.js";
 
 const main = document.getElementById("main");
 const crumbs = document.getElementById("crumbs");
@@ -438,6 +439,8 @@ async function bookView(bookId, cid) {
         h("button", { type: "button", class: "primary new-conversation", onclick: () => { location.hash = bookHash(); } }, "New conversation"),
         importButton()),
       els.conversations),
+    highlightsPanel({ h, bookId, open: wide.matches, toast, confirm: (title, text) =>
+      dialog({ title, fields: [h("p", { text })], ok: "Delete", danger: true }) }).panel,
     h("details", { class: "panel", open: wide.matches, id: "chapters-panel" },
       h("summary", { text: `Chapters (${book.chapters.length})` }), els.reveal, els.chapters));
   main.replaceChildren(h("div", { class: "book-layout" }, side, els.chat));

@@ -82,6 +82,23 @@ def test_kindle_clippings_are_anchored_and_listed_up_to_the_position(
     )
 
 
+def test_entries_for_a_book_not_added_are_kept_and_placed_when_it_is(
+    run_folio: RunFolio, pride: str, books_dir: Path, tmp_path: Path
+) -> None:
+    clippings = tmp_path / "My Clippings.txt"
+    clippings.write_text(CLIPPINGS, encoding="utf-8")
+    said = " ".join(ok(run_folio("highlights", "import", str(clippings))).split())
+    assert "Emma (Jane Austen): not in your library; 1 kept until the book is added" in said
+    added = ok_json(run_folio("add", str(books_dir / "austen-emma.txt"), "--title", "Emma",
+                              "--json"))  # fmt: skip
+    emma = str(added["book"]["id"])
+    ok(run_folio("position", emma, "--percent", "10"))
+    (kept,) = ok_json(run_folio("highlights", emma, "--json"))["highlights"]
+    assert kept["text"] == "Emma Woodhouse, handsome, clever, and rich" and kept["chapter"]
+    again = ok_json(run_folio("highlights", "import", str(clippings), "--json"))
+    assert again["waiting"] == [] and again["unmatched"] == []
+
+
 def test_offline_chat_answers_from_the_readers_highlights_within_the_position(
     run_folio: RunFolio, pride: str, tmp_path: Path
 ) -> None:

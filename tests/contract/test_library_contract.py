@@ -369,3 +369,32 @@ def test_vectors_for_a_deleted_book_are_refused(library: Any) -> None:
     with pytest.raises(BookError) as info:
         library.add_vectors(stored.book.id, [stored.chunks[0].id], stored.vectors[:1])
     assert info.value.code == BookErrorCode.NOT_FOUND
+
+
+def test_a_new_edition_replaces_text_chunks_and_lexicon_and_keeps_the_book(library: Any) -> None:
+    stored, other = _whale(), _garden()
+    library.add(stored.book, stored.text, stored.chunks, stored.vectors,
+                lexicon=Lexicon.of(WHALE_NAMES))  # fmt: skip
+    _add(library, other)
+    library.save_chapter_recap(stored.book.id, 1, "An old recap.", "m")
+    edition = build_book("whale-1", GARDEN_TEXT.replace("Emma", "Ahab"), EMBEDDER, title="Moby",
+                         source="moby-2.txt", simple=True)  # fmt: skip
+    new = replace(edition.book, created_at=stored.book.created_at, author="Melville")
+
+    library.replace_text(new, edition.text, edition.chunks, lexicon=Lexicon.of(GARDEN_NAMES))
+
+    assert library.get(new.id) == new and new.content_hash != stored.book.content_hash
+    assert library.get_text(new.id) == edition.text
+    assert library.find_by_hash(stored.book.content_hash) is None
+    assert library.find_by_hash(new.content_hash) == new
+    assert library.chapter_recap(new.id, 1) is None
+    assert library.lexicon(new.id) == Lexicon.of(GARDEN_NAMES)
+    assert library.vector_coverage(new.id) == (0, len(edition.chunks))  # to be embedded again
+    assert not library.search(new.id, "whale Ishmael", None)  # the old text is gone
+    assert library.search(new.id, "Ahab garden", None)
+    assert [b.id for b in library.list()] == [other.book.id, new.id]
+    with pytest.raises(IngestError) as duplicate:  # another book's content
+        library.replace_text(replace(new, content_hash=other.book.content_hash), "x", [])
+    assert duplicate.value.code == IngestErrorCode.DUPLICATE
+    with pytest.raises(BookError):
+        library.replace_text(replace(new, id="missing"), "x", [])

@@ -552,3 +552,14 @@ def test_offline_asking_for_highlights_lists_them_all_or_those_naming_whom_it_as
     assert calls == [{"query": ""}]
     assert "Victor Frankenstein grew up in Geneva" in outcome.answer
     assert not any(word in outcome.answer for word in SECRET_WORDS)
+
+
+def test_a_query_naming_only_what_every_entry_is_asks_for_them_all() -> None:
+    story = make_story()
+    store = imported(story)
+    everything = run_tool(story, store).data.passages
+    for query in ("What did I highlight?", "my notes", "highlights and bookmarks"):
+        assert run_tool(story, store, query=query).data.passages == everything, query
+    assert [
+        p.chapter for p in run_tool(story, store, query="my notes on Geneva").data.passages
+    ] == ["Chapter 1"]

@@ -16,7 +16,7 @@ from typing import Any
 from folio.agent.tools.base import BaseTool, ToolCategory, ToolContext, ToolResult, ToolServices
 from folio.domain.books import Book
 from folio.domain.conversations import Source, SourceHighlight
-from folio.domain.highlights import Highlight, within
+from folio.domain.highlights import Highlight, HighlightKind, within
 from folio.domain.passages import SEARCH_HIGHLIGHTS, Passage, SearchResults
 from folio.domain.search import query_terms
 from folio.domain.users import LOCAL_USER_ID
@@ -35,6 +35,22 @@ def _passage(book: Book, h: Highlight, score: float, *, own: Book) -> Passage:
     return Passage(None, h.chapter, book.page_label(h.char_start), book.page_label(h.char_end - 1),
                    h.char_start, h.char_end, text, score, book_id=book.id if other else None,
                    volume=book.title if other else None)  # fmt: skip
+
+
+_KIND_WORDS = tuple(k.value for k in HighlightKind)  # "highlight", "note", "bookmark"
+
+
+def content_terms(query: str) -> list[str]:
+    """The query's words but those naming what every entry is ("highlights", "my notes",
+    "highlighted": a kind of entry, inflected), which would select none: "what did I
+    highlight?" asks for all of them."""
+
+    def names_a_kind(term: str) -> bool:
+        return any(
+            term.startswith(k) or (len(term) >= 4 and k.startswith(term)) for k in _KIND_WORDS
+        )
+
+    return [t for t in query_terms(query) if not names_a_kind(t)] if query.strip() else []
 
 
 def _score(h: Highlight, terms: list[str]) -> float:
@@ -72,7 +88,7 @@ class SearchHighlightsTool(BaseTool):
             for v in window.volumes
             for h in within(window, services.highlights.of_book(v.id, user))
         ]
-        terms = query_terms(query) if query.strip() else []
+        terms = content_terms(query)
         scored = [(v, h, _score(h, terms) if terms else 0.0) for v, h in found]
         if terms:
             scored = sorted((s for s in scored if s[2] > 0), key=lambda s: -s[2])

@@ -159,3 +159,20 @@ def test_a_quote_of_an_earlier_volume_is_on_that_volumes_page() -> None:
 
     assert (source.page_start, source.book_id, source.volume) == ("4", "b1", "A Novel")
     assert small.page_label(source.char_start) == "1"  # what the book's own table would say
+
+
+def test_words_found_in_two_places_are_cited_where_the_answer_says() -> None:
+    """A sentence the book repeats: the source is its place on the page the line names, as the
+    offline answer wrote it from the passage it quoted, not the first passage holding it."""
+    said = "Justine was accused of a crime"
+    twice = TEXT[:300] + said + TEXT[300 + len(said) :]  # page 4 also opens with it
+    book = replace(BOOK, char_count=len(twice))
+    first = Passage("a", "Chapter 1", "3", "3", 200, 300, twice[200:300],
+                    breaks=page_breaks(book, 200, 300))  # fmt: skip
+    again = Passage("b", "Chapter 1", "4", "4", 300, 400, twice[300:400],
+                    breaks=page_breaks(book, 300, 400))  # fmt: skip
+    first = replace(first, text=said + first.text[len(said) :])
+
+    [source] = select_citations(f'- "{said}" (Chapter 1, p. 4)', [first, again], quotes_only=True)
+
+    assert (source.chunk_id, source.page_start) == ("b", "4")

@@ -44,10 +44,15 @@ def select_citations(
     chosen: list[Source] = []
     quoted: list[Passage] = []
     for quote in dict.fromkeys(_normalise(q) for q in _quotes(answer)):
-        passage = next((p for p in candidates if quote in _normalise(p.text)), None)
-        if passage is not None:
+        holding = [p for p in candidates if quote in _normalise(p.text)]
+        if holding:  # the same words in two places: the one on the page the answer names
+            written = _pages_after(answer, quote)
+            places = [(p, _narrowed(_source(p, quote), p, quote)) for p in holding]
+            passage, source = next(
+                (ps for ps in places if any(_on_source_page(ps[1], w) for w in written)), places[0]
+            )
             quoted.append(passage)
-            chosen.append(_narrowed(_source(passage, quote), passage, quote))
+            chosen.append(source)
     if quotes_only:
         return _without_overlaps(chosen)
     quoted_ranges = {(p.page_start.lower(), p.page_end.lower()) for p in quoted}
@@ -162,6 +167,15 @@ def _expand(first: str, last: str) -> list[str]:
     if last and first.isdigit() and last.isdigit() and int(last) - int(first) < 50:
         return [str(n) for n in range(int(first), int(last) + 1)]
     return [first.lower(), last.lower()] if last else [first.lower()]
+
+
+def _pages_after(answer: str, quote: str) -> list[str]:
+    """The pages the answer names after ``quote`` (normalised) on its line: '"..." (p. 36)'."""
+    found = re.search(r"\s+".join(map(re.escape, quote.split())), answer, re.IGNORECASE)
+    if found is None:
+        return []
+    cite = _PAGE_CITE.search(answer[found.end() :].split("\n", 1)[0])
+    return _expand(cite.group(1), cite.group(2) or "") if cite else []
 
 
 def _on_source_page(source: Source, page: str) -> bool:

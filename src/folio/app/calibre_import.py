@@ -76,12 +76,17 @@ class ImportCalibre:
         books: BookRepository,
         identifiers: BookIdentifierRepository,
         sources: CalibreSourceRepository,
+        *,
+        remove_book: Callable[[str], object] | None = None,
     ) -> None:
+        """``remove_book``: how a book is removed from folio with its conversations
+        (``Library.remove``); by default, from ``books``."""
         self._read = read_library
         self._ingest = ingest
         self._books = books
         self._identifiers = identifiers
         self._sources = sources
+        self._remove = remove_book or books.delete
 
     def execute(
         self,
@@ -224,7 +229,7 @@ class ImportCalibre:
             except BookError:
                 continue  # another user's, or removed from folio already
             if remove:
-                self._books.delete(book.id)
+                self._remove(book.id)
                 report.deleted.append(book)
             else:
                 report.removed.append(book)

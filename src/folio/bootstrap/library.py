@@ -163,6 +163,7 @@ class LibraryWiring:
             self.books,
             self._identifier_store,
             self.calibre_sources,
+            remove_book=self.library.remove,
         )
 
     @cached_property

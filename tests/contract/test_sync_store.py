@@ -14,7 +14,7 @@ import pytest
 
 from folio.domain.books import Book, BookFormat
 from folio.domain.ports import SyncAccount
-from folio.domain.sync import DocumentIds, Fragment, PushedProgress
+from folio.domain.sync import DocumentIds, Fragment, PushedDocument, PushedProgress
 from folio.domain.users import UserError
 from tests.postgres_support import VECTOR_SCAN
 
@@ -99,6 +99,23 @@ def test_the_last_push_per_document_is_kept_even_without_its_book(stores: Stores
 
     assert stores.sync.progress("u1", "doc") == later
     assert stores.sync.progress("u2", "doc") is None
+
+
+def test_an_epubs_structure_digest_finds_it_and_a_push_naming_it(stores: Stores) -> None:
+    stores.library.add(BOOK, "0123456789", [])
+    stores.sync.save_documents("b1", DocumentIds("pmd5", "fmd5", "s" * 32), [])
+    described = PushedDocument("f.epub", "A Book", ("A One", "B Two"), "c" * 32, "s" * 32, "")
+    old = PushedProgress("doc1", "0.1", 0.1, "Kobo", "D1", T0, described)
+    new = PushedProgress("doc2", "0.2", 0.2, "Kobo", "D1", T0.replace(hour=9), described)
+    for pushed in (new, old):
+        stores.sync.save_progress("u1", pushed)
+
+    assert stores.sync.books_for_structure("s" * 32) == ["b1"]
+    assert stores.sync.books_for_structure("t" * 32) == []
+    assert stores.sync.documents_of("b1") == DocumentIds("pmd5", "fmd5", "s" * 32)
+    assert stores.sync.progress("u1", "doc1") == old  # what the push said, kept with it
+    assert stores.sync.progress_for_structure("u1", "s" * 32) == new
+    assert stores.sync.progress_for_structure("u2", "s" * 32) is None
 
 
 def test_identifiers_are_kept_with_their_book_and_go_with_it(stores: Stores) -> None:

@@ -185,6 +185,9 @@ class Owners:
     def owner_of(self, kind: ResourceKind, resource_id: str) -> str:
         return self.owner.get(resource_id, LOCAL_USER_ID)
 
+    def owners(self, kind: ResourceKind, resource_ids: list[str]) -> dict[str, str]:
+        return {r: self.owner_of(kind, r) for r in resource_ids}
+
 
 class Users:
     def __init__(self, *names: str) -> None:

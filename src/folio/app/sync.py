@@ -17,6 +17,7 @@ import hashlib
 import hmac
 import logging
 import math
+import re
 import secrets
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -42,10 +43,13 @@ from folio.domain.sync import (
     MAX_PROGRESS_CHARS,
     DocumentIds,
     Fragment,
+    MatchKind,
+    PushedDocument,
     PushedProgress,
     SyncError,
     SyncErrorCode,
     device_label,
+    fits_title_and_authors,
     nonblank_before,
     offset_after_nonblank,
     parse_xpointer,
@@ -202,13 +206,47 @@ class ProgressSync:
 
     # --- progress ----------------------------------------------------------------------------
     def push(self, user_id: str, body: Any) -> PushedProgress:
-        """Keep a device's push and move the user's matching books to it."""
+        """Keep a device's push and move the user's matching books to it: the books of its file
+        (its digest in either KOReader mode), else of its EPUB structure digest, else the one
+        book of the user whose title and authors the push names (``MatchKind``)."""
         pushed = self._validated(body)
         self._store.save_progress(user_id, pushed)
-        for book_id in self._store.books_for_document(pushed.document):
-            if self._owners.owner_of(ResourceKind.BOOK, book_id) == user_id:
-                self._apply(book_id, pushed)
+        book_ids, match = self.matching_books(user_id, pushed)
+        for book_id in book_ids:
+            self._apply(book_id, pushed, match)
         return pushed
+
+    def matching_books(self, user_id: str, pushed: PushedProgress) -> tuple[list[str], MatchKind]:
+        """The user's books ``pushed`` is for, and how they were found (nothing found: ``[]``)."""
+        described = pushed.described
+        exact = [
+            b
+            for d in (pushed.document, *described.digests)
+            for b in self._store.books_for_document(d)
+        ]
+        if found := self._own(user_id, exact):
+            return found, MatchKind.DOCUMENT
+        if described.structure_md5:
+            by_structure = self._store.books_for_structure(described.structure_md5)
+            if found := self._own(user_id, by_structure):
+                return found, MatchKind.STRUCTURE
+        if described.title and described.authors:
+            books = self._books.list()
+            owned = self._owners.owners(ResourceKind.BOOK, [b.id for b in books])
+            fits = [
+                b.id
+                for b in books
+                if owned.get(b.id) == user_id
+                and fits_title_and_authors(described, b.title, b.author)
+            ]
+            if len(fits) == 1:  # two books fit: which one the device reads is not known
+                return fits, MatchKind.TITLE
+        return [], MatchKind.DOCUMENT
+
+    def _own(self, user_id: str, book_ids: list[str]) -> list[str]:
+        unique = sorted(set(book_ids))
+        owners = self._owners.owners(ResourceKind.BOOK, unique) if unique else {}
+        return [b for b in unique if owners.get(b) == user_id]
 
     def pull(self, user_id: str, document: str) -> PushedProgress | None:
         if not _text(document, MAX_DOCUMENT_CHARS) or ":" in document:
@@ -222,17 +260,27 @@ class ProgressSync:
         except OSError:
             return  # the file went away after its import: it syncs by nothing, harmlessly
         self._store.save_documents(book.id, ids, fragments)
-        waiting = [self._store.progress(user_id, d) for d in (ids.partial_md5, ids.filename_md5)]
-        latest = max((p for p in waiting if p is not None), key=lambda p: p.pushed_at, default=None)
-        if latest is not None:
-            self._apply(book.id, latest)
+        waiting = [
+            (self._store.progress(user_id, d), MatchKind.DOCUMENT)
+            for d in (ids.partial_md5, ids.filename_md5)
+        ]
+        if ids.structure_md5:
+            structure = self._store.progress_for_structure(user_id, ids.structure_md5)
+            waiting.append((structure, MatchKind.STRUCTURE))
+        found = [(p, m) for p, m in waiting if p is not None]
+        if found:
+            latest, match = max(found, key=lambda found: found[0].pushed_at)
+            self._apply(book.id, latest, match)
 
-    def _apply(self, book_id: str, pushed: PushedProgress) -> None:
+    def _apply(
+        self, book_id: str, pushed: PushedProgress, match: MatchKind = MatchKind.DOCUMENT
+    ) -> None:
         try:
             book = self._books.get(book_id)
         except BookError:
             return  # removed meanwhile
-        position = synced_position(book, pushed, self._store.fragments_of(book_id), self._books)
+        fragments = self._store.fragments_of(book_id)
+        position = synced_position(book, pushed, fragments, self._books, match=match)
         if position is None:
             return
         current, new = book.position.char_offset, position.char_offset
@@ -256,20 +304,65 @@ class ProgressSync:
             or not (device_id == "" or _text(device_id, MAX_DEVICE_CHARS))
         ):
             raise SyncError("Invalid request", code=SyncErrorCode.INVALID_INPUT)
-        return PushedProgress(document, progress, percentage, device, device_id, self._clock())
+        return PushedProgress(
+            document, progress, percentage, device, device_id, self._clock(), described(body)
+        )
+
+
+_DIGEST = re.compile(r"^[0-9a-f]{32}$")
+
+
+def described(body: Mapping[str, Any]) -> PushedDocument:
+    """What a push says of its file: its ``metadata`` (``filename``, ``title``, ``authors``: a
+    string, newline-joined when several, or a list) and ``identifiers`` (``content``,
+    ``structure``, ``filename``: MD5 digests). Anything malformed is left out, never refused:
+    the push itself is valid without them."""
+    metadata = body.get("metadata")
+    metadata = metadata if isinstance(metadata, Mapping) else {}
+    ids = body.get("identifiers")
+    ids = ids if isinstance(ids, Mapping) else {}
+
+    def text(value: Any, bound: int) -> str:
+        return " ".join(value.split()) if isinstance(value, str) and len(value) <= bound else ""
+
+    def digest(value: Any) -> str:
+        found = value.strip().lower() if isinstance(value, str) else ""
+        return found if _DIGEST.match(found) else ""
+
+    authors = metadata.get("authors")
+    names = authors.split("\n") if isinstance(authors, str) else authors
+    names = names if isinstance(names, list) else []
+    return PushedDocument(
+        filename=text(metadata.get("filename"), 255),
+        title=text(metadata.get("title"), 500),
+        authors=tuple(a for a in (text(n, 200) for n in names[:20]) if a),
+        content_md5=digest(ids.get("content")),
+        structure_md5=digest(ids.get("structure")),
+        filename_md5=digest(ids.get("filename")),
+    )
 
 
 def synced_position(
-    book: Book, pushed: PushedProgress, fragments: list[Fragment], books: BookRepository
+    book: Book,
+    pushed: PushedProgress,
+    fragments: list[Fragment],
+    books: BookRepository,
+    *,
+    match: MatchKind = MatchKind.DOCUMENT,
 ) -> ReadingPosition | None:
     """Where ``pushed`` puts the reader in ``book``: the PDF page, else the xpointer's place in
-    the EPUB's spine document, else the percentage."""
+    the EPUB's spine document, else the percentage. A weak match (``MatchKind.TITLE``: perhaps
+    another edition) takes only the percentage, moved back as for a place folio cannot find."""
     base = replace(
         ReadingPosition(),
         include_matter=book.position.include_matter,
-        source=device_label(pushed.device),
+        source=device_label(pushed.device, match),
         set_at=pushed.pushed_at,
     )
+    if match.weak:
+        weak = at_or_before(book, round(book.char_count * pushed.percentage))
+        percent = round(100 * weak / book.char_count, 2) if book.char_count else 0.0
+        return replace(base, char_offset=weak, kind=PositionKind.PERCENT, value=percent)
     page = pdf_page(pushed.progress) if book.format is BookFormat.PDF else None
     if page is not None and 1 <= page <= len(book.pages):
         end = book.pages[page - 1].char_end

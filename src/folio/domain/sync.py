@@ -56,10 +56,47 @@ class SyncError(FolioError):
 @dataclass(frozen=True, slots=True)
 class DocumentIds:
     """How KOReader names one file: the partial MD5 of its bytes (its default "binary" mode) and
-    the MD5 of its file name (its "filename" mode)."""
+    the MD5 of its file name (its "filename" mode); for an EPUB also its structure digest (the
+    MD5 of its package's unique identifier and spine hrefs: the same for a copy whose metadata
+    Calibre rewrote, ``""`` when it has none)."""
 
     partial_md5: str
     filename_md5: str
+    structure_md5: str = ""
+
+
+class MatchKind(StrEnum):
+    """How a push found its book: the file's own digest (either KOReader mode), the EPUB's
+    structure digest (a re-written copy of the same EPUB: its xpointers hold), or the title and
+    authors the push names (a weak match, another edition perhaps: only its percentage is used,
+    never its xpointer or page)."""
+
+    DOCUMENT = "document"
+    STRUCTURE = "structure"
+    TITLE = "title"
+
+    @property
+    def weak(self) -> bool:
+        return self is MatchKind.TITLE
+
+
+@dataclass(frozen=True, slots=True)
+class PushedDocument:
+    """What a push may say about its file besides its digest: KOReader's opt-in ``metadata``
+    (``filename``, ``title``, ``authors``: one string, newline-joined when several) and
+    ``identifiers`` (``content``, ``structure``, ``filename`` digests). Empty when not sent."""
+
+    filename: str = ""
+    title: str = ""
+    authors: tuple[str, ...] = ()
+    content_md5: str = ""
+    structure_md5: str = ""
+    filename_md5: str = ""
+
+    @property
+    def digests(self) -> tuple[str, ...]:
+        """The exact-file digests besides the push's ``document``."""
+        return tuple(d for d in (self.content_md5, self.filename_md5) if d)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +131,7 @@ class PushedProgress:
     device: str
     device_id: str
     pushed_at: datetime
+    described: PushedDocument = PushedDocument()
 
 
 def parse_xpointer(progress: str) -> XPointer | None:
@@ -151,8 +189,35 @@ def offset_after_nonblank(text: str, count: int) -> int:
     return len(text)
 
 
-def device_label(device: str) -> str:
-    return f"{SOURCE_KOREADER} on {device}" if device else SOURCE_KOREADER
+def device_label(device: str, match: MatchKind = MatchKind.DOCUMENT) -> str:
+    """``KOReader on Kobo``, and how a push was paired with a book when not by its file:
+    ``KOReader on Kobo (matched by title and authors)``."""
+    label = f"{SOURCE_KOREADER} on {device}" if device else SOURCE_KOREADER
+    if match is MatchKind.STRUCTURE:
+        return f"{label} (matched by the EPUB's identifier and spine)"
+    if match is MatchKind.TITLE:
+        return f"{label} (matched by title and authors)"
+    return label
+
+
+_WORD = re.compile(r"\w+")
+
+
+def _words(text: str) -> tuple[str, ...]:
+    return tuple(_WORD.findall(text.casefold()))
+
+
+def fits_title_and_authors(pushed: PushedDocument, title: str, author: str | None) -> bool:
+    """Does a book titled ``title`` by ``author`` fit the push's metadata? The same words of the
+    title (case, punctuation and spacing aside), and every author the push names shares a name
+    with the book's author ("Shelley, Mary" fits "Mary Wollstonecraft Shelley"). A push without
+    a title or authors, or a book without an author, fits nothing: a title alone is too weak."""
+    if not pushed.title or not pushed.authors or not author:
+        return False
+    if _words(pushed.title) != _words(title) or not _words(title):
+        return False
+    names = {w for w in _words(author) if len(w) > 1}
+    return all(names & {w for w in _words(a) if len(w) > 1} for a in pushed.authors)
 
 
 def time_ago(then: datetime, now: datetime) -> str:

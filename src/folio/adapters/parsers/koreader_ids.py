@@ -6,6 +6,12 @@
   end of the file.
 - ``filename_md5``: its "filename" mode (``KOSync:getFileNameDigest`` in
   plugins/kosync.koplugin/main.lua): the MD5 of the file's name.
+- ``structure_md5``: for an EPUB, the MD5 of its package's unique identifier (the text of the
+  ``dc:identifier`` that ``<package unique-identifier>`` names, else of the first one) and of the
+  ``href`` of each spine item as the manifest writes it, in spine order, joined by newlines
+  (UTF-8). The "structure" identifier proposed for KOReader's sync (koreader-sync-server#52;
+  KOReader's own plugin, as of 2026-08, sends only ``metadata``): a copy whose metadata Calibre
+  rewrote on export or "send to device" keeps it while its partial MD5 changes.
 - ``epub_fragments``: for an EPUB, each spine document as crengine numbers it
   (``/body/DocFragment[N]``, N counting the spine's (X)HTML items), where its text lies in
   folio's text (the EPUB parser's own layout: documents joined by a blank line, the navigation
@@ -61,8 +67,41 @@ def filename_md5(name: str) -> str:
     return hashlib.md5(name.encode("utf-8"), usedforsecurity=False).hexdigest()
 
 
-def document_ids(path: Path) -> DocumentIds:
-    return DocumentIds(partial_md5(path), filename_md5(path.name))
+def document_ids(path: Path, fmt: BookFormat | None = None) -> DocumentIds:
+    structure = epub_structure_md5(path) if fmt is BookFormat.EPUB else ""
+    return DocumentIds(partial_md5(path), filename_md5(path.name), structure)
+
+
+def structure_md5(unique_identifier: str, spine_hrefs: list[str]) -> str:
+    joined = "\n".join([unique_identifier.strip(), *spine_hrefs])
+    return hashlib.md5(joined.encode("utf-8"), usedforsecurity=False).hexdigest()
+
+
+def epub_structure_md5(path: Path) -> str:
+    """The EPUB's structure digest (see the module docstring); ``""`` when it has no identifier
+    or spine, or cannot be read as an EPUB."""
+    try:
+        with zipfile.ZipFile(path) as zipped:
+            archive = BoundedArchive(zipped, budget=MAX_UNPACKED_BYTES, label=path.name)
+            root = _package(archive).root
+    except (zipfile.BadZipFile, EpubFormatError, etree.LxmlError, ValueError, KeyError, OSError):
+        return ""
+    except IngestError:
+        return ""
+    unique = str(root.get("unique-identifier") or "")
+    found = root.xpath("//opf:metadata/dc:identifier[@id=$id]", namespaces=NS, id=unique)
+    found = found or root.xpath("//opf:metadata/dc:identifier", namespaces=NS)
+    identifier = "".join(found[0].itertext()).strip() if found else ""
+    hrefs = {
+        str(item.get("id")): str(item.get("href", ""))
+        for item in root.xpath("//opf:manifest/opf:item", namespaces=NS)
+    }
+    spine = [
+        hrefs.get(str(i), "") for i in root.xpath("//opf:spine/opf:itemref/@idref", namespaces=NS)
+    ]
+    if not identifier or not spine:
+        return ""
+    return structure_md5(identifier, spine)
 
 
 def epub_fragments(path: Path) -> list[Fragment]:
@@ -163,4 +202,4 @@ def _text_paths(el: etree._Element, path: str) -> list[str]:
 
 def identify(path: Path, fmt: BookFormat) -> tuple[DocumentIds, list[Fragment]]:
     """KOReader's ids of the file at ``path`` and, for an EPUB, its spine documents."""
-    return document_ids(path), epub_fragments(path) if fmt is BookFormat.EPUB else []
+    return document_ids(path, fmt), epub_fragments(path) if fmt is BookFormat.EPUB else []

@@ -38,6 +38,13 @@ class InMemorySyncStore:
             if document in (ids.partial_md5, ids.filename_md5)
         )
 
+    def books_for_structure(self, structure_md5: str) -> builtins.list[str]:
+        return sorted(
+            book_id
+            for book_id, (ids, _) in self._documents.items()
+            if structure_md5 and ids.structure_md5 == structure_md5
+        )
+
     def documents_of(self, book_id: str) -> DocumentIds | None:
         found = self._documents.get(book_id)
         return found[0] if found else None
@@ -51,3 +58,11 @@ class InMemorySyncStore:
 
     def progress(self, user_id: str, document: str) -> PushedProgress | None:
         return self._progress.get((user_id, document))
+
+    def progress_for_structure(self, user_id: str, structure_md5: str) -> PushedProgress | None:
+        found = [
+            p
+            for (user, _), p in self._progress.items()
+            if user == user_id and structure_md5 and p.described.structure_md5 == structure_md5
+        ]
+        return max(found, key=lambda p: p.pushed_at, default=None)

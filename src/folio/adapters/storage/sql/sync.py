@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from folio.adapters.storage.row_values import encode_datetime, json_value, moment
 from folio.adapters.storage.sqlite.db import Database, transaction
 from folio.domain.ports import SyncAccount
-from folio.domain.sync import DocumentIds, Fragment, PushedProgress
+from folio.domain.sync import DocumentIds, Fragment, PushedDocument, PushedProgress
 from folio.domain.users import UserError, UserErrorCode
 
 if TYPE_CHECKING:
@@ -62,11 +62,11 @@ class SqlSyncStore:
             separators=(",", ":"),
         )
         self._run(
-            "INSERT INTO book_documents (book_id, partial_md5, filename_md5, fragments)"
-            " VALUES (?, ?, ?, ?) ON CONFLICT (book_id) DO UPDATE SET"
+            "INSERT INTO book_documents (book_id, partial_md5, filename_md5, fragments,"
+            " structure_md5) VALUES (?, ?, ?, ?, ?) ON CONFLICT (book_id) DO UPDATE SET"
             " partial_md5 = excluded.partial_md5, filename_md5 = excluded.filename_md5,"
-            " fragments = excluded.fragments",
-            (book_id, ids.partial_md5, ids.filename_md5, encoded),
+            " fragments = excluded.fragments, structure_md5 = excluded.structure_md5",
+            (book_id, ids.partial_md5, ids.filename_md5, encoded, ids.structure_md5 or None),
         )
 
     def books_for_document(self, document: str) -> builtins.list[str]:
@@ -77,11 +77,21 @@ class SqlSyncStore:
         )
         return [str(r[0]) for r in rows]
 
+    def books_for_structure(self, structure_md5: str) -> builtins.list[str]:
+        rows = self._run(
+            "SELECT book_id FROM book_documents WHERE structure_md5 = ? ORDER BY book_id",
+            (structure_md5,),
+        )
+        return [str(r[0]) for r in rows]
+
     def documents_of(self, book_id: str) -> DocumentIds | None:
         rows = self._run(
-            "SELECT partial_md5, filename_md5 FROM book_documents WHERE book_id = ?", (book_id,)
+            "SELECT partial_md5, filename_md5, structure_md5 FROM book_documents WHERE book_id = ?",
+            (book_id,),
         )
-        return DocumentIds(str(rows[0][0]), str(rows[0][1])) if rows else None
+        return (
+            DocumentIds(str(rows[0][0]), str(rows[0][1]), str(rows[0][2] or "")) if rows else None
+        )
 
     def fragments_of(self, book_id: str) -> builtins.list[Fragment]:
         rows = self._run("SELECT fragments FROM book_documents WHERE book_id = ?", (book_id,))
@@ -95,10 +105,11 @@ class SqlSyncStore:
     def save_progress(self, user_id: str, progress: PushedProgress) -> None:
         self._run(
             "INSERT INTO sync_progress (user_id, document, progress, percentage, device,"
-            " device_id, pushed_at) VALUES (?, ?, ?, ?, ?, ?, ?)"
+            " device_id, pushed_at, described, structure_md5) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
             " ON CONFLICT (user_id, document) DO UPDATE SET progress = excluded.progress,"
             " percentage = excluded.percentage, device = excluded.device,"
-            " device_id = excluded.device_id, pushed_at = excluded.pushed_at",
+            " device_id = excluded.device_id, pushed_at = excluded.pushed_at,"
+            " described = excluded.described, structure_md5 = excluded.structure_md5",
             (
                 user_id,
                 progress.document,
@@ -107,19 +118,64 @@ class SqlSyncStore:
                 progress.device,
                 progress.device_id,
                 encode_datetime(progress.pushed_at),
+                _encode_described(progress.described),
+                progress.described.structure_md5 or None,
             ),
         )
 
     def progress(self, user_id: str, document: str) -> PushedProgress | None:
         rows = self._run(
-            "SELECT document, progress, percentage, device, device_id, pushed_at"
-            " FROM sync_progress WHERE user_id = ? AND document = ?",
+            f"SELECT {_PROGRESS} FROM sync_progress WHERE user_id = ? AND document = ?",
             (user_id, document),
         )
-        if not rows:
-            return None
-        d, p, pct, device, device_id, at = rows[0]
-        return PushedProgress(str(d), str(p), float(pct), str(device), str(device_id), moment(at))
+        return _progress(rows[0]) if rows else None
+
+    def progress_for_structure(self, user_id: str, structure_md5: str) -> PushedProgress | None:
+        rows = self._run(
+            f"SELECT {_PROGRESS} FROM sync_progress WHERE user_id = ? AND structure_md5 = ?"
+            " ORDER BY pushed_at DESC LIMIT 1",
+            (user_id, structure_md5),
+        )
+        return _progress(rows[0]) if rows else None
+
+
+_PROGRESS = "document, progress, percentage, device, device_id, pushed_at, described"
+
+
+def _progress(row: Sequence[Any]) -> PushedProgress:
+    d, p, pct, device, device_id, at, described = row
+    return PushedProgress(str(d), str(p), float(pct), str(device), str(device_id), moment(at),
+                          _decode_described(described))  # fmt: skip
+
+
+def _encode_described(described: PushedDocument) -> str:
+    if described == PushedDocument():
+        return "{}"
+    fields = {
+        "filename": described.filename,
+        "title": described.title,
+        "authors": list(described.authors),
+        "content": described.content_md5,
+        "structure": described.structure_md5,
+        "filename_md5": described.filename_md5,
+    }
+    return json.dumps({k: v for k, v in fields.items() if v}, separators=(",", ":"))
+
+
+def _decode_described(value: Any) -> PushedDocument:
+    found = json_value(value) if value else {}
+    if not isinstance(found, dict):
+        return PushedDocument()
+    text = {k: str(v) for k, v in found.items() if isinstance(v, str)}
+    authors = found.get("authors")
+    return PushedDocument(
+        filename=text.get("filename", ""),
+        title=text.get("title", ""),
+        authors=tuple(str(a) for a in authors) if isinstance(authors, list) else (),
+        content_md5=text.get("content", ""),
+        structure_md5=text.get("structure", ""),
+        filename_md5=text.get("filename_md5", ""),
+    )
 
 
 def _now() -> str:

@@ -39,6 +39,8 @@ from tests.e2e.api_server import FolioServer  # noqa: E402
 from tests.e2e.conftest import ok_json, run_folio_in  # noqa: E402
 from tests.postgres_support import start_server  # noqa: E402
 
+from folio.domain.window import ReadingWindow  # noqa: E402
+
 V1 = "/api/v1"
 MOBY = ROOT.parent / "shared" / "data" / "books" / "melville-moby_dick.txt"
 WORDS = [
@@ -97,7 +99,7 @@ def search_latency(home: Path, url: str, book_id: str, queries: int) -> dict[str
                 vector,
                 k=5,
                 max_char_offset=at.position.char_offset,
-                min_char_offset=at.visible_start,
+                min_char_offset=ReadingWindow(at).start,
             )
             store_ms.append((time.perf_counter() - started) * 1000)
             started = time.perf_counter()

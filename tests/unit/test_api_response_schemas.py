@@ -279,6 +279,7 @@ def test_the_models_build_the_same_bodies_as_the_dicts_did() -> None:
         "char_end": 40,
         "book_id": "b0",
         "volume": "Volume One",
+        "highlights": [],
     }
     assert serialize.source_dict(turn.citations[0])["location"] == "Chapter 1, pp. 2-3"
 

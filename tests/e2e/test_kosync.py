@@ -21,12 +21,14 @@ The error statuses and codes are those of koreader/koreader-sync-server (config/
 from __future__ import annotations
 
 import hashlib
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from lxml import etree
 
 from tests.e2e.api_server import FolioServer
 from tests.e2e.conftest import ok, ok_json, run_folio_in
@@ -292,3 +294,89 @@ def test_failed_logins_over_the_limit_are_refused_as_koreader_shows_it(tmp_path:
         register = client.post("/users/create", json={"username": "bob", "password": "x" * 32},
                                headers=ACCEPT)  # fmt: skip
         assert register.status_code == 402 and "Retry-After" in register.headers
+
+
+def calibre_copy(source: Path, target: Path, *, identifier: str | None = None) -> Path:
+    """The EPUB as Calibre exports it: the package document re-written with other metadata (a
+    calibre:timestamp, here), every other entry as it was; ``identifier`` also replaces the
+    package's unique identifier (another edition, as far as the structure digest can tell)."""
+    with zipfile.ZipFile(source) as original, zipfile.ZipFile(target, "w") as copy:
+        for info in original.infolist():
+            data = original.read(info)
+            if info.filename.endswith(".opf"):
+                stamp = '<meta name="calibre:timestamp" content="2026-11-26T10:00:00+00:00"/>'
+                text = data.decode("utf-8").replace("</metadata>", f"{stamp}</metadata>")
+                if identifier is not None:
+                    root = etree.fromstring(text.encode("utf-8"))
+                    unique = root.get("unique-identifier")
+                    (element,) = root.xpath(f"//*[local-name()='identifier'][@id='{unique}']")
+                    element.text = identifier
+                    text = etree.tostring(root, encoding="unicode")
+                data = text.encode("utf-8")
+            copy.writestr(info, data)
+    return target
+
+
+def structure_digest(path: Path) -> str:
+    """MD5 of the package's unique identifier and its spine hrefs (manifest order of the spine,
+    joined by newlines): the "structure" identifier of a push."""
+    with zipfile.ZipFile(path) as z:
+        container = etree.fromstring(z.read("META-INF/container.xml"))
+        (opf_path,) = container.xpath("//*[local-name()='rootfile']/@full-path")
+        opf = etree.fromstring(z.read(opf_path))
+    unique = opf.get("unique-identifier")
+    (identifier,) = opf.xpath(f"//*[local-name()='identifier'][@id='{unique}']/text()")
+    hrefs = {i.get("id"): i.get("href") for i in opf.xpath("//*[local-name()='item']")}
+    spine = [hrefs[i] for i in opf.xpath("//*[local-name()='itemref']/@idref")]
+    joined = "\n".join([identifier.strip(), *spine]).encode("utf-8")
+    return hashlib.md5(joined, usedforsecurity=False).hexdigest()
+
+
+def test_a_calibre_copy_is_matched_by_structure_and_another_edition_by_title(
+    tmp_path: Path, books_dir: Path
+) -> None:
+    """KOReader reads a copy Calibre re-wrote (another partial MD5): the push's structure digest
+    finds the book and its xpointer is followed. A copy with another identifier (another edition)
+    is matched by the title and authors its metadata names, the book being the user's only one
+    with them: its percentage is taken, moved back, and its xpointer (in Chapter 5) is not."""
+    home = tmp_path / "home"
+    original = books_dir / "formats" / "frankenstein.epub"
+    added = ok_json(run_folio_in(home, "add", str(original), "--json"))["book"]["id"]
+    ok(run_folio_in(home, "users", "sync-password", LOGIN, input=PASSWORD + "\n"))
+    exported = calibre_copy(original, tmp_path / "Frankenstein - Mary Shelley.epub")
+    edition = calibre_copy(original, tmp_path / "edition.epub", identifier="urn:isbn:9780000000")
+    assert koreader_partial_md5(exported) != koreader_partial_md5(original)
+    assert structure_digest(exported) == structure_digest(original) != structure_digest(edition)
+    chapter_5 = "/body/DocFragment[11]/body/section/p[4]/text().20"
+
+    with FolioServer(home) as server, httpx.Client(base_url=server.url, timeout=60) as client:
+        book = client.get(f"/api/v1/books/{added}").json()
+        body = progress_body(koreader_partial_md5(exported), chapter_5, 0.9)
+        body["identifiers"] = {"structure": structure_digest(exported)}
+        assert client.put("/syncs/progress", json=body, headers=auth()).status_code == 200
+        where = client.get(f"/api/v1/books/{added}").json()["reading_position"]
+        assert where["chapter"] == "Chapter 5", where
+        text = client.get(
+            f"/api/v1/books/{added}/text",
+            params={"start": where["char_offset"] - 40, "end": where["char_offset"]},
+        )
+        assert text.json()["text"].endswith("\n\nOh! No mortal could")  # fmt: skip
+        assert where["source"] == "KOReader on Kobo (matched by the EPUB's identifier and spine)"
+
+        body = progress_body(koreader_partial_md5(edition), chapter_5, 0.5)
+        body["metadata"] = {"filename": edition.name, "title": book["title"],
+                            "authors": book["author"]}  # fmt: skip
+        assert client.put("/syncs/progress", json=body, headers=auth()).status_code == 200
+        where = client.get(f"/api/v1/books/{added}").json()["reading_position"]
+        assert where["chapter"] != "Chapter 5"  # the xpointer of another edition is not followed
+        half = round(book["char_count"] * 0.5)
+        assert half - 6000 <= where["char_offset"] <= half - 4000, (where, half)
+        assert where["source"] == "KOReader on Kobo (matched by title and authors)"
+
+        body["metadata"]["title"] = "Another Book"  # fits none of the user's books: kept only
+        body["percentage"] = 0.7
+        assert client.put("/syncs/progress", json=body, headers=auth()).status_code == 200
+        assert client.get(f"/api/v1/books/{added}").json()["reading_position"] == where
+    assert "from KOReader on Kobo (matched by title and authors)" in ok(
+        run_folio_in(home, "show", added)
+    )

@@ -1,0 +1,42 @@
+"""What kind of message the reader sent, told by the shipped embedder (all-MiniLM-L6-v2): asking
+for the story so far in words the examples do not use goes to the recap; ordinary questions
+about a book, including ones about "the story" or what happened when, stay book questions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from folio.adapters.embeddings.onnx import OnnxEmbedder, packaged_model_dir
+from folio.agent.offline.kinds import BOOK, MessageKinds
+from folio.domain.passages import RECAP
+
+
+@pytest.fixture(scope="module")
+def kinds(tmp_path_factory: pytest.TempPathFactory) -> MessageKinds:
+    cache: Path = tmp_path_factory.mktemp("kinds")
+    return MessageKinds(OnnxEmbedder(packaged_model_dir(), cache, recent_vectors=0))
+
+
+@pytest.mark.parametrize(
+    "message", ["What is the story so far?", "brief summary of the plot up to here"]
+)
+def test_asking_for_the_story_so_far_in_other_words_gets_the_recap(
+    kinds: MessageKinds, message: str
+) -> None:
+    assert kinds.kind(message) == RECAP
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "what is the setting of the story?",
+        "What happened at the ball?",
+        "What happened after the storm?",
+        "Why did the story's narrator leave home?",
+        "Who tells the story?",
+    ],
+)
+def test_questions_about_the_book_stay_book_questions(kinds: MessageKinds, message: str) -> None:
+    assert kinds.kind(message) == BOOK

@@ -175,7 +175,11 @@ async def authorize(request: Request, container: ContainerDep) -> JSONResponse:
     responses=_errors(400, 401, 413, 429),
 )
 async def update_progress(request: Request, container: ContainerDep) -> JSONResponse:
-    """A device's position: kept, and applied to the user's books whose file it names."""
+    """A device's position: kept, and applied to the user's books it names (its file, else its
+    EPUB structure digest, else its title and authors: ``ProgressSync.push``). 200 whether or not
+    a book matched: KOReader's client (KOSyncClient:update_progress) counts only 200 as pushed;
+    202, though its api.json expects it, would show "Something went wrong" and queue the push
+    again."""
     sync = container.progress_sync
     try:
         user_id = await _authenticated(request, container)

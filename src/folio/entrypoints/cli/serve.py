@@ -54,8 +54,8 @@ def serve_cmd(
     the last user does not open it); /metrics too (or the FOLIO_METRICS_TOKEN setting's). It
     answers to loopback names, any IP address (an e-reader on the LAN at http://192.168.1.5:8000),
     the names in FOLIO_ALLOWED_HOSTS (comma-separated), and, bound to all addresses (--host
-    0.0.0.0), this machine's own names (its host name, NAME.local, its full name): other Host
-    names get 421. Each response has an X-Request-ID that its log lines name.
+    0.0.0.0), this machine's own names (its host name, NAME.local): other Host names get 421.
+    Each response has an X-Request-ID that its log lines name.
 
     \b
     folio serve --port 8000
@@ -125,13 +125,14 @@ def serve_cmd(
 
 
 def machine_names() -> list[str]:
-    """This machine's own names, as a device on its network may reach it: its host name, the
-    ``.local`` name mDNS gives it, and its fully qualified name (those a Host header can hold)."""
+    """This machine's own names, as a device on its network may reach it: its host name and the
+    ``.local`` name mDNS gives it (those a Host header can hold). No DNS lookup: a machine on a
+    LAN without a resolver would wait for it at every start."""
     import re
     import socket
 
     name = socket.gethostname().strip().lower()
-    found = [name, f"{name.split('.')[0]}.local", socket.getfqdn().strip().lower()] if name else []
+    found = [name, f"{name.split('.')[0]}.local"] if name else []
     dns_name = re.compile(r"[a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?")
     return [n for n in dict.fromkeys(found) if dns_name.fullmatch(n) and n != "localhost"]
 

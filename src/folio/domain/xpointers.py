@@ -17,26 +17,47 @@ there.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
-from folio.domain.sync import Fragment
-
-_TEXT_NODE = "/text()"
+from folio.domain.sync import Fragment, XPointer, canonical_path, offset_after_nonblank
 
 
 def fragment_at(fragments: Sequence[Fragment], offset: int) -> Fragment | None:
     """The spine document holding ``offset`` of folio's text (the next one for an offset
-    between two documents); ``None`` past the last."""
+    between two documents); ``None`` past the last. A DocFragment without text (an image
+    page) holds no offset."""
     for fragment in sorted(fragments, key=lambda f: f.char_start):
-        if offset < fragment.char_end:
+        if offset < fragment.char_end and fragment.char_start < fragment.char_end:
             return fragment
     return None
 
 
-def xpointer_at(fragment: Fragment, text: str, offset: int) -> str:
+def place_in_fragment(fragment: Fragment, pointer: XPointer, text: str) -> int:
+    """Where ``pointer`` lies in ``text`` (folio's text of ``fragment``): just after the
+    non-blank characters before it. In a text node folio knows, the offset is walked over
+    ``text`` as crengine counts it (each run of blanks one character, a leading blank as the
+    node's point anchor says); at an element (its offset is a child index) or at a node folio
+    does not know (then its nearest known ancestor), its start."""
+    anchors = _canonical(fragment.anchors)
+    target = canonical_path(pointer.path)
+    current = target
+    while current and current not in anchors:
+        current = current.rsplit("/", 1)[0]
+    if not current:
+        return 0
+    count = anchors[current]
+    if current != target or not _is_text_step(target.rsplit("/", 1)[-1]):
+        return offset_after_nonblank(text, count)
+    lead = _lead(anchors, target)
+    seen = _nonblank_within(text, count, pointer.text_offset - lead)
+    return offset_after_nonblank(text, count + seen)
+
+
+def xpointer_at(fragment: Fragment, text: str, offset: int, *, explicit_first: bool = False) -> str:
     """The xpointer of ``offset`` (an offset of folio's text) in ``fragment``, whose text in
-    folio is ``text`` (from ``fragment.char_start`` to ``fragment.char_end``)."""
+    folio is ``text`` (from ``fragment.char_start`` to ``fragment.char_end``): in crengine's
+    classic form, or with ``explicit_first`` in the form of its DOM 20260812 (every step
+    indexed: ``/body[1]/DocFragment[3]/body[1]/p[1]/text()[1].0``)."""
     local = min(max(0, offset - fragment.char_start), len(text))
     before = _nonblank(text[:local])
     total = before + _nonblank(text[local:])
@@ -44,8 +65,78 @@ def xpointer_at(fragment: Fragment, text: str, offset: int) -> str:
     path, anchor = _text_node(fragment, wanted)
     head = f"/body/DocFragment[{fragment.index}]"
     if path is None:
-        return f"{head}/body"
-    return f"{head}{path}.{_raw_offset(wanted + 1 - anchor, fragment.density)}"
+        return _form(f"{head}/body", explicit_first)
+    lead = _lead(_canonical(fragment.anchors), canonical_path(path))
+    raw = lead + _crengine_chars(text, anchor, wanted + 1 - anchor)
+    return _form(f"{head}{path}", explicit_first) + f".{raw}"
+
+
+def _canonical(anchors: dict[str, int]) -> dict[str, int]:
+    return {_canonical_key(key): count for key, count in anchors.items()}
+
+
+def _canonical_key(key: str) -> str:
+    """An anchor's key without ``[1]`` indexes, a point anchor's ``.<n>`` kept."""
+    head, _, last = key.rpartition("/")
+    if _is_text_step(last) and "." in last:
+        step, point = last.split(".", 1)
+        return f"{canonical_path(f'{head}/{step}')}.{point}"
+    return canonical_path(key)
+
+
+def _is_text_step(step: str) -> bool:
+    return step.startswith("text()")
+
+
+def _lead(anchors: dict[str, int], text_path: str) -> int:
+    """How many blank characters start the text node (its point anchor ``<path>.<n>``)."""
+    prefix = text_path + "."
+    return next((int(k[len(prefix) :]) for k in anchors if k.startswith(prefix)), 0)
+
+
+def _start_of(text: str, count: int) -> int:
+    """The index of the non-blank character after ``count`` others (``len(text)`` if none)."""
+    return offset_after_nonblank(text, count + 1) - 1 if count < _nonblank(text) else len(text)
+
+
+def _nonblank_within(text: str, count: int, chars: int) -> int:
+    """How many non-blank characters the first ``chars`` characters of a text node hold, as
+    crengine counts its characters (a run of blanks is one), the node starting at the
+    non-blank character after ``count`` others of ``text``."""
+    i, seen, walked = _start_of(text, count), 0, 0
+    while i < len(text) and walked < chars:
+        if text[i].isspace():
+            while i < len(text) and text[i].isspace():
+                i += 1
+        else:
+            seen += 1
+            i += 1
+        walked += 1
+    return seen
+
+
+def _crengine_chars(text: str, count: int, nonblank: int) -> int:
+    """How many characters, as crengine counts them, a text node starting at the non-blank
+    character after ``count`` others of ``text`` holds up to its ``nonblank``-th non-blank
+    character, included (the inverse of ``_nonblank_within``)."""
+    i, seen, walked = _start_of(text, count), 0, 0
+    while i < len(text) and seen < nonblank:
+        if text[i].isspace():
+            while i < len(text) and text[i].isspace():
+                i += 1
+        else:
+            seen += 1
+            i += 1
+        walked += 1
+    return walked
+
+
+def _form(path: str, explicit_first: bool) -> str:
+    """``path`` with ``[1]`` on every step that has no index (DOM 20260812), or as it is."""
+    if not explicit_first:
+        return path
+    steps = path.split("/")
+    return "/".join(s if not s or s.endswith("]") else f"{s}[1]" for s in steps)
 
 
 def _nonblank(text: str) -> int:
@@ -58,22 +149,9 @@ def _text_node(fragment: Fragment, wanted: int) -> tuple[str | None, int]:
     character, so their anchors increase in document order)."""
     best: tuple[str | None, int] = (None, 0)
     for path, count in fragment.anchors.items():
-        if _TEXT_NODE not in path or count > wanted:
+        last = path.rsplit("/", 1)[-1]
+        if not _is_text_step(last) or "." in last or count > wanted:
             continue
         if best[0] is None or count > best[1]:
             best = (path, count)
     return best
-
-
-def _raw_offset(count: int, density: float) -> int:
-    """The smallest offset in a text node's own characters that ``nonblank_before`` reads as
-    ``count`` non-blank characters (``int(offset * density)``)."""
-    if count <= 0:
-        return 0
-    d = density if 0 < density <= 1 else 1.0
-    raw = max(0, math.ceil(count / d))
-    while raw > 0 and int((raw - 1) * d) >= count:
-        raw -= 1
-    while int(raw * d) < count:
-        raw += 1
-    return raw

@@ -132,9 +132,10 @@ def _spine_documents(archive: BoundedArchive, package: _Package) -> list[_Docume
         if entry is None or entry[0] == nav or "html" not in entry[1]:
             continue
         try:
-            content = extract_text(parse_html_document(archive.read(entry[0])))
-        except KeyError as e:
-            raise EpubFormatError(f"{entry[0]} is listed in the spine but missing") from e
+            data = archive.read(entry[0])
+        except KeyError:
+            continue  # listed but missing: KOReader shows the rest (crengine_dom), folio too
+        content = extract_text(parse_html_document(data))
         if not content.text.strip():
             continue
         start = offset + (len(SEPARATOR) if docs else 0)

@@ -29,6 +29,7 @@ from folio.domain.sync import (
     parse_xpointer,
 )
 from folio.domain.users import LOCAL_USER_ID, ResourceKind, User, UserError, UserErrorCode
+from folio.domain.xpointers import place_in_fragment
 
 NOW = datetime(2026, 11, 24, 9, 0, tzinfo=UTC)
 
@@ -122,17 +123,19 @@ def test_an_xpointer_lands_on_the_character_it_names_in_folios_text(tmp_path: Pa
     )
     text = EpubParser().parse(path).text
     fragments = epub_fragments(path)
-    # The cover (DocFragment[1]) has no text; the chapters are DocFragment[2] and [3].
-    assert [f.index for f in fragments] == [2, 3]
-    second = fragments[1]
+    # The cover (DocFragment[1]) has no text (an empty range); the chapters are [2] and [3].
+    assert [(f.index, f.char_end > f.char_start) for f in fragments] == [
+        (1, False),
+        (2, True),
+        (3, True),
+    ]
+    second = fragments[2]
     assert text[second.char_start :].startswith("Two")
 
     pointer = parse_xpointer("/body/DocFragment[3]/body/div/p[2]/text()[2].6")
     assert pointer is not None
-    count = nonblank_before(second, pointer)
-    offset = second.char_start + offset_after_nonblank(
-        text[second.char_start : second.char_end], count
-    )
+    part = text[second.char_start : second.char_end]
+    offset = second.char_start + place_in_fragment(second, pointer, part)
     # text()[2] of that <p> is " and a tail that goes on.": 6 characters in, after "and a".
     assert text[:offset].endswith("Second with emphasis and a")
     assert "tail" not in text[second.char_start : offset]

@@ -50,12 +50,11 @@ from folio.domain.sync import (
     SyncErrorCode,
     device_label,
     fits_title_and_authors,
-    nonblank_before,
-    offset_after_nonblank,
     parse_xpointer,
     pdf_page,
 )
 from folio.domain.users import LOCAL_USER_ID, ResourceKind, validate_user_name
+from folio.domain.xpointers import place_in_fragment
 
 Identify = Callable[[Path, BookFormat], tuple[DocumentIds, list[Fragment]]]
 log = logging.getLogger(__name__)
@@ -399,7 +398,7 @@ def xpointer_offset(
     if pointer is None or fragment is None:
         return None
     text = books.get_text(book.id, fragment.char_start, fragment.char_end)
-    return fragment.char_start + offset_after_nonblank(text, nonblank_before(fragment, pointer))
+    return fragment.char_start + place_in_fragment(fragment, pointer, text)
 
 
 def _text(value: Any, bound: int) -> TypeGuard[str]:

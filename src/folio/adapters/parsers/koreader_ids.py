@@ -12,12 +12,9 @@
   (UTF-8). The "structure" identifier proposed for KOReader's sync (koreader-sync-server#52;
   KOReader's own plugin, as of 2026-08, sends only ``metadata``): a copy whose metadata Calibre
   rewrote on export or "send to device" keeps it while its partial MD5 changes.
-- ``epub_fragments``: for an EPUB, each spine document as crengine numbers it
-  (``/body/DocFragment[N]``, N counting the spine's (X)HTML items), where its text lies in
-  folio's text (the EPUB parser's own layout: documents joined by a blank line, the navigation
-  document and empty documents left out), and for each element and text node, by crengine's path
-  (``/body/div/p[3]``, ``.../text()[2]``: an index only where siblings share the name), how many
-  non-blank characters of the document come before it.
+- ``epub_fragments``: for an EPUB, each DocFragment crengine makes of its spine, where its text
+  lies in folio's text, and where each element and text node of its DOM starts, by crengine's
+  path: ``crengine_dom``, whose docstring gives the rules and the crengine code they come from.
 """
 
 from __future__ import annotations
@@ -29,26 +26,13 @@ from pathlib import Path
 from lxml import etree
 
 from folio.adapters.parsers.archive import BoundedArchive
-from folio.adapters.parsers.epub import (
-    MAX_UNPACKED_BYTES,
-    NS,
-    SEPARATOR,
-    EpubFormatError,
-    _nav_path,
-    _package,
-)
-from folio.adapters.parsers.html_text import body_of, extract_text, parse_html_document
-from folio.adapters.parsers.structure import strip_illustrations
+from folio.adapters.parsers.crengine_dom import spine_fragments
+from folio.adapters.parsers.epub import MAX_UNPACKED_BYTES, NS, EpubFormatError, _package
 from folio.domain.books import BookFormat
 from folio.domain.errors import IngestError
 from folio.domain.sync import DocumentIds, Fragment
 
 _SAMPLE = 1024
-# The elements whose text folio's HTML reader skips (html_text._SKIP): not counted either.
-_SKIPPED = frozenset(
-    {"script", "style", "noscript", "template", "head", "title", "meta", "link", "svg", "math"}
-    | {"iframe", "object", "button", "select"}
-)
 
 
 def partial_md5(path: Path) -> str:
@@ -110,94 +94,11 @@ def epub_fragments(path: Path) -> list[Fragment]:
     try:
         with zipfile.ZipFile(path) as zipped:
             archive = BoundedArchive(zipped, budget=MAX_UNPACKED_BYTES, label=path.name)
-            return _fragments(archive)
+            return spine_fragments(archive)
     except (zipfile.BadZipFile, EpubFormatError, etree.LxmlError, ValueError, KeyError):
         return []
     except IngestError:  # the archive unpacks past the bound
         return []
-
-
-def _fragments(archive: BoundedArchive) -> list[Fragment]:
-    package = _package(archive)
-    nav = _nav_path(package)
-    fragments: list[Fragment] = []
-    offset, index, joined = 0, 0, False
-    for idref in package.root.xpath("//opf:spine/opf:itemref/@idref", namespaces=NS):
-        entry = package.manifest.get(str(idref))
-        if entry is None or "html" not in entry[1]:
-            continue
-        index += 1
-        if entry[0] == nav:
-            continue
-        root = parse_html_document(archive.read(entry[0]))
-        text = extract_text(root).text
-        if not text.strip():
-            continue
-        start = offset + (len(SEPARATOR) if joined else 0)
-        joined, offset = True, start + len(text)
-        anchors, nonblank, raw = _anchors(body_of(root))
-        density = nonblank / raw if raw else 1.0
-        fragments.append(Fragment(index, start, offset, anchors, density))
-    return fragments
-
-
-def _anchors(body: etree._Element) -> tuple[dict[str, int], int, int]:
-    """crengine path -> non-blank characters before it, and the document's non-blank and total
-    characters."""
-    anchors: dict[str, int] = {}
-    counts = [0, 0]  # non-blank, all
-
-    def count(text: str | None) -> None:
-        if text:
-            kept = strip_illustrations(text)
-            counts[0] += sum(1 for c in kept if not c.isspace())
-            counts[1] += len(kept)
-
-    def walk(el: etree._Element, path: str) -> None:
-        anchors.setdefault(path, counts[0])
-        texts = _text_paths(el, path)
-        if el.text and el.text.strip():
-            anchors.setdefault(texts.pop(0), counts[0])
-        count(el.text)
-        for child, child_path in _child_paths(el, path):
-            if child_path is not None:
-                walk(child, child_path)
-            if child.tail and child.tail.strip():
-                anchors.setdefault(texts.pop(0), counts[0])
-            count(child.tail)
-
-    walk(body, "/body")
-    return anchors, counts[0], counts[1]
-
-
-def _local(el: etree._Element) -> str | None:
-    return str(etree.QName(el).localname).lower() if isinstance(el.tag, str) else None
-
-
-def _child_paths(el: etree._Element, path: str) -> list[tuple[etree._Element, str | None]]:
-    """Each child with its crengine path (``None`` for what folio does not read: comments,
-    scripts, styles)."""
-    names = [_local(child) for child in el]
-    seen: dict[str, int] = {}
-    out: list[tuple[etree._Element, str | None]] = []
-    for child, name in zip(el, names, strict=True):
-        if name is None or name in _SKIPPED:
-            out.append((child, None))
-            continue
-        seen[name] = seen.get(name, 0) + 1
-        suffix = f"[{seen[name]}]" if names.count(name) > 1 else ""
-        out.append((child, f"{path}/{name}{suffix}"))
-    return out
-
-
-def _text_paths(el: etree._Element, path: str) -> list[str]:
-    """The paths of ``el``'s non-blank text nodes, in order (``text()``, or ``text()[n]`` when
-    there are several)."""
-    pieces = [el.text, *(child.tail for child in el)]
-    total = sum(1 for p in pieces if p and p.strip())
-    if total == 1:
-        return [f"{path}/text()"]
-    return [f"{path}/text()[{n}]" for n in range(1, total + 1)]
 
 
 def identify(path: Path, fmt: BookFormat) -> tuple[DocumentIds, list[Fragment]]:

@@ -251,3 +251,27 @@ def test_eval_retrieval_at_whole_book_scale_in_a_haystack(
     assert whole["history"]["turns_scored"] == small["history"]["turns_scored"] > 0
     assert 0 < whole["history"]["recall@10"] <= 1
     assert any((folio_home / "eval" / "haystacks").glob("*-in-austen-persuasion-seed3.txt"))
+
+
+def test_chained_sessions_switch_subject_and_score_the_turns_after_each_switch(
+    coqa: Path, folio_home: Path
+) -> None:
+    """--chain 2: two stories in one session; the same turns, only the context changes, so the
+    question alone scores as before and the turns after the switch have their own rows."""
+    args = ("eval", "retrieval", "--conversations", str(coqa), "--limit", "4", "--json")
+    plain = ok_json(folio(folio_home, *args))
+    chained = ok_json(folio(folio_home, *args, "--chain", "2"))
+    assert chained["question"] == plain["question"]
+    assert chained["history"]["turns_scored"] == plain["history"]["turns_scored"]
+    assert "history after switch 1-3" not in plain
+    for mode in MODES:  # two sessions, one switch each, three scored turns after it
+        assert chained[f"{mode} after switch 1-3"]["turns_scored"] == 6
+    keys = list(chained)
+    assert (
+        keys.index("agent turns 10+")
+        < keys.index("agent after switch 1-3")
+        < keys.index("agent after switch 4+")
+        < keys.index("question")
+    )
+    quoted = ok_json(folio(folio_home, *args, "--mode", "agent", "--quotes", "0.3"))
+    assert 0 < quoted["agent quotes"]["turns_scored"] < quoted["agent"]["turns_scored"]

@@ -26,6 +26,7 @@ class EvalTurn:
     question: str
     answers: tuple[str, ...]
     evidence: tuple[tuple[int, int], ...]
+    quoted: bool = False  # asks for the words of its evidence (``chains.quote_turns``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +34,7 @@ class EvalConversation:
     id: str
     book: str
     turns: tuple[EvalTurn, ...]
+    switches: tuple[int, ...] = ()  # indices of the turns that start a new subject (chained)
 
 
 def load_conversations(path: Path) -> list[EvalConversation]:

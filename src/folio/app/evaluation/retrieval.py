@@ -11,7 +11,10 @@ its own
 A turn with evidence is scored: a hit at rank r when the r-th retrieved passage overlaps an evidence
 span. recall@k is the share of scored turns with a hit within the first k; MRR uses the first hit's
 rank. Each mode is also scored by turn depth (``agent turns 1-3``, ``4-9``, ``10+``), so that a
-search that degrades as the conversation grows shows.
+search that degrades as the conversation grows shows. A session that changes subject
+(``chains.chain_conversations``) is also scored on the turns after each switch (``agent after
+switch 1-3``, ``4+``: the earlier questions are about another subject there), and quote turns
+(``chains.quote_turns``) on their own (``agent quotes``).
 """
 
 from __future__ import annotations
@@ -34,6 +37,33 @@ def depth_bucket(turn_number: int) -> str:
         if low <= turn_number and (high is None or turn_number <= high):
             return f"turns {low}-{high}" if high is not None else f"turns {low}+"
     return "turns ?"
+
+
+def switch_bucket(since_switch: int | None) -> str | None:
+    """ "after switch 1-3", "after switch 4+": where a turn lies after its session last changed
+    subject (``since_switch`` 1 is the first turn of the new subject); None before any switch."""
+    if since_switch is None or since_switch < 1:
+        return None
+    return "after switch 1-3" if since_switch <= 3 else "after switch 4+"
+
+
+def turn_buckets(conversation: EvalConversation) -> list[tuple[str, ...]]:
+    """The buckets each turn of ``conversation`` is also scored in: its depth, where it lies
+    after the last switch of subject, and "quotes" for a quote turn."""
+    starts = set(conversation.switches)
+    since: int | None = None
+    out = []
+    for index, turn in enumerate(conversation.turns):
+        since = 1 if index in starts else (since + 1 if since is not None else None)
+        switch = switch_bucket(since)
+        out.append(
+            (
+                depth_bucket(index + 1),
+                *((switch,) if switch else ()),
+                *(("quotes",) if turn.quoted else ()),
+            )
+        )
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,7 +155,7 @@ class RetrievalEvaluation:
 
     def __post_init__(self) -> None:
         self.scores = {mode: ModeScore(self.ks) for mode in self.modes}
-        self._depth = 0
+        self._buckets: tuple[str, ...] = ()
 
     def _add(
         self,
@@ -137,9 +167,8 @@ class RetrievalEvaluation:
         tokens: int = 0,
         scored: bool = True,
     ) -> None:
-        """Score a turn for ``mode`` and for ``mode``'s depth bucket ("agent turns 4-9")."""
-        bucket = f"{mode} {depth_bucket(self._depth)}"
-        for key in (mode, bucket):
+        """Score a turn for ``mode`` and for each of the turn's buckets ("agent turns 4-9")."""
+        for key in (mode, *(f"{mode} {bucket}" for bucket in self._buckets)):
             score = self.scores.setdefault(key, ModeScore(self.ks))
             score.add(rank, searches=searches, llm_calls=llm_calls, tokens=tokens, scored=scored)
 
@@ -148,8 +177,8 @@ class RetrievalEvaluation:
     ) -> None:
         session = self.new_session() if "agent" in self.modes and self.new_session else None
         earlier: list[str] = []
-        for depth, turn in enumerate(conversation.turns, 1):
-            self._depth = depth
+        for turn, buckets in zip(conversation.turns, turn_buckets(conversation), strict=True):
+            self._buckets = buckets
             evidence = [m for s, e in turn.evidence if (m := self.mapper.map(s, e)) is not None]
             scored = bool(evidence)
             if "question" in self.scores:

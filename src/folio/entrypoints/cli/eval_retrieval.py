@@ -97,7 +97,27 @@ INDEX_FORMAT = b"index-2"
     "a name in --books-dir / the data set's books) at a random paragraph boundary.",
 )
 @click.option(
-    "--seed", type=int, default=0, show_default=True, help="Where --haystack puts the excerpts."
+    "--chain",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Join N consecutive conversations of a book into one session that changes subject "
+    "(different stories of the anthology) and score the turns after each switch apart.",
+)
+@click.option(
+    "--quotes",
+    type=click.FloatRange(0, 1),
+    default=0.0,
+    show_default=True,
+    help="Turn this share of the turns into 'Where does it say \"<words of the evidence>\"?' "
+    "(chosen with --seed) and score them apart.",
+)
+@click.option(
+    "--seed",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Where --haystack puts the excerpts; which turns --quotes rephrases.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the scores as one JSON object.")
 @click.pass_obj
@@ -114,13 +134,17 @@ def retrieval_cmd(
     cache_dir: Path | None,
     plot: Path | None,
     haystack_name: str | None,
+    chain: int,
+    quotes: float,
     seed: int,
     as_json: bool,
 ) -> None:
     """Replay conversations turn by turn and score what was retrieved against the evidence.
 
-    Every mode is also scored by turn depth (turns 1-3, 4-9, 10+)."""
+    Every mode is also scored by turn depth (turns 1-3, 4-9, 10+), after a switch of subject
+    with --chain (after switch 1-3, 4+) and on quote turns with --quotes (quotes)."""
     conversations = load_conversations(conversations_path)[:limit]
+    conversations = _rephrased(conversations, conversations_path, books_dir, chain, quotes, seed)
     settings = lazy.get().settings
     cache = cache_dir or settings.home / "eval"
     if haystack_name:
@@ -151,11 +175,43 @@ def retrieval_cmd(
         _plot(report, ks, plot)
 
 
-def _row_order(key: str) -> tuple[int, int]:
-    """agent, agent turns 1-3, agent turns 4-9, agent turns 10+, question, ..."""
+def _row_order(key: str) -> tuple[int, int, int]:
+    """agent, agent turns 1-3, 4-9, 10+, agent after switch 1-3, 4+, agent quotes, question, ..."""
     mode, _, bucket = key.partition(" ")
-    depth = int(bucket.split()[1].split("-")[0].rstrip("+")) if bucket else 0
-    return (MODES.index(mode) if mode in MODES else len(MODES), depth)
+    kinds = ("", "turns", "after", "quotes")
+    words = bucket.split() or [""]
+    kind, first = words[0], words[-1].split("-")[0].rstrip("+")
+    return (
+        MODES.index(mode) if mode in MODES else len(MODES),
+        kinds.index(kind) if kind in kinds else len(kinds),
+        int(first) if first.isdigit() else 0,
+    )
+
+
+def _rephrased(
+    conversations: list[Any],
+    conversations_path: Path,
+    books_dir: Path | None,
+    chain: int,
+    quotes: float,
+    seed: int,
+) -> list[Any]:
+    """The conversations with a share of quote turns (``quote_turns``, on each book's own
+    text) and joined ``chain`` at a time into sessions that change subject."""
+    if chain <= 1 and quotes <= 0:
+        return conversations
+    from folio.app.evaluation.chains import chain_conversations, quote_turns
+
+    if quotes > 0:
+        by_book: dict[str, list[Any]] = defaultdict(list)
+        for conversation in conversations:
+            by_book[conversation.book].append(conversation)
+        conversations = []
+        for name, items in by_book.items():
+            path = find_book_file(name, beside=conversations_path.parent, books_dir=books_dir)
+            text = path.read_bytes().decode("utf-8")  # the spans index it as it is
+            conversations += quote_turns(items, text, quotes, seed=seed)
+    return chain_conversations(conversations, chain)
 
 
 def _in_haystack(

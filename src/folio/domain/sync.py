@@ -104,8 +104,11 @@ class Fragment:
     """One of an EPUB's spine documents as KOReader numbers them (``DocFragment[index]``):
     where its text lies in folio's text, and where each element's text starts, as the count
     of non-blank characters of the document before it (``anchors``, keyed by KOReader's path of
-    the element or text node: ``/body/div/p[3]``, ``/body/div/p[3]/text()[2]``). ``density``:
-    the share of the document's characters that are not blank (a text offset becomes a count)."""
+    the element or text node: ``/body/div/p[3]``, ``/body/div/p[3]/text()[2]``; a text node
+    that starts with blanks also has a point anchor, ``/body/p/text()[2].1``: its first non-blank
+    character is its second). A DocFragment folio holds no text of is an empty range.
+    ``density``: the share of the document's characters, as crengine keeps them, that are not
+    blank (a text offset becomes a count where folio's text is not at hand)."""
 
     index: int
     char_start: int

@@ -1,18 +1,24 @@
-"""From folio's text back to KOReader: the xpointer of a place in an EPUB, so that a citation
-opens its passage on the device (``GotoXPointer``).
+"""From folio's text to KOReader's xpointers and back, on one EPUB's ``Fragment`` structure
+(``adapters/parsers/crengine_dom`` builds it by crengine's rules).
 
-It is the inverse of ``folio.domain.sync``'s reading of a pushed xpointer (``parse_xpointer``,
-``nonblank_before``, ``offset_after_nonblank``), on the same ``Fragment`` structure: a place is the
-count of non-blank characters of its spine document before it; the text node holding that
-character is the one whose anchor is the last at or before the count; the offset inside the node
-is the count past the anchor, in the node's own characters (the fragment's ``density`` converts).
-The xpointer is written in crengine's classic form (``/body/DocFragment[N]/body/div/p[3]/
-text().45``: an index only among siblings of one name), which every KOReader reads.
+- Reading (``place_in_fragment``, progress sync): the element or text node the xpointer names,
+  else its nearest ancestor folio knows, gives how many non-blank characters of the spine
+  document come before it (its anchor). In a text node the offset counts the node's characters as
+  crengine keeps them (``PreProcessXmlString`` in crengine/src/lvxml.cpp: entities are one
+  character, a run of blanks is one space): it is walked over folio's text from the node's first
+  non-blank character, each non-blank character one step and each run of blanks one step, after
+  the blanks the node starts with (its point anchor ``<path>.<n>``). At an element the offset is
+  a child index (``ldomXPointer``), not characters: the element's start.
+- Writing (``xpointer_at``, citations): the text node holding the place is the one whose anchor
+  is the last at or before it; the offset is the same walk the other way. The xpointer is
+  written in crengine's classic form (``/body/DocFragment[N]/body/div/p[3]/text().45``: an index
+  only among several siblings of one name), which every KOReader reads, or with
+  ``explicit_first`` in the form of its DOM 20260812 (every step indexed, ``toStringV2``'s
+  ``explicitFirstIndex``).
 
-Invariant: parsing the xpointer written for ``offset`` back (``parse_xpointer``, then
-``nonblank_before`` and ``offset_after_nonblank`` on the same fragment and text) gives the place
-just after the first non-blank character at or after ``offset``: inside a passage that starts
-there.
+Invariant: the xpointer written for ``offset``, read back on the same fragment and text, gives
+the place just after the first non-blank character at or after ``offset``: inside a passage that
+starts there. A spine document without text (an image or SVG page) holds no place.
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import click
@@ -17,6 +18,7 @@ from folio.domain.errors import FolioError
 from folio.entrypoints.cli.chat_view import TurnView, turn_json
 from folio.entrypoints.cli.errors import debug_enabled, handle_errors
 from folio.entrypoints.cli.output import (
+    clean,
     console,
     escape,
     list_table,
@@ -184,7 +186,19 @@ def _latest(container: Any, book: Any) -> str | None:
     if not summaries:
         click.echo(f"No conversation about {book.name} yet; starting one.", err=True)
         return None
+    click.echo(resumed_line(summaries[0], datetime.now(UTC)), err=True)
     return str(summaries[0].conversation.id)
+
+
+def resumed_line(summary: Any, now: datetime) -> str:
+    """Which conversation ``-c`` continues: "Continuing “Who is Clerval?” (3f2a1b2c, 4 turns,
+    last active 2 h ago, 2026-11-26 14:05)"."""
+    from folio.domain.sync import time_ago
+
+    c = summary.conversation
+    turns = f"{summary.turn_count} turn{'' if summary.turn_count == 1 else 's'}"
+    when = f"{time_ago(c.updated_at, now)}, {c.updated_at.astimezone():%Y-%m-%d %H:%M}"
+    return f"Continuing “{clean(c.title)}” ({c.id[:8]}, {turns}, last active {when})"
 
 
 PICKER_SIZE = 10
@@ -348,11 +362,20 @@ def _line_reader(session: ChatSession, interactive: bool) -> Callable[[], str]:
 
         return read_plain
     from prompt_toolkit import PromptSession
+    from prompt_toolkit.completion import ThreadedCompleter
     from prompt_toolkit.history import FileHistory
+
+    from folio.entrypoints.cli.repl_completion import ChatCompleter, slash_commands
 
     home = session.container.settings.home
     home.mkdir(parents=True, exist_ok=True)
-    prompt: PromptSession[str] = PromptSession(history=FileHistory(str(home / "chat_history")))
+    prompt: PromptSession[str] = PromptSession(
+        history=FileHistory(str(home / "chat_history")),
+        # Tab: slash commands, /read targets, names met so far (off the prompt's thread: the
+        # names are read from the book once per position)
+        completer=ThreadedCompleter(ChatCompleter(session, slash_commands(HELP))),
+        complete_while_typing=False,
+    )
     return lambda: prompt.prompt(prompt_text(session.book))
 
 

@@ -58,12 +58,14 @@ MAP_SVG = f'<?xml version="1.0"?><svg {SVG_NS} viewBox="0 0 5 5"><rect width="5"
 INTERLUDE = f"{XHTML}<body><p>An interlude between chapters.</p></body></html>"
 NOTES = f"{XHTML}<body><aside><p>A note kept aside.</p></aside></body></html>"
 
-# (e) entities and whitespace collapsing in one text node
+# (e) entities and whitespace collapsing in one text node; blanks kept in a <pre>
 CHAPTER_TWO = f"""{XHTML}<body>
 <p>
         Caf&eacute; society &amp; its   friends
         met at noon&nbsp;sharp, &#8220;quoted&#8221; here.
 </p>
+<pre>  line one
+    indented   line two</pre>
 </body></html>"""
 
 MANIFEST = [
@@ -189,6 +191,9 @@ PLACES = [
     ("/body/DocFragment[9]/body/p/text().28", "met at noon"),
     ("/body/DocFragment[9]/body/p/text().40", "sharp,"),
     ("/body/DocFragment[9]/body/p/text().48", "quoted"),
+    # white-space: pre keeps every blank: "  line one\n    indented   line two"
+    ("/body/DocFragment[9]/body/pre/text().15", "indented"),
+    ("/body/DocFragment[9]/body/pre/text().31", "two"),
 ]
 
 

@@ -5,7 +5,7 @@
   else its nearest ancestor folio knows, gives how many non-blank characters of the spine
   document come before it (its anchor). In a text node the offset counts the node's characters as
   crengine keeps them (``PreProcessXmlString`` in crengine/src/lvxml.cpp: entities are one
-  character, a run of blanks is one space): it is walked over folio's text from the node's first
+  character, a run of blanks is one space, each blank one inside ``<pre>``): it is walked over folio's text from the node's first
   non-blank character, each non-blank character one step and each run of blanks one step, after
   the blanks the node starts with (its point anchor ``<path>.<n>``). At an element the offset is
   a child index (``ldomXPointer``), not characters: the element's start.
@@ -26,6 +26,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from folio.domain.sync import Fragment, XPointer, canonical_path, offset_after_nonblank
+
+# elements whose text crengine keeps blank for blank (fb2def.h: white-space pre)
+_PRE = frozenset({"pre", "listing", "textarea", "plaintext", "xmp"})
 
 
 def fragment_at(fragments: Sequence[Fragment], offset: int) -> Fragment | None:
@@ -55,7 +58,7 @@ def place_in_fragment(fragment: Fragment, pointer: XPointer, text: str) -> int:
     if current != target or not _is_text_step(target.rsplit("/", 1)[-1]):
         return offset_after_nonblank(text, count)
     lead = _lead(anchors, target)
-    seen = _nonblank_within(text, count, pointer.text_offset - lead)
+    seen = _nonblank_within(text, count, pointer.text_offset - lead, pre=_in_pre(target))
     return offset_after_nonblank(text, count + seen)
 
 
@@ -73,7 +76,8 @@ def xpointer_at(fragment: Fragment, text: str, offset: int, *, explicit_first: b
     if path is None:
         return _form(f"{head}/body", explicit_first)
     lead = _lead(_canonical(fragment.anchors), canonical_path(path))
-    raw = lead + _crengine_chars(text, anchor, wanted + 1 - anchor)
+    pre = _in_pre(canonical_path(path))
+    raw = lead + _crengine_chars(text, anchor, wanted + 1 - anchor, pre=pre)
     return _form(f"{head}{path}", explicit_first) + f".{raw}"
 
 
@@ -94,6 +98,11 @@ def _is_text_step(step: str) -> bool:
     return step.startswith("text()")
 
 
+def _in_pre(path: str) -> bool:
+    """Is the node inside an element crengine keeps blanks in (fb2def.h: ``css_ws_pre``)?"""
+    return any(step.split("[", 1)[0] in _PRE for step in path.split("/"))
+
+
 def _lead(anchors: dict[str, int], text_path: str) -> int:
     """How many blank characters start the text node (its point anchor ``<path>.<n>``)."""
     prefix = text_path + "."
@@ -105,33 +114,35 @@ def _start_of(text: str, count: int) -> int:
     return offset_after_nonblank(text, count + 1) - 1 if count < _nonblank(text) else len(text)
 
 
-def _nonblank_within(text: str, count: int, chars: int) -> int:
+def _nonblank_within(text: str, count: int, chars: int, *, pre: bool = False) -> int:
     """How many non-blank characters the first ``chars`` characters of a text node hold, as
-    crengine counts its characters (a run of blanks is one), the node starting at the
-    non-blank character after ``count`` others of ``text``."""
-    i, seen, walked = _start_of(text, count), 0, 0
+    crengine counts its characters (a run of blanks is one, each blank in ``pre``), the node
+    starting at the non-blank character after ``count`` others of ``text``."""
+    seen = walked = 0
+    i = _start_of(text, count)
     while i < len(text) and walked < chars:
-        if text[i].isspace():
+        if text[i].isspace() and not pre:
             while i < len(text) and text[i].isspace():
                 i += 1
         else:
-            seen += 1
+            seen += 0 if text[i].isspace() else 1
             i += 1
         walked += 1
     return seen
 
 
-def _crengine_chars(text: str, count: int, nonblank: int) -> int:
+def _crengine_chars(text: str, count: int, nonblank: int, *, pre: bool = False) -> int:
     """How many characters, as crengine counts them, a text node starting at the non-blank
     character after ``count`` others of ``text`` holds up to its ``nonblank``-th non-blank
     character, included (the inverse of ``_nonblank_within``)."""
-    i, seen, walked = _start_of(text, count), 0, 0
+    seen = walked = 0
+    i = _start_of(text, count)
     while i < len(text) and seen < nonblank:
-        if text[i].isspace():
+        if text[i].isspace() and not pre:
             while i < len(text) and text[i].isspace():
                 i += 1
         else:
-            seen += 1
+            seen += 0 if text[i].isspace() else 1
             i += 1
         walked += 1
     return walked

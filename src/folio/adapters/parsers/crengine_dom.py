@@ -25,7 +25,8 @@ xpointer names, by the rules of crengine's code (github.com/koreader/crengine, r
   (``autoBoxing``, ``inlineBox``, ``floatBox``...) are transparent (``getElementIndex``).
 - **Text nodes**: ``text()[n]`` is the index among the element's text nodes, as crengine keeps
   them. A text node is a run of text between two tags or comments (``LVXMLParser::ReadText``),
-  cut after a space once it reaches ``TEXT_SPLIT_SIZE`` (8192) characters. Whitespace-only runs
+  cut after a space once it reaches ``TEXT_SPLIT_SIZE`` (8192) characters (counted
+  here after entities are decoded: exact for a run without entities). Whitespace-only runs
   are dropped when they are the first child of a block element (``ldomElementWriter::onText``);
   in a block holding both blocks and inline content, whitespace-only runs not between two
   inline siblings are removed (``removeStandaloneWhitespaceTextChildrenInMixedContent``,

@@ -112,7 +112,8 @@ def test_a_citations_xpointer_read_back_lands_on_its_quoted_passage(
 ) -> None:
     from folio.adapters.parsers.epub import EpubParser
     from folio.adapters.parsers.koreader_ids import epub_fragments
-    from folio.domain.sync import nonblank_before, offset_after_nonblank, parse_xpointer
+    from folio.domain.sync import parse_xpointer
+    from folio.domain.xpointers import place_in_fragment
 
     answer = _ask(served, LATE, 0.5, question=LATER_EVENT, new_conversation=True).json()
     text = EpubParser().parse(served["epub"]).text
@@ -124,9 +125,7 @@ def test_a_citations_xpointer_read_back_lands_on_its_quoted_passage(
         assert pointer is not None and citation["pdf_page"] is None
         fragment = fragments[pointer.fragment]
         part = text[fragment.char_start : fragment.char_end]
-        landed = fragment.char_start + offset_after_nonblank(
-            part, nonblank_before(fragment, pointer)
-        )
+        landed = fragment.char_start + place_in_fragment(fragment, pointer, part)
         assert citation["char_start"] < landed <= citation["char_end"], citation
         passage = " ".join(text[citation["char_start"] : citation["char_end"]].split())
         assert passage.startswith(citation["quote"].removesuffix(" …").split(" ")[0])

@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 from folio.adapters.llm.scripted import ScriptedChatProvider, tool_call
+from folio.agent.citations import listed_quotes
 from folio.app.chat import ChatWithBook, TurnResult
 from folio.bootstrap import Container
 from folio.config import load_settings
@@ -38,13 +39,10 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _CAPITALISED = re.compile(r"\b[A-Z][a-z]+\b")
 
 
-_NUMBERED = re.compile(r'^- "(.*)"(?: …)? \([^()]*\)$', re.MULTILINE)
-
-
 def quoted(answer: str) -> list[str]:
     """What an answer quotes: the offline answer's numbered quotes (whose sentences may hold
     dialogue's own quotation marks), else each "..." of a model's answer."""
-    return _NUMBERED.findall(answer) or _QUOTED.findall(answer)
+    return listed_quotes(answer) or _QUOTED.findall(answer)
 
 
 def normalise(text: str) -> str:

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from folio.adapters.embeddings.onnx import OnnxEmbedder, packaged_model_dir
+from folio.agent.citations import listed_quotes
 from folio.app.chat import TurnResult
 from folio.bootstrap import Container
 from folio.config import load_settings
@@ -60,7 +61,7 @@ def turns(
 
 
 def quotes(turn: TurnResult) -> list[str]:
-    return re.findall(r'^- "(.+?)"(?: …)? \(', turn.answer, re.M)
+    return listed_quotes(turn.answer)
 
 
 def test_who_is_leads_with_the_person_asked_about(turns: tuple[list[TurnResult], int]) -> None:

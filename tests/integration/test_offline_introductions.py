@@ -10,11 +10,11 @@ demo imported the bundled book into (``demo_run``): no import of its own.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
 
+from folio.agent.citations import listed_quotes
 from folio.app.chat import TurnResult
 from folio.bootstrap import Container
 from folio.config import load_settings
@@ -50,7 +50,7 @@ def turns(demo_run: DemoRun, tmp_path_factory: pytest.TempPathFactory) -> list[l
 
 
 def quotes(turn: TurnResult) -> list[str]:
-    return re.findall(r'^- "(.+?)"(?: …)? \(', turn.answer, re.M)
+    return listed_quotes(turn.answer)
 
 
 def test_who_is_x_leads_with_the_sentence_that_introduces_them(

@@ -16,8 +16,9 @@ TOP_SOURCES = 3
 QUOTE_CHARS = 200
 MIN_QUOTE_CHARS = 12
 # a line of the offline answer: - "<a sentence of the book>" (Chapter 3, p. 20), the sentence may
-# hold dialogue's own straight quotes ("“Wentworth was the very name!” ..." in a plain-text book)
-_LISTED = re.compile(r'^- "(.+)"(?: …)? \([^()\n]*\)(?: \[\d+\])?$', re.MULTILINE)
+# hold dialogue's own quotes ("“Wentworth was the very name!” ..."); a sentence its own quotation
+# marks open and close stands in them alone: - “Compose yourself,” said Clerval. (Chapter 5, p. 46)
+_LISTED = re.compile(r'^- (?:"(.+)"|(“.+”))(?: …)? \([^()\n]*\)(?: \[\d+\])?$', re.MULTILINE)
 _STRAIGHT = re.compile(r'"([^"]{' + str(MIN_QUOTE_CHARS) + r',})"')
 _CURLY = re.compile(r"“([^”]{" + str(MIN_QUOTE_CHARS) + r",})”")
 _PAGE_CITE = re.compile(r"\bpp?\.\s*([0-9ivxlcdm]+)(?:\s*[-–]\s*([0-9ivxlcdm]+))?", re.I)
@@ -134,7 +135,7 @@ def _quotes(answer: str) -> list[str]:
     """What ``answer`` quotes, in order: each "..." whole (with the dialogue’s “...” inside it, as
     the offline answer quotes a sentence of the book), then “...” outside any "...". A quote
     inside a quote is part of it, never a source of its own."""
-    listed = _LISTED.findall(answer)
+    listed = listed_quotes(answer)
     if listed:  # the offline answer's lines: each quotes one sentence, whatever marks it holds
         return listed
     found = [(m.start(), m.end(), m.group(1)) for m in _STRAIGHT.finditer(answer)]
@@ -142,6 +143,12 @@ def _quotes(answer: str) -> list[str]:
         if not any(start <= m.start() < end for start, end, _ in found):
             found.append((m.start(), m.end(), m.group(1)))
     return [text for _, _, text in sorted(found)]
+
+
+def listed_quotes(answer: str) -> list[str]:
+    """The sentences an extractive answer lists, one per ``- "..." (Chapter 3, p. 20)`` line (a
+    sentence standing in its own quotation marks keeps them), in order."""
+    return [straight or own for straight, own in _LISTED.findall(answer)]
 
 
 def _unique(passages: Iterable[Passage]) -> list[Passage]:

@@ -102,7 +102,7 @@ FILES = {
 }
 
 
-def build_epub(path: Path) -> Path:
+def build_epub(path: Path, files: dict[str, str] = FILES) -> Path:
     items = "".join(f'<item id="{i}" href="{h}" media-type="{m}"/>' for i, h, m in MANIFEST)
     opf = (
         '<?xml version="1.0"?><package xmlns="http://www.idpf.org/2007/opf" version="2.0" '
@@ -120,7 +120,7 @@ def build_epub(path: Path) -> Path:
         z.writestr("mimetype", "application/epub+zip")
         z.writestr("META-INF/container.xml", container)
         z.writestr("content.opf", opf)
-        for name, content in FILES.items():
+        for name, content in files.items():
             z.writestr(name, content)
     return path
 
@@ -309,3 +309,12 @@ def test_a_real_epub_reads_its_own_xpointers_back(books_dir: Path) -> None:
                 assert landing(real, xpointer) == offset + 1, (offset, xpointer)
             checked += 1
     assert checked > 60
+
+
+def test_a_document_nested_past_the_stack_is_placed_by_nothing_and_raises_nothing(
+    tmp_path: Path,
+) -> None:
+    deep = f"{XHTML}<body><p>{'<span>' * 3000}deep words{'</span>' * 3000}</p></body></html>"
+    path = build_epub(tmp_path / "deep.epub", {**FILES, "one.xhtml": deep})
+    fragments = epub_fragments(path)
+    assert [f.index for f in fragments] == list(range(1, 10))

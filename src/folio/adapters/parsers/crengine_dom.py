@@ -90,7 +90,8 @@ _PRE = frozenset({"pre", "listing", "textarea", "plaintext", "xmp"})
 _CRE_SPACE = " \t\r\n"
 _ENTITY = re.compile(rb"&([A-Za-z][A-Za-z0-9]{1,31});")
 _XML_ENTITIES = frozenset({"amp", "lt", "gt", "quot", "apos"})
-_XML = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True)
+# libxml2's default bounds (256 levels, 10 MB text nodes): a document past them takes the HTML path
+_XML = etree.XMLParser(resolve_entities=False, no_network=True)
 
 
 def parse_xhtml(data: bytes) -> etree._Element | None:
@@ -308,12 +309,18 @@ def _document(archive: BoundedArchive, path: str) -> tuple[str, DocumentAnchors]
     except KeyError:
         return None
     root = parse_html_document(data)
-    text = extract_text(root).text
+    try:
+        text = extract_text(root).text
+    except RecursionError:  # nested past Python's stack: folio's parser refuses it too
+        return None
     if not text.strip():
         return None
     xml = parse_xhtml(data)
-    if xml is not None:
-        anchors = document_anchors(body_of(xml))
-        if anchors.nonblank == _folio_nonblank(text):
-            return text, anchors
-    return text, document_anchors(body_of(root))
+    try:
+        if xml is not None:
+            anchors = document_anchors(body_of(xml))
+            if anchors.nonblank == _folio_nonblank(text):
+                return text, anchors
+        return text, document_anchors(body_of(root))
+    except RecursionError:  # nested past Python's stack: the document is placed as a whole
+        return text, DocumentAnchors({"/body": 0}, _folio_nonblank(text), len(text))

@@ -62,9 +62,9 @@ def select_citations(
         if (first.lower(), (last or first).lower()) in quoted_ranges:
             continue  # a quote's own citation ('"..." (pp. 55-56)'): the quote is its source
         pages = [p for p in _expand(first, last) if not any(_on_source_page(s, p) for s in chosen)]
-        passage = next((p for p in candidates if _cites(p, set(pages))), None)
-        if passage is not None:  # the cited pages it holds, as one source ("pp. 46-47")
-            chosen.append(_on_pages(_source(passage, None), passage, pages))
+        cited = next((p for p in candidates if _cites(p, set(pages))), None)
+        if cited is not None:  # the cited pages it holds, as one source ("pp. 46-47")
+            chosen.append(_on_pages(_source(cited, None), cited, pages))
     if not chosen:
         return tuple(_source(p, None) for p in candidates[:top])
     return _without_overlaps(chosen)

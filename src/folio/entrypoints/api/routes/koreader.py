@@ -24,7 +24,7 @@ from dataclasses import replace
 from typing import Any, TypeVar
 
 import anyio
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, Request
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, ValidationError
 
@@ -48,8 +48,8 @@ from folio.entrypoints.api.koreader_schemas import (
     StoryOut,
     request_body,
 )
-from folio.entrypoints.api.routes.kosync import _authenticated
 from folio.entrypoints.api.schemas import errors_for
+from folio.entrypoints.api.sync_login import header_user, too_many_failures
 from folio.entrypoints.api.turn_stream import TurnStream
 from folio.entrypoints.citation_marks import numbered_answer
 
@@ -128,11 +128,10 @@ async def _caller(request: Request, container: Container) -> str:
     headers = request.headers
     if "authorization" not in headers and ("x-auth-user" in headers or "x-auth-key" in headers):
         try:
-            return await _authenticated(request, container)
+            return await header_user(request, container)
         except SyncError as e:
             if e.code is SyncErrorCode.RATE_LIMITED:
-                wait = str(e.details.get("retry_after", 60))
-                raise HTTPException(429, e.message, headers={"Retry-After": wait}) from e
+                raise too_many_failures(e) from e
             raise ApiError(
                 401,
                 "UNAUTHORIZED",

@@ -11,11 +11,9 @@ bearer tokens; errors use the protocol's ``{"code", "message"}`` body, not folio
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any
 
-import anyio
 import pydantic_core
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
@@ -34,6 +32,7 @@ from folio.entrypoints.api.schemas import (
     SyncUser,
     errors_for,
 )
+from folio.entrypoints.api.sync_login import checking_key, client_address, header_user
 
 router = APIRouter(tags=["progress sync (KOReader)"])
 # KOReader authenticates with x-auth-user / x-auth-key, not a bearer token: the request guard
@@ -104,41 +103,6 @@ async def _json_object(request: Request) -> dict[str, Any]:
     return body
 
 
-T = TypeVar("T")
-KEY_CHECKS_AT_ONCE = 2  # requests checking a sync key in threads at once; the others await
-_key_limiter: list[anyio.CapacityLimiter] = []  # one per process, made in its event loop
-
-
-async def _checking_key(check: Callable[..., T], *args: Any) -> T:
-    """``check(*args)`` (it verifies a sync key: tens of ms of scrypt) in a worker thread, at
-    most ``KEY_CHECKS_AT_ONCE`` at a time: a flood of logins waits here, without holding the
-    threads every other request (the health check included) needs."""
-    if not _key_limiter:
-        _key_limiter.append(anyio.CapacityLimiter(KEY_CHECKS_AT_ONCE))
-    return await anyio.to_thread.run_sync(partial(check, *args), limiter=_key_limiter[0])
-
-
-def _credentials(request: Request) -> tuple[str | None, str | None]:
-    return request.headers.get("x-auth-user"), request.headers.get("x-auth-key")
-
-
-def _address(request: Request) -> str | None:
-    """The client's address (behind a proxy on this machine, the one it forwards: uvicorn
-    trusts X-Forwarded-For from 127.0.0.1)."""
-    return request.client.host if request.client else None
-
-
-async def _authenticated(request: Request, container: Any) -> str:
-    """The user id of the request's sync login. A login or address over its failed-login limit
-    is refused here, before it waits for a key check (which it would not get)."""
-    sync = container.progress_sync
-    username, key = _credentials(request)
-    address = _address(request)
-    sync.refuse_if_limited(username, address)
-    user_id: str = await _checking_key(partial(sync.authenticate, address=address), username, key)
-    return user_id
-
-
 @router.post(
     "/users/create",
     status_code=201,
@@ -150,11 +114,11 @@ async def create_user(request: Request, container: ContainerDep) -> JSONResponse
     this confirms an existing login with its own password (201) and refuses anything else
     (402)."""
     sync = container.progress_sync
-    address = _address(request)
+    address = client_address(request)
     try:
         body = await _json_object(request)
         sync.refuse_if_limited(None, address)
-        name = await _checking_key(partial(sync.register, address=address), body)
+        name = await checking_key(partial(sync.register, address=address), body)
     except (SyncError, _BadBody) as e:
         return _error(e, "/users/create")
     return _reply(201, {"username": name})
@@ -163,7 +127,7 @@ async def create_user(request: Request, container: ContainerDep) -> JSONResponse
 @router.get("/users/auth", response_model=SyncAuthorized, responses=_errors(401))
 async def authorize(request: Request, container: ContainerDep) -> JSONResponse:
     try:
-        await _authenticated(request, container)
+        await header_user(request, container)
     except SyncError as e:
         return _error(e, "/users/auth")
     return _reply(200, {"authorized": "OK"})
@@ -182,7 +146,7 @@ async def update_progress(request: Request, container: ContainerDep) -> JSONResp
     again."""
     sync = container.progress_sync
     try:
-        user_id = await _authenticated(request, container)
+        user_id = await header_user(request, container)
         body = await _json_object(request)
         pushed = await run_in_threadpool(sync.push, user_id, body)
     except (SyncError, _BadBody) as e:
@@ -200,7 +164,7 @@ async def get_progress(document: str, request: Request, container: ContainerDep)
     says "No progress found for this document")."""
     sync = container.progress_sync
     try:
-        user_id = await _authenticated(request, container)
+        user_id = await header_user(request, container)
         pushed = await run_in_threadpool(sync.pull, user_id, document)
     except SyncError as e:
         return _error(e)

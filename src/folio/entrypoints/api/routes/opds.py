@@ -23,7 +23,6 @@ import base64
 import binascii
 from collections.abc import Callable
 from datetime import UTC, datetime
-from functools import partial
 from typing import Annotated
 from urllib.parse import quote, urlencode
 
@@ -47,7 +46,7 @@ from folio.entrypoints.api.opds_atom import (
     opensearch_description,
 )
 from folio.entrypoints.api.opds_json import JsonCatalogue
-from folio.entrypoints.api.routes.kosync import _address, _checking_key
+from folio.entrypoints.api.sync_login import client_address, sync_user, too_many_failures
 
 # Not in /openapi.json: a catalogue describes itself (its feeds' links, its OpenSearch document)
 # to OPDS clients, which read Atom, not folio's JSON API.
@@ -81,14 +80,13 @@ async def _reader(request: Request, container: ContainerDep) -> str:
             credentials = _basic(value)
             if credentials is None or len(credentials[1]) > MAX_PASSWORD_CHARS:
                 raise _unauthorized("Malformed Basic credentials")
-            return await _basic_user(container, *credentials, _address(request))
+            return await _basic_user(container, *credentials, client_address(request))
         token = value.strip() if scheme.lower() == "bearer" else None
         return await run_in_threadpool(container.users.authenticate, token)
     except SyncError as e:
         if e.code is not SyncErrorCode.RATE_LIMITED:
             raise _unauthorized("Wrong sync login or password") from e
-        wait = str(e.details.get("retry_after", 60))
-        raise HTTPException(429, e.message, headers={"Retry-After": wait}) from e
+        raise too_many_failures(e) from e
     except FolioError as e:
         raise _unauthorized(
             "Sign in with your sync login (folio users sync-password NAME) or a folio token"
@@ -112,11 +110,7 @@ async def _basic_user(
             names = {u.id: u.name for u in await run_in_threadpool(users.list)}
             if names.get(user_id, "").casefold() == username.strip().casefold():
                 return user_id
-    sync = container.progress_sync
-    sync.refuse_if_limited(username, address)
-    check = partial(sync.authenticate, address=address)
-    user: str = await _checking_key(check, username, device_key(password))
-    return user
+    return await sync_user(container, username, device_key(password), address)
 
 
 async def _catalogue(

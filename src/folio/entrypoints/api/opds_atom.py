@@ -23,6 +23,7 @@ from lxml import etree
 
 from folio.app.catalogue import Group, Listed, Page
 from folio.domain.book_files import media_type
+from folio.entrypoints.api.opds_links import file_href, page_href, page_links
 
 ATOM = "http://www.w3.org/2005/Atom"
 OPDS = "http://opds-spec.org/2010/catalog"
@@ -109,17 +110,8 @@ class Feed:
     def pages(self, page: Page[Any], href: str, kind: str) -> None:
         """The pagination links (RFC 5005) and OpenSearch counts of ``page``; ``href`` is the
         feed's address without ``page`` (it may hold a query)."""
-        joiner = "&" if "?" in href else "?"
-
-        def at(number: int) -> str:
-            return href if number == 1 else f"{href}{joiner}page={number}"
-
-        self.link("first", at(1), kind)
-        if page.number > 1:
-            self.link("previous", at(min(page.number - 1, page.last)), kind)
-        if page.number < page.last:
-            self.link("next", at(page.number + 1), kind)
-        self.link("last", at(page.last), kind)
+        for rel, at in page_links(page, href):
+            self.link(rel, at, kind)
         for name, value in (
             ("totalResults", page.total),
             ("itemsPerPage", page.per_page),
@@ -157,8 +149,8 @@ class Feed:
         content = self._add(entry, "content", _summary(item))
         content.set("type", "text")
         if item.has_file:
-            href = f"/opds/books/{book.id}/file.{book.format.value}"
-            self.link(ACQUIRE, href, media_type(book.format), title=book.format.name, parent=entry)
+            kind = media_type(book.format)
+            self.link(ACQUIRE, file_href(book), kind, title=book.format.name, parent=entry)
 
     def groups(self, page: Page[Group], href: str, key: str, none_label: str) -> None:
         """One navigation entry per author or series (``key``: "author", "series"), to its books
@@ -214,11 +206,6 @@ def opensearch_description(template: str) -> bytes:
     return bytes(etree.tostring(root, xml_declaration=True, encoding="utf-8"))
 
 
-def _at(href: str, number: int) -> str:
-    """``href`` (which may hold a query) at page ``number``."""
-    return href if number == 1 else f"{href}{'&' if '?' in href else '?'}page={number}"
-
-
 def _latest(page: Page[Listed], default: datetime) -> datetime:
     return max((x.book.created_at or default for x in page.items), default=default)
 
@@ -237,7 +224,7 @@ class AtomCatalogue:
     def books(self, key: str, title: str, path: str, page: Page[Listed], up: str) -> bytes:
         href = self.base + path
         updated = _latest(page, datetime.now(UTC))
-        feed = Feed(key, title, _at(href, page.number), ACQUISITION, updated)
+        feed = Feed(key, title, page_href(href, page.number), ACQUISITION, updated)
         feed.link("up", self.base + up, NAVIGATION)
         feed.pages(page, href, ACQUISITION)
         feed.books(page.items)
@@ -245,7 +232,7 @@ class AtomCatalogue:
 
     def groups(self, key: str, title: str, path: str, page: Page[Group], listing: Listing) -> bytes:
         href = self.base + path
-        feed = Feed(key, title, _at(href, page.number), NAVIGATION, datetime.now(UTC))
+        feed = Feed(key, title, page_href(href, page.number), NAVIGATION, datetime.now(UTC))
         feed.link("up", self.base, NAVIGATION)
         feed.pages(page, href, NAVIGATION)
         feed.groups(page, self.base + listing.path, listing.key, listing.unnamed)

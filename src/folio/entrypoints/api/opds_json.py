@@ -18,6 +18,7 @@ from urllib.parse import urlencode
 from folio.app.catalogue import Group, Listed, Page
 from folio.domain.book_files import media_type
 from folio.entrypoints.api.opds_atom import ACQUIRE, Listing, Nav, clean
+from folio.entrypoints.api.opds_links import file_href, page_href, page_links
 
 OPDS_JSON = "application/opds+json"
 
@@ -28,10 +29,6 @@ def _stamp(moment: datetime | None) -> str:
 
 def _link(rel: str, href: str, **more: Any) -> dict[str, Any]:
     return {"rel": rel, "href": href, "type": OPDS_JSON, **more}
-
-
-def _at(href: str, number: int) -> str:
-    return href if number == 1 else f"{href}{'&' if '?' in href else '?'}page={number}"
 
 
 class JsonCatalogue:
@@ -54,12 +51,7 @@ class JsonCatalogue:
         feed["metadata"].update(
             numberOfItems=page.total, itemsPerPage=page.per_page, currentPage=page.number
         )
-        feed["links"].append(_link("first", _at(href, 1)))
-        if page.number > 1:
-            feed["links"].append(_link("previous", _at(href, min(page.number - 1, page.last))))
-        if page.number < page.last:
-            feed["links"].append(_link("next", _at(href, page.number + 1)))
-        feed["links"].append(_link("last", _at(href, page.last)))
+        feed["links"].extend(_link(rel, at) for rel, at in page_links(page, href))
 
     def root(self, entries: Iterable[Nav], updated: datetime) -> bytes:
         navigation = [
@@ -72,14 +64,14 @@ class JsonCatalogue:
 
     def books(self, key: str, title: str, path: str, page: Page[Listed], up: str) -> bytes:
         href = self.base + path
-        feed = self._feed(title, _at(href, page.number), up)
+        feed = self._feed(title, page_href(href, page.number), up)
         self._pages(feed, page, href)
         feed["publications"] = [_publication(item) for item in page.items]
         return _dump(feed)
 
     def groups(self, key: str, title: str, path: str, page: Page[Group], listing: Listing) -> bytes:
         href = self.base + path
-        feed = self._feed(title, _at(href, page.number), "")
+        feed = self._feed(title, page_href(href, page.number), "")
         self._pages(feed, page, href)
         feed["navigation"] = [
             {
@@ -112,7 +104,7 @@ def _publication(item: Listed) -> dict[str, Any]:
         links.append(
             {
                 "rel": ACQUIRE,
-                "href": f"/opds/books/{book.id}/file.{book.format.value}",
+                "href": file_href(book),
                 "type": media_type(book.format),
                 "title": book.format.name,
             }

@@ -40,7 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from folio.app.chat import AnswerDelta, TurnResult
 from folio.bootstrap import UserScope
 from folio.domain.books import Book, no_position_notice, numbered_places
-from folio.domain.errors import FolioError
+from folio.domain.errors import BookError, BookErrorCode
 from folio.entrypoints.api.deps import ScopeDep
 from folio.entrypoints.api.errors import ApiError, openai_error_body, status_for
 from folio.entrypoints.api.routes.chat import checked_message
@@ -130,10 +130,14 @@ def _model(book: Book) -> dict[str, Any]:
 
 
 def _book(scope: UserScope, model: str) -> Book:
+    """The book ``model`` names: its id or a unique prefix of it (several: a 409 saying how many
+    characters to give), else a reference as the CLI takes it (a title, words of one)."""
     try:
-        return scope.library.get(model)
-    except FolioError:
-        return scope.library.resolve(model)  # a prefix or a title; NOT_FOUND names the choices
+        return scope.library.get(scope.library.full_id(model))
+    except BookError as e:
+        if e.code is BookErrorCode.AMBIGUOUS:
+            raise
+    return scope.library.resolve(model)  # NOT_FOUND names the closest titles
 
 
 @router.post(

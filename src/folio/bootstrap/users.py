@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, cast
 if TYPE_CHECKING:
     from folio.adapters.storage.postgres.db import PgDatabase
     from folio.adapters.storage.sqlite.db import Database
-    from folio.agent.tools import ToolServices
+    from folio.agent.tools import ToolResult, ToolServices
     from folio.app.chat import ChatWithBook
     from folio.app.conversations import Conversations
     from folio.app.device_reading import DeviceReading
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         OwnershipRepository,
         UnitOfWorkFactory,
     )
+    from folio.domain.window import ReadingWindow
 
 
 class UsersWiring:
@@ -184,6 +185,31 @@ class UserScope:
             return self.container.tool_services(self.books, None)
         observed = ObservedChatProvider(chosen, self.container.telemetry)
         return self.container.tool_services(self.books, observed)
+
+    def reader_tool(
+        self,
+        name: str,
+        window: ReadingWindow,
+        arguments: dict[str, Any] | None = None,
+        *,
+        books: BookRepository | None = None,
+    ) -> ToolResult:
+        """Book tool ``name`` run for this user outside a chat turn (MCP, KOReader), bounded by
+        ``window`` as a turn's tools are: its searches through a ``WindowSearcher``; ``books``
+        (default: the user's) is what the tools read the book from (a device's place)."""
+        from dataclasses import replace
+
+        from folio.agent.tools import ToolContext
+        from folio.app.search import WindowSearcher
+
+        services = self.tool_services()
+        services = replace(
+            services,
+            searcher=WindowSearcher(services.searcher, window),
+            books=services.books if books is None else books,
+        )
+        context = ToolContext.of(window, user=self.user_id)  # the user names its log line
+        return self.container.tools.execute(name, context, services, arguments)
 
     def stateless_chat(
         self,

@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextvars
 import json
 from collections.abc import Callable, Mapping, MutableMapping
-from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -25,8 +24,6 @@ import anyio
 from mcp import types
 from mcp.server.lowlevel import Server
 
-from folio.agent.tools import ToolContext
-from folio.app.search import WindowSearcher
 from folio.domain.errors import FolioError
 
 if TYPE_CHECKING:
@@ -123,12 +120,8 @@ def call(
         if len(reference) > MAX_BOOK_REFERENCE:
             return _error(f"A book reference has at most {MAX_BOOK_REFERENCE} characters")
         book = scope.library.resolve(reference)
-        window = scope.library.window(book)
-        services = scope.tool_services()  # as a chat turn has them: recaps, the shared caches
-        services = replace(services, searcher=WindowSearcher(services.searcher, window))
-        # the user names its log line
-        context = ToolContext.of(window, user=scope.user_id)
-        result = container.tools.execute(name, context, services, arguments)
+        # as a chat turn has them: recaps, the shared caches, searches bounded by the window
+        result = scope.reader_tool(name, scope.library.window(book), arguments)
     except FolioError as e:
         return _error(e.message)
     envelope = result.envelope()

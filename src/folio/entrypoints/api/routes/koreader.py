@@ -20,7 +20,6 @@ known. Errors are folio's one error body; none names anything past the place ask
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any, TypeVar
 
 import anyio
@@ -28,10 +27,8 @@ from fastapi import APIRouter, Request
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, ValidationError
 
-from folio.agent.tools import ToolContext
 from folio.app.chat import TurnResult
 from folio.app.device_reading import DevicePlace
-from folio.app.search import WindowSearcher
 from folio.bootstrap import Container, UserScope
 from folio.domain.books import Book
 from folio.domain.conversations import Conversation
@@ -103,7 +100,7 @@ async def story(request: Request, container: ContainerDep, slots: TurnSlotsDep) 
     user_id = await _caller(request, container)
     body = await _body(request, PlaceIn)
     scope = container.for_user(user_id)
-    return await _holding_slot(slots, user_id, lambda: _story(scope, container, body))
+    return await _holding_slot(slots, user_id, lambda: _story(scope, body))
 
 
 @router.post(
@@ -117,7 +114,7 @@ async def people(request: Request, container: ContainerDep) -> dict[str, Any]:
     user_id = await _caller(request, container)
     body = await _body(request, PlaceIn)
     scope = container.for_user(user_id)
-    return await run_in_threadpool(_people, scope, container, body)
+    return await run_in_threadpool(_people, scope, body)
 
 
 # --- who and what ------------------------------------------------------------------------------
@@ -222,17 +219,10 @@ async def _holding_slot(slots: TurnSlots, user_id: str, work: Any) -> dict[str, 
         slots.release(user_id)
 
 
-def _tool(scope: UserScope, container: Container, book: Book, name: str) -> object:
+def _tool(scope: UserScope, book: Book, name: str) -> object:
     """Reader tool ``name`` at ``book``'s (device) position, as a chat turn runs it."""
     window = scope.library.window(book)
-    services = scope.tool_services()
-    services = replace(
-        services,
-        searcher=WindowSearcher(services.searcher, window),
-        books=scope.devices.positioned(book, book.position),
-    )
-    context = ToolContext.of(window, user=scope.user_id)
-    result = container.tools.execute(name, context, services)
+    result = scope.reader_tool(name, window, books=scope.devices.positioned(book, book.position))
     if not result.success:
         raise ApiError(502, str(result.error_code or "TOOL_FAILED"), result.error or "It failed")
     return result.data
@@ -256,9 +246,9 @@ def _answer(scope: UserScope, book: Book, result: TurnResult) -> dict[str, Any]:
     }
 
 
-def _story(scope: UserScope, container: Container, body: PlaceIn) -> dict[str, Any]:
+def _story(scope: UserScope, body: PlaceIn) -> dict[str, Any]:
     book = _placed(scope, body)
-    recap = _tool(scope, container, book, RECAP)
+    recap = _tool(scope, book, RECAP)
     assert isinstance(recap, Recap)
     places = scope.devices.places(book, [(p.book_id, p.char_start) for p in recap.passages])
     citations = []
@@ -282,9 +272,9 @@ def _story(scope: UserScope, container: Container, body: PlaceIn) -> dict[str, A
     }
 
 
-def _people(scope: UserScope, container: Container, body: PlaceIn) -> dict[str, Any]:
+def _people(scope: UserScope, body: PlaceIn) -> dict[str, Any]:
     book = _placed(scope, body)
-    found = _tool(scope, container, book, PEOPLE)
+    found = _tool(scope, book, PEOPLE)
     assert isinstance(found, PeopleList)
     firsts = [(p.first.book_id, p.first.char_start) for p in found.people]
     places = scope.devices.places(book, firsts)

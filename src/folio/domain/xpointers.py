@@ -5,10 +5,11 @@
   else its nearest ancestor folio knows, gives how many non-blank characters of the spine
   document come before it (its anchor). In a text node the offset counts the node's characters as
   crengine keeps them (``PreProcessXmlString`` in crengine/src/lvxml.cpp: entities are one
-  character, a run of blanks is one space, each blank one inside ``<pre>``): it is walked over folio's text from the node's first
-  non-blank character, each non-blank character one step and each run of blanks one step, after
-  the blanks the node starts with (its point anchor ``<path>.<n>``). At an element the offset is
-  a child index (``ldomXPointer``), not characters: the element's start.
+  character, a run of blanks is one space, each blank one inside ``<pre>``): it is walked over
+  folio's text from the node's first non-blank character, each non-blank character one step and
+  each run of blanks one step, after the blanks the node starts with (its point anchor
+  ``<path>.<n>``). At an element the offset is a child index (``ldomXPointer``), not
+  characters: the element's start.
 - Writing (``xpointer_at``, citations): the text node holding the place is the one whose anchor
   is the last at or before it; the offset is the same walk the other way. The xpointer is
   written in crengine's classic form (``/body/DocFragment[N]/body/div/p[3]/text().45``: an index
@@ -23,7 +24,8 @@ starts there. A spine document without text (an image or SVG page) holds no plac
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from itertools import islice
 
 from folio.domain.sync import Fragment, XPointer, canonical_path, offset_after_nonblank
 
@@ -114,37 +116,39 @@ def _start_of(text: str, count: int) -> int:
     return offset_after_nonblank(text, count + 1) - 1 if count < _nonblank(text) else len(text)
 
 
-def _nonblank_within(text: str, count: int, chars: int, *, pre: bool = False) -> int:
-    """How many non-blank characters the first ``chars`` characters of a text node hold, as
-    crengine counts its characters (a run of blanks is one, each blank in ``pre``), the node
-    starting at the non-blank character after ``count`` others of ``text``."""
-    seen = walked = 0
+def _walk(text: str, count: int, *, pre: bool) -> Iterator[int]:
+    """A text node's characters as crengine counts them (a run of blanks is one, each blank in
+    ``pre``), the node starting at the non-blank character after ``count`` others of ``text``:
+    after each, how many non-blank characters have been passed."""
+    seen = 0
     i = _start_of(text, count)
-    while i < len(text) and walked < chars:
+    while i < len(text):
         if text[i].isspace() and not pre:
             while i < len(text) and text[i].isspace():
                 i += 1
         else:
             seen += 0 if text[i].isspace() else 1
             i += 1
-        walked += 1
-    return seen
+        yield seen
+
+
+def _nonblank_within(text: str, count: int, chars: int, *, pre: bool = False) -> int:
+    """How many non-blank characters the first ``chars`` characters of a text node hold (the
+    node as ``_walk`` reads it)."""
+    return max(islice(_walk(text, count, pre=pre), max(0, chars)), default=0)
 
 
 def _crengine_chars(text: str, count: int, nonblank: int, *, pre: bool = False) -> int:
-    """How many characters, as crengine counts them, a text node starting at the non-blank
-    character after ``count`` others of ``text`` holds up to its ``nonblank``-th non-blank
-    character, included (the inverse of ``_nonblank_within``)."""
-    seen = walked = 0
-    i = _start_of(text, count)
-    while i < len(text) and seen < nonblank:
-        if text[i].isspace() and not pre:
-            while i < len(text) and text[i].isspace():
-                i += 1
-        else:
-            seen += 0 if text[i].isspace() else 1
-            i += 1
+    """How many characters, as crengine counts them, a text node (as ``_walk`` reads it) holds
+    up to its ``nonblank``-th non-blank character, included (the inverse of
+    ``_nonblank_within``)."""
+    walked = 0
+    if nonblank <= 0:
+        return walked
+    for seen in _walk(text, count, pre=pre):
         walked += 1
+        if seen >= nonblank:
+            break
     return walked
 
 

@@ -64,6 +64,16 @@ def test_the_mcp_people_tool_reads_the_processs_lexicons(tmp_path: Path) -> None
     first = _mcp(container, PEOPLE, book=book.id, name="Mara")
     assert "Mara" in json.dumps(first)
     book = container.library.get(book.id)
-    # the lexicon the MCP call read is the one every chat turn of this process reads
-    assert container.lexicons.get(book, _NoStore()) is not None  # type: ignore[arg-type]
+    window = container.library.window(book)
+    assert window.spans(book.id) != ((0, book.char_count),)  # read to Chapter 2, not the whole
+    # the lexicon the MCP call read (of the text the window shows) is the one every chat turn of
+    # this process reads at that window
+    assert container.lexicons.read(window, book, _NoStore()) is not None  # type: ignore[arg-type]
     assert _mcp(container, PEOPLE, book=book.id, name="Mara") == first
+
+    # where the window shows the whole book, the process's whole-book lexicon is the one read
+    book = container.library.set_position(book.id, percent=100)
+    assert container.library.window(book).spans(book.id) == ((0, book.char_count),)
+    whole = _mcp(container, PEOPLE, book=book.id, name="Mara")
+    assert whole["reading_limit"] == "the whole book" and "Mara" in json.dumps(whole["people"])
+    assert container.lexicons.get(book, _NoStore()) is not None  # type: ignore[arg-type]

@@ -30,7 +30,7 @@ from itertools import islice
 from folio.domain.sync import Fragment, XPointer, canonical_path, offset_after_nonblank
 
 # elements whose text crengine keeps blank for blank (fb2def.h: white-space pre)
-_PRE = frozenset({"pre", "listing", "textarea", "plaintext", "xmp"})
+PRE_ELEMENTS = frozenset({"pre", "listing", "textarea", "plaintext", "xmp"})
 
 
 def fragment_at(fragments: Sequence[Fragment], offset: int) -> Fragment | None:
@@ -102,7 +102,7 @@ def _is_text_step(step: str) -> bool:
 
 def _in_pre(path: str) -> bool:
     """Is the node inside an element crengine keeps blanks in (fb2def.h: ``css_ws_pre``)?"""
-    return any(step.split("[", 1)[0] in _PRE for step in path.split("/"))
+    return any(step.split("[", 1)[0] in PRE_ELEMENTS for step in path.split("/"))
 
 
 def _lead(anchors: dict[str, int], text_path: str) -> int:

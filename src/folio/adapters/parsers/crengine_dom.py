@@ -59,6 +59,7 @@ from folio.adapters.parsers.epub import NS, SEPARATOR, _nav_path, _package
 from folio.adapters.parsers.html_text import body_of, extract_text, parse_html_document
 from folio.adapters.parsers.structure import strip_illustrations
 from folio.domain.sync import Fragment
+from folio.domain.xpointers import PRE_ELEMENTS
 
 TEXT_SPLIT_SIZE = 8192
 # folio's HTML reader skips the text of these (html_text._SKIP): it is not counted either
@@ -86,7 +87,6 @@ _NO_TEXT = frozenset(
     | {"audio", "source", "svg", "img", "object", "embed", "image", "base", "basefont"}
     | {"bgsound", "meta", "link", "table", "colgroup", "col", "thead", "tbody", "tfoot", "tr"}
 )
-_PRE = frozenset({"pre", "listing", "textarea", "plaintext", "xmp"})
 _CRE_SPACE = " \t\r\n"
 _ENTITY = re.compile(rb"&([A-Za-z][A-Za-z0-9]{1,31});")
 _XML_ENTITIES = frozenset({"amp", "lt", "gt", "quot", "apos"})
@@ -237,7 +237,7 @@ def document_anchors(body: etree._Element) -> DocumentAnchors:
     def walk(el: etree._Element, path: str, name: str, pre: bool, counted: bool) -> None:
         out.anchors.setdefault(path, out.nonblank)
         counted = counted and name not in FOLIO_SKIPPED
-        pre = pre or name in _PRE
+        pre = pre or name in PRE_ELEMENTS
         nodes = _children(el, name, pre, counted)
         names = [n.name for n in nodes if not n.is_text]
         texts = sum(1 for n in nodes if n.is_text)

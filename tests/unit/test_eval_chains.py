@@ -18,6 +18,7 @@ from tests.unit.test_eval_retrieval_core import (
     BOOK,
     FakeSession,
     RecordingSearcher,
+    conversation,
     identity_mapper,
 )
 
@@ -104,6 +105,19 @@ def test_turn_buckets_name_depth_switch_and_quotes() -> None:
     session = EvalConversation("s", "b.txt", (*story("a", 1).turns, quoted), switches=(1,))
     assert turn_buckets(session) == [("turns 1-3",), ("turns 1-3", "after switch 1-3", "quotes")]
     assert turn_buckets(story("a", 2)) == [("turns 1-3",), ("turns 1-3",)]
+
+
+def test_the_agents_latest_search_ranks_first_as_the_search_it_settled_on() -> None:
+    # ten passages from the search with the conversation, then the new subject's own search
+    searcher = RecordingSearcher(
+        {"with history": [(i * 10, i * 10 + 10) for i in range(10)], "alone": [(500, 510)]}
+    )
+    session = FakeSession({"Who is Bob?": ("with history", "alone")})
+    evaluation = RetrievalEvaluation(
+        BOOK, searcher, identity_mapper(), modes=("agent",), new_session=lambda: session
+    )
+    evaluation.run(conversation(("Who is Bob?", [(505, 506)])))
+    assert evaluation.report()["agent"]["mrr"] == 1.0
 
 
 # --- quote turns ---------------------------------------------------------------------------------

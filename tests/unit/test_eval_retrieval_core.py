@@ -173,9 +173,8 @@ def test_agent_mode_ranks_the_merged_results_of_every_search_the_turn_made() -> 
     )
     evaluation.run(conversation(("Where did she go?", [(35, 36)])))
     summary = evaluation.report()["agent"]
-    assert summary["mrr"] == round(
-        1 / 3, 4
-    )  # (0,10), (10,20), then (30,40): the duplicate is dropped
+    # the latest search first: (10,20), (30,40), then (0,10); the duplicate is dropped
+    assert summary["mrr"] == 0.5
     assert summary["searches_per_turn"] == 2.0
     assert summary["llm_calls_per_turn"] == 2.0
 

@@ -3,8 +3,8 @@
 Each conversation is replayed turn by turn. Modes:
 
 - ``agent``: what the chat pipeline actually searched (``ChatWithBook`` with the chosen provider;
-its own
-  earlier answers form the history unless gold history is asked for);
+  its own earlier answers form the history unless gold history is asked for; the latest search of
+  a turn ranked first);
 - ``question``: the question alone;
 - ``history``: the question with all earlier questions of the conversation appended.
 
@@ -212,11 +212,14 @@ class RetrievalEvaluation:
         scored: bool,
     ) -> None:
         """The agent's searches, each ranked as ``search_book`` ranked it (the query as written),
-        at the evaluation's largest k."""
+        at the evaluation's largest k: the latest search's passages first, then what earlier
+        ones add. A later search is the one the turn settled on (the offline agent answers a new
+        subject from its second search alone); ranked after the first search's k passages, it
+        could never count."""
         turn = session.ask(questions[-1])
         hits: list[SearchHit] = []
         seen: set[str] = set()
-        for query in turn.searches:
+        for query in reversed(turn.searches):
             for hit in self._search(query):
                 if hit.chunk.id not in seen:
                     seen.add(hit.chunk.id)

@@ -167,6 +167,28 @@ def test_resolve_an_unknown_ref_is_not_found(convs: Conversations, ref: str) -> 
     assert e.value.code == ConversationErrorCode.NOT_FOUND
 
 
+def test_a_question_goes_to_the_named_conversation_else_the_books_latest_else_a_new_one(
+    convs: Conversations, store: InMemoryConversationStore, library: InMemoryLibrary
+) -> None:
+    book = library.get("book-1")
+    first = convs.for_question(book)  # the book has none yet: a new one
+    assert [s.conversation.id for s in convs.summaries("book-1")] == [first]
+    second = convs.create("book-1").id
+    write_turn(store.unit_of_work, first, "Who?", "Ishmael.", at=T0 + timedelta(days=1))
+    assert convs.for_question(book) == first  # the most recently active
+    assert convs.for_question(book, second[:3]) == second
+    assert convs.for_question(book, new=True) not in (first, second)
+    library.add(make_book("book-2", "Dracula", "h2"), "t", [], np.zeros((0, 4), np.float32))
+    other = convs.create("book-2").id
+    for ref in (other, "zz"):  # about another book, or no conversation at all
+        with pytest.raises(ConversationError) as e:
+            convs.for_question(book, ref)
+        assert e.value.code == ConversationErrorCode.NOT_FOUND and "Moby-Dick" in e.value.message
+    with pytest.raises(ConversationError) as e:
+        convs.for_question(book, "a")
+    assert e.value.code == ConversationErrorCode.AMBIGUOUS
+
+
 def test_rename_changes_the_stored_title(convs: Conversations) -> None:
     c = convs.create("book-1")
     assert convs.rename(c.id, "The whale").title == "The whale"

@@ -85,6 +85,30 @@ class Conversations:
         write(self._uow, store)
         return conversation
 
+    def for_question(self, book: Book, ref: str | None = None, *, new: bool = False) -> str:
+        """The id of the conversation a question about ``book`` goes to: a new one with ``new``;
+        ``ref`` (an id or unique prefix) when it is about ``book``; else the book's latest; else a
+        new one. ``ConversationError``: ``NOT_FOUND`` for a ``ref`` that is no conversation about
+        ``book``, ``AMBIGUOUS`` for a prefix of several."""
+        if new:
+            return self.create(book.id).id
+        if ref:
+            try:
+                found: Conversation | None = self.resolve(ref)
+            except ConversationError as e:
+                if not e.is_not_found:
+                    raise  # an ambiguous prefix names the candidates
+                found = None
+            if found is None or found.book_id != book.id:
+                raise ConversationError(
+                    f"No conversation {ref!r} about {book.title!r}: ask without "
+                    "conversation_id to continue this book's latest one",
+                    code=ConversationErrorCode.NOT_FOUND,
+                )
+            return found.id
+        latest = self.summaries(book.id)
+        return latest[0].conversation.id if latest else self.create(book.id).id
+
     def summaries(self, book_id: str | None = None) -> list[ConversationSummary]:
         """All conversations (or a book's), most recent activity first, with their number of
         turns (turns are numbered 1..n without gaps, so the last number is the count)."""

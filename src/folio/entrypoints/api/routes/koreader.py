@@ -31,8 +31,7 @@ from folio.app.chat import TurnResult
 from folio.app.device_reading import DevicePlace
 from folio.bootstrap import Container, UserScope
 from folio.domain.books import Book
-from folio.domain.conversations import Conversation
-from folio.domain.errors import BookError, BookErrorCode, ConversationError
+from folio.domain.errors import BookError, BookErrorCode
 from folio.domain.passages import PEOPLE, RECAP, Passage, PeopleList, Recap
 from folio.domain.sync import SyncError, SyncErrorCode
 from folio.entrypoints.api.deps import ContainerDep, TurnSlots, TurnSlotsDep
@@ -76,7 +75,9 @@ async def ask(request: Request, container: ContainerDep, slots: TurnSlotsDep) ->
 
     def prepare() -> tuple[Book, Any]:
         book = _placed(scope, body)
-        conversation_id = _conversation(scope, book, body)
+        conversation_id = scope.conversations.for_question(
+            book, body.conversation_id, new=body.new_conversation
+        )
         chat = scope.chat(
             still_wanted=turn.still_wanted,
             still_there=turn.still_there,
@@ -183,29 +184,6 @@ def _placed(scope: UserScope, body: PlaceIn) -> Book:
         if e.code is BookErrorCode.INVALID_POSITION:
             raise ApiError(422, "INVALID_POSITION", e.message) from e
         raise
-
-
-def _conversation(scope: UserScope, book: Book, body: AskIn) -> str:
-    conversations = scope.conversations
-    if body.new_conversation:
-        return conversations.create(book.id).id
-    if body.conversation_id:
-        try:
-            found: Conversation | None = conversations.resolve(body.conversation_id)
-        except ConversationError as e:
-            if not e.is_not_found:
-                raise  # an ambiguous prefix: 409, naming the candidates
-            found = None
-        if found is None or found.book_id != book.id:
-            raise ApiError(
-                404,
-                "NOT_FOUND",
-                f"No conversation {body.conversation_id!r} about {book.title!r}: ask without "
-                "conversation_id to continue this book's latest one",
-            )
-        return found.id
-    latest = conversations.summaries(book.id)
-    return latest[0].conversation.id if latest else conversations.create(book.id).id
 
 
 async def _holding_slot(slots: TurnSlots, user_id: str, work: Any) -> dict[str, Any]:

@@ -47,8 +47,9 @@ def place_in_fragment(fragment: Fragment, pointer: XPointer, text: str) -> int:
     """Where ``pointer`` lies in ``text`` (folio's text of ``fragment``): just after the
     non-blank characters before it. In a text node folio knows, the offset is walked over
     ``text`` as crengine counts it (each run of blanks one character, a leading blank as the
-    node's point anchor says); at an element (its offset is a child index) or at a node folio
-    does not know (then its nearest known ancestor), its start."""
+    node's point anchor says; an offset past the node's end at that end); at an element (its
+    offset is a child index) or at a node folio does not know (then its nearest known
+    ancestor), its start."""
     anchors = _canonical(fragment.anchors)
     target = canonical_path(pointer.path)
     current = target
@@ -61,6 +62,10 @@ def place_in_fragment(fragment: Fragment, pointer: XPointer, text: str) -> int:
         return offset_after_nonblank(text, count)
     lead = _lead(anchors, target)
     seen = _nonblank_within(text, count, pointer.text_offset - lead, pre=_in_pre(target))
+    # an offset past the node's end stays in the node: the next node starts at the next count
+    following = [c for c in anchors.values() if c > count]
+    if following:
+        seen = min(seen, min(following) - count)
     return offset_after_nonblank(text, count + seen)
 
 

@@ -63,6 +63,7 @@ _ENV = {
     "FOLIO_MAX_UNPACKED_MB": "max_unpacked_mb",
     "FOLIO_MAX_IMPORT_MB": "max_import_mb",
     "FOLIO_MAX_IMPORT_MESSAGES": "max_import_messages",
+    "FOLIO_MAX_HIGHLIGHTS_MB": "max_highlights_mb",
     "FOLIO_SCRIPT": "script_file",
     "FOLIO_MAX_REQUEST_MB": "max_request_mb",
     "FOLIO_MAX_CONCURRENT_TURNS": "max_concurrent_turns",
@@ -150,12 +151,13 @@ class Settings(BaseModel):
         default_factory=lambda: Path(user_cache_dir("folio", appauthor=False)) / "models"
     )
     # Input bounds (documented in the README): a reader's message, a book file, an EPUB's
-    # unpacked size, a conversation import file and its number of messages.
+    # unpacked size, a conversation import file and its number of messages, a highlights file.
     max_message_chars: int = Field(default=8000, ge=100, le=200_000)
     max_book_mb: Finite = Field(default=100.0, gt=0, le=4096)
     max_unpacked_mb: Finite = Field(default=400.0, gt=0, le=16384)
     max_import_mb: Finite = Field(default=20.0, gt=0, le=1024)
     max_import_messages: int = Field(default=20_000, ge=10, le=1_000_000)
+    max_highlights_mb: Finite = Field(default=20.0, gt=0, le=1024)
     # The scripted provider's JSON script (provider "scripted"): tests and benchmarks of a server.
     script_file: Path | None = None
     # HTTP API (folio serve): the largest request body of a route without its own bound (a book
@@ -247,6 +249,10 @@ class Settings(BaseModel):
     @property
     def max_import_bytes(self) -> int:
         return int(self.max_import_mb * MB)
+
+    @property
+    def max_highlights_bytes(self) -> int:
+        return int(self.max_highlights_mb * MB)
 
     @property
     def served_hosts(self) -> tuple[str, ...]:

@@ -348,16 +348,21 @@ def test_a_file_over_the_size_bound_is_refused_naming_the_bound(
 ) -> None:
     from folio.adapters.parsers import kindle_clippings, koreader_highlights
 
-    monkeypatch.setattr(kindle_clippings, "MAX_FILE_BYTES", 2_000_000)
-    monkeypatch.setattr(koreader_highlights, "MAX_FILE_BYTES", 2_000_000)
+    mb = 1024 * 1024  # as the setting max_highlights_mb counts
+    monkeypatch.setattr(kindle_clippings, "MAX_FILE_BYTES", 2 * mb)
+    monkeypatch.setattr(koreader_highlights, "MAX_FILE_BYTES", 2 * mb)
     big = tmp_path / "My Clippings.txt"
-    big.write_text(CLIPPINGS * (2_000_000 // len(CLIPPINGS) + 1), encoding="utf-8")
+    big.write_text(CLIPPINGS * (2 * mb // len(CLIPPINGS) + 1), encoding="utf-8")
     with pytest.raises(HighlightError, match=r"My Clippings\.txt is larger than 2 MB"):
         read_highlights(big)
     lua = tmp_path / "metadata.epub.lua"
-    lua.write_text(KOREADER_NEW + " " * 2_000_000, encoding="utf-8")
+    lua.write_text(KOREADER_NEW + " " * 2 * mb, encoding="utf-8")
     with pytest.raises(HighlightError, match=r"metadata\.epub\.lua is larger than 2 MB"):
         read_highlights(lua)
+    # the bound the caller gives (the setting) wins over the default
+    assert read_highlights(big, max_bytes=3 * mb)
+    with pytest.raises(HighlightError, match=r"metadata\.epub\.lua is larger than 0\.5 MB"):
+        read_highlights(lua, max_bytes=mb // 2)
 
 
 def test_a_file_over_the_entry_bound_is_refused_and_nothing_is_kept(

@@ -73,6 +73,10 @@ def test_each_route_has_its_body_bound_named_by_its_setting(tmp_path: Path) -> N
     upload = body_bound(settings, "POST", "/api/v1/books")
     assert upload.limit > settings.max_book_bytes and "max_book_mb" in upload.message
     assert "max_import_mb" in body_bound(settings, "POST", "/api/v1/conversations/import").message
+    small = load_settings({"FOLIO_HOME": str(tmp_path), "FOLIO_MAX_HIGHLIGHTS_MB": "2"})
+    highlights = body_bound(small, "POST", "/api/v1/highlights/import")
+    assert small.max_highlights_bytes == 2 * 1024 * 1024 < highlights.limit < 3 * 1024 * 1024
+    assert "at most 2 MB (setting max_highlights_mb)" in highlights.message
     turn = body_bound(settings, "POST", "/api/v1/conversations/abc/messages")
     assert turn.limit < 100 * 1024 and "max_message_chars" in turn.message
     assert body_bound(settings, "POST", "/api/v1/chat").limit == turn.limit

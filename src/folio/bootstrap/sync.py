@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from functools import cached_property
+from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -88,9 +88,8 @@ class SyncWiring:
 
         books = self.for_user(user_id).books
         fragments = self._sync_store.fragments_of if self._syncs_books else None
-        return Highlights(
-            self.highlight_store, books, read_highlights, user_id=user_id, fragments=fragments
-        )
+        read = partial(read_highlights, max_bytes=self.settings.max_highlights_bytes)
+        return Highlights(self.highlight_store, books, read, user_id=user_id, fragments=fragments)
 
     def _book_stored(self, user_id: str, book: Book, path: Path) -> None:
         """A book was added: progress sync records its file's names (and applies a push that

@@ -27,7 +27,10 @@ from folio.domain.errors import FolioError
 if TYPE_CHECKING:
     from folio.domain.window import ReadingWindow
 
-MAX_FILE_BYTES = 20_000_000  # a metadata.lua or My Clippings.txt larger than this is refused
+# a metadata.lua or My Clippings.txt larger than this is refused: the default of the setting
+# max_highlights_mb (20 MB of 1024 * 1024 bytes, as every setting counts them), which the
+# composition root gives the readers
+MAX_FILE_BYTES = 20 * 1024 * 1024
 MAX_TEXT_CHARS = 20_000  # one entry's text, note, title, chapter..., cut beyond (``clip``)
 MAX_ENTRIES = 100_000  # entries of one file; a file with more is refused
 SOURCE_KOREADER = "KOReader"

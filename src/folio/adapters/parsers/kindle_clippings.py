@@ -73,10 +73,12 @@ _ADDED = re.compile(
 _AUTHOR = re.compile(r"^(?P<title>.*?)\s*\((?P<author>[^()]*)\)\s*$")
 
 
-def read_clippings(path: Path) -> list[ImportedHighlight]:
-    """Every highlight, note and bookmark of a ``My Clippings.txt``."""
-    if path.stat().st_size > MAX_FILE_BYTES:
-        raise HighlightError(f"{path.name} is larger than {MAX_FILE_BYTES // 1_000_000} MB")
+def read_clippings(path: Path, *, max_bytes: int | None = None) -> list[ImportedHighlight]:
+    """Every highlight, note and bookmark of a ``My Clippings.txt`` of at most ``max_bytes``
+    (default ``MAX_FILE_BYTES``)."""
+    bound = MAX_FILE_BYTES if max_bytes is None else max_bytes
+    if path.stat().st_size > bound:
+        raise HighlightError(f"{path.name} is larger than {bound / 1024**2:.4g} MB")
     text = path.read_text(encoding="utf-8-sig", errors="replace")
     found = parse_clippings(text)
     if not found and SEPARATOR not in text:

@@ -36,11 +36,13 @@ def metadata_file(path: Path) -> Path:
     return found[0]
 
 
-def read_koreader(path: Path) -> list[ImportedHighlight]:
-    """The highlights, notes and bookmarks of a KOReader ``.sdr`` folder or metadata file."""
+def read_koreader(path: Path, *, max_bytes: int | None = None) -> list[ImportedHighlight]:
+    """The highlights, notes and bookmarks of a KOReader ``.sdr`` folder or metadata file of at
+    most ``max_bytes`` (default ``MAX_FILE_BYTES``)."""
     file = metadata_file(path)
-    if file.stat().st_size > MAX_FILE_BYTES:
-        raise HighlightError(f"{file.name} is larger than {MAX_FILE_BYTES // 1_000_000} MB")
+    bound = MAX_FILE_BYTES if max_bytes is None else max_bytes
+    if file.stat().st_size > bound:
+        raise HighlightError(f"{file.name} is larger than {bound / 1024**2:.4g} MB")
     try:
         data = loads(file.read_text(encoding="utf-8", errors="replace"))
     except ValueError as e:  # not a literal, or nested deeper than lua_table.MAX_DEPTH

@@ -40,7 +40,6 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from folio.config import MB, Settings
 from folio.domain.errors import FolioError
-from folio.domain.highlights import MAX_FILE_BYTES
 from folio.entrypoints.api.deps import AUTHENTICATED_USER
 from folio.entrypoints.api.errors import BODY_BOUND_KEY, error_response, status_for
 from folio.entrypoints.api.routes.kosync import SHOWN_STATUS
@@ -76,8 +75,9 @@ def body_bound(settings: Settings, method: str, path: str) -> BodyBound:
         )
     if method == "POST" and path.rstrip("/") == "/api/v1/highlights/import":
         return BodyBound(
-            MAX_FILE_BYTES + UPLOAD_OVERHEAD,
-            f"A highlights file is at most {MAX_FILE_BYTES // 10**6} MB",
+            settings.max_highlights_bytes + UPLOAD_OVERHEAD,
+            f"A highlights file is at most {settings.max_highlights_mb:g} MB"
+            " (setting max_highlights_mb)",
         )
     if method == "POST" and _TURN_ROUTES.match(path):
         limit = 6 * settings.max_message_chars + TURN_OVERHEAD

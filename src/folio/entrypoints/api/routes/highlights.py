@@ -22,8 +22,9 @@ from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, Field
 
 from folio.app.highlights import HighlightImport, ShownHighlights
+from folio.config import Settings
 from folio.domain.books import Book
-from folio.domain.highlights import MAX_FILE_BYTES, Highlight, HighlightKind
+from folio.domain.highlights import Highlight, HighlightKind
 from folio.entrypoints.api.deps import BookIdDep, ScopeDep, get_book_id
 from folio.entrypoints.api.errors import ApiError
 from folio.entrypoints.api.schemas import errors_for
@@ -150,11 +151,11 @@ async def import_highlights(
     ``.sdr`` folder) or a Kindle (``My Clippings.txt``): each entry goes to your book of the
     same title (and author), or all to ``book_id``. Entries for a book you have not added are
     kept and placed when you add it. Importing the same file again adds nothing. 400 for a file
-    that is neither, 413 over 20 MB."""
+    that is neither, 413 over ``max_highlights_mb`` (20 MB by default)."""
     folder = Path(tempfile.mkdtemp(prefix="folio-highlights-"))
     try:
         path = folder / _upload_name(file.filename)
-        await _save(file, path)
+        await _save(file, path, scope.container.settings)
 
         def run() -> HighlightImportView:
             book = scope.library.get(get_book_id(book_id, scope)) if book_id else None
@@ -172,14 +173,17 @@ def _upload_name(filename: str | None) -> str:
     return "metadata" + (suffix if suffix in _SUFFIXES else ".txt")
 
 
-async def _save(file: UploadFile, path: Path) -> None:
+async def _save(file: UploadFile, path: Path, settings: Settings) -> None:
     size = 0
     with path.open("wb") as out:
         while chunk := await file.read(1024 * 1024):
             size += len(chunk)
-            if size > MAX_FILE_BYTES:
+            if size > settings.max_highlights_bytes:
                 raise ApiError(
-                    413, "TOO_LARGE", f"A highlights file is at most {MAX_FILE_BYTES // 10**6} MB"
+                    413,
+                    "TOO_LARGE",
+                    f"A highlights file is at most {settings.max_highlights_mb:g} MB"
+                    " (setting max_highlights_mb)",
                 )
             out.write(chunk)
 

@@ -338,9 +338,9 @@ def _given_names_left_out(
 
 def _likeliest(holders: Sequence[str], leans: Mapping[str, float], form: str) -> str | None:
     """The most mentioned of the forms holding ``form``, unless the text speaks of ``form``
-    clearly as "he" or "she" (``_leans``) and of that one far apart: then the one spoken of
-    most alike. Never one spoken of clearly as of the other sex ("Middleton", spoken of as
-    "she", is not "Sir John Middleton")."""
+    clearly as "he" or "she" (``leans``, from ``name_usage.leans``) and of that one far apart:
+    then the one spoken of most alike. Never one spoken of clearly as of the other sex
+    ("Middleton", spoken of as "she", is not "Sir John Middleton")."""
     lean = leans[form]
     if abs(lean) < MIN_LEAN:
         return holders[0] if holders else None

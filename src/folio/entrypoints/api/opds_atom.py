@@ -72,7 +72,8 @@ class Nav:
 
 
 class Feed:
-    """One Atom feed of the catalogue; ``urls`` turns folio paths into the hrefs written."""
+    """One Atom feed of the catalogue; the hrefs given (paths on this server) are written as
+    they are."""
 
     def __init__(self, key: str, title: str, self_href: str, kind: str, updated: datetime) -> None:
         self.root = etree.Element(f"{{{ATOM}}}feed", nsmap=NSMAP)

@@ -18,6 +18,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
 
 from folio.domain.errors import (
     BookError,
@@ -35,6 +36,7 @@ from folio.domain.errors import (
 from folio.domain.users import UserError, UserErrorCode
 
 log = logging.getLogger("folio.api")
+CLIENT_LEFT = 499  # nginx's status for a request its client closed before the answer
 
 
 class ApiError(Exception):
@@ -183,6 +185,13 @@ def install(app: FastAPI) -> None:
         if e.headers:
             response.headers.update(e.headers)
         return response
+
+    @app.exception_handler(ClientDisconnect)
+    async def client_left(request: Request, e: ClientDisconnect) -> JSONResponse:
+        # The client went away while sending its body (a route reading it itself: progress
+        # sync, the KOReader routes): its doing, not a bug; 499 as proxies count it, sent to no one.
+        log.info("Client left during the body of %s %s", request.method, request.url.path)
+        return _response(request, CLIENT_LEFT, "CLIENT_CLOSED_REQUEST", "The client went away")
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, e: Exception) -> JSONResponse:

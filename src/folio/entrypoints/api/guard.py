@@ -41,7 +41,12 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from folio.config import MB, Settings
 from folio.domain.errors import FolioError
 from folio.entrypoints.api.deps import AUTHENTICATED_USER
-from folio.entrypoints.api.errors import BODY_BOUND_KEY, error_response, status_for
+from folio.entrypoints.api.errors import (
+    BODY_BOUND_KEY,
+    CLIENT_LEFT,
+    error_response,
+    status_for,
+)
 from folio.entrypoints.api.routes.kosync import SHOWN_STATUS
 
 STATE_CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -230,8 +235,11 @@ class _CheckedJson:
         try:
             while True:
                 message = await receive()
-                if message["type"] != "http.request":
-                    return  # the client left
+                if message["type"] != "http.request":  # the client left: its doing, not a 500
+                    why = "The client went away"
+                    left = error_response(scope["path"], CLIENT_LEFT, "CLIENT_CLOSED_REQUEST", why)
+                    await left(scope, receive, send)
+                    return
                 chunks.append(message.get("body", b""))
                 if not message.get("more_body", False):
                     break

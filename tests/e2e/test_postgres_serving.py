@@ -302,7 +302,8 @@ def test_db_copy_is_all_or_nothing_and_names_what_it_cannot_copy(
 def test_db_copy_knows_every_column_of_the_schema(pg_server: Any) -> None:
     """A migration that adds a table or a column must teach ``folio db copy`` to carry it, or the
     copy would silently lose it: every column is either copied as a row, or belongs to what is
-    copied another way (vectors by passage id, conversations through their port)."""
+    copied another way (vectors by passage id, conversations through their port, kept book files
+    through their stores)."""
     import psycopg
 
     from folio.adapters.storage.postgres.copy import _TABLES
@@ -310,6 +311,9 @@ def test_db_copy_knows_every_column_of_the_schema(pg_server: Any) -> None:
     url = pg_server.database("copy_schema")
     copied = {(t, c.strip()) for t, cols in _TABLES for c in cols.split(",")}
     another_way = {"chunk_vectors", "conversations", "chat_messages", "turns", "schema_migrations"}
+    # the kept book files: from the local library's directory through the file stores
+    # (tests/integration/test_postgres_book_files.py), not rows of its database
+    another_way |= {"book_files", "book_file_parts"}
     generated = {("chunks", "seq"), ("chunks", "tsv")}
     with psycopg.connect(url) as conn:
         columns = conn.execute(

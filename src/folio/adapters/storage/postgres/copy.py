@@ -4,6 +4,8 @@ What is copied: books (metadata, chapters, pages, reading position), their text,
 vectors, chapter recaps and lexicons; users (with their token hashes, so tokens keep working),
 ownership and import history; and every conversation with its messages and turns, read through
 the conversation port, so a library keeping conversations as JSON files is copied the same way.
+The book files the library kept are not rows of it: the composition root copies them after this,
+through the two file stores (``bootstrap.storage``).
 
 Invariants: the copy is ONE transaction in the target: it lands whole or not at all. Nothing is
 changed in the source. Before writing, it refuses (``StorageError`` CONFLICT, naming what clashes)
@@ -40,7 +42,7 @@ _TABLES: tuple[tuple[str, str], ...] = (
         " created_at, series, series_index, position_source, position_set_at, owner_content",
     ),
     ("book_texts", "book_id, text"),
-    ("book_documents", "book_id, partial_md5, filename_md5, fragments"),
+    ("book_documents", "book_id, partial_md5, filename_md5, fragments, structure_md5"),
     ("book_identifiers", "book_id, scheme, value"),
     (
         "calibre_sources",
@@ -56,7 +58,11 @@ _TABLES: tuple[tuple[str, str], ...] = (
     ("users", "id, name, token_hash, created_at"),
     ("owners", "kind, resource_id, user_id"),
     ("sync_accounts", "user_id, username, key_hash, created_at"),
-    ("sync_progress", "user_id, document, progress, percentage, device, device_id, pushed_at"),
+    (
+        "sync_progress",
+        "user_id, document, progress, percentage, device, device_id, pushed_at, described,"
+        " structure_md5",
+    ),
     (
         "highlights",
         "id, book_id, user_id, kind, text, note, chapter, location, char_start, char_end, created,"

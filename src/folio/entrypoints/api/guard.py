@@ -21,6 +21,7 @@
    (``body_bound``; Starlette's ``RequestBodyLimitMiddleware`` does the counting): reading stops
    at the bound with a 413 that names the setting, and a declared ``Content-Length`` over it is
    refused before reading.
+6. **HEAD** of a JSON route (``HEAD_AS_GET``) is answered as its GET, headers only.
 """
 
 from __future__ import annotations
@@ -54,6 +55,10 @@ STATE_CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 UPLOAD_OVERHEAD = 64 * 1024
 # A turn's JSON body: the message (at most 6 bytes a character, escaped) and a few fields.
 TURN_OVERHEAD = 16 * 1024
+# Paths of plain JSON routes, which take GET only: a HEAD is answered as a GET, headers only (the
+# page's mount, which answers every other path, found no file there: 404). The catalogue answers
+# HEAD itself, without reading a book's file; /mcp streams.
+HEAD_AS_GET = ("/api/", "/v1/", "/metrics")
 _TURN_ROUTES = re.compile(r"^/api/v1/(chat|conversations/[^/]+/messages|koreader/[^/]+)/?$")
 
 
@@ -157,6 +162,8 @@ class RequestGuard:
         json_body = parsed_as_json(headers.get("content-type"))
         if method in STATE_CHANGING and not own_auth and json_body:
             inner = _CheckedJson(self.app, bound)
+        if method == "HEAD" and path.startswith(HEAD_AS_GET):
+            scope, send = {**scope, "method": "GET"}, _headers_only(send)
         await RequestBodyLimitMiddleware(inner, max_body_size=bound.limit)(scope, receive, send)
 
     def refusal(self, method: str, headers: Headers) -> tuple[int, str, str] | None:
@@ -269,6 +276,17 @@ class _CheckedJson:
             return await receive()
 
         await self.app(scope, replay, send)
+
+
+def _headers_only(send: Send) -> Send:
+    """``send`` without the response's body (a HEAD answered by a GET route)."""
+
+    async def headers_only(message: Message) -> None:
+        if message["type"] == "http.response.body":
+            message = {**message, "body": b""}
+        await send(message)
+
+    return headers_only
 
 
 def _declared_length_refusal(headers: Headers, bound: BodyBound) -> tuple[int, str, str] | None:

@@ -55,7 +55,7 @@ from dataclasses import dataclass, field
 from lxml import etree
 
 from folio.adapters.parsers.archive import BoundedArchive
-from folio.adapters.parsers.epub import NS, SEPARATOR, _nav_path, _package
+from folio.adapters.parsers.epub import NS, SEPARATOR, nav_path, open_package
 from folio.adapters.parsers.html_text import body_of, extract_text, parse_html_document
 from folio.adapters.parsers.structure import strip_illustrations
 from folio.domain.sync import Fragment
@@ -281,8 +281,8 @@ def spine_fragments(archive: BoundedArchive) -> list[Fragment]:
     DocFragment folio holds no text of (an image or SVG page, the navigation document, a
     missing file) is an empty range where its text would start: a place in it is read as the
     end of what came before."""
-    package = _package(archive)
-    nav = _nav_path(package)
+    package = open_package(archive)
+    nav = nav_path(package)
     fragments: list[Fragment] = []
     offset, joined = 0, False
     idrefs = package.root.xpath("//opf:spine/opf:itemref/@idref", namespaces=NS)

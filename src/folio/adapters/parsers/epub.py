@@ -52,7 +52,9 @@ class _Document:
 
 
 @dataclass(frozen=True, slots=True)
-class _Package:
+class EpubPackage:
+    """An EPUB's package document: where it is, its XML root, its manifest."""
+
     opf_path: str
     root: etree._Element
     manifest: dict[str, tuple[str, str, str]]  # id -> (archive path, media type, properties)
@@ -69,7 +71,9 @@ def _xml(archive: BoundedArchive, name: str) -> etree._Element:
     return root
 
 
-def _package(archive: BoundedArchive) -> _Package:
+def open_package(archive: BoundedArchive) -> EpubPackage:
+    """The package document (OPF) that ``META-INF/container.xml`` names: its path, root and
+    manifest (``EpubFormatError`` when either is missing or not XML)."""
     container = _xml(archive, "META-INF/container.xml")
     paths = container.xpath("//c:rootfile/@full-path", namespaces=NS)
     if not paths:
@@ -85,15 +89,15 @@ def _package(archive: BoundedArchive) -> _Package:
         )
         for item in root.xpath("//opf:manifest/opf:item", namespaces=NS)
     }
-    return _Package(opf_path, root, manifest)
+    return EpubPackage(opf_path, root, manifest)
 
 
-def _metadata(package: _Package, name: str) -> str | None:
+def _metadata(package: EpubPackage, name: str) -> str | None:
     values = package.root.xpath(f"//opf:metadata/dc:{name}/text()", namespaces=NS)
     return str(values[0]).strip() if values else None
 
 
-def _series(package: _Package) -> tuple[str, float | None] | None:
+def _series(package: EpubPackage) -> tuple[str, float | None] | None:
     """The series the package names and the book's index in it (None when it names none)."""
     collections = package.root.xpath(
         "//opf:metadata/opf:meta[@property='belongs-to-collection']", namespaces=NS
@@ -119,12 +123,13 @@ def _series(package: _Package) -> tuple[str, float | None] | None:
     return (name, parse_series_index(calibre.get("calibre:series_index"))) if name else None
 
 
-def _nav_path(package: _Package) -> str | None:
+def nav_path(package: EpubPackage) -> str | None:
+    """The archive path of the EPUB 3 navigation document, if the manifest has one."""
     return next((p for p, _, props in package.manifest.values() if "nav" in props.split()), None)
 
 
-def _spine_documents(archive: BoundedArchive, package: _Package) -> list[_Document]:
-    nav = _nav_path(package)
+def _spine_documents(archive: BoundedArchive, package: EpubPackage) -> list[_Document]:
+    nav = nav_path(package)
     docs: list[_Document] = []
     offset = 0
     for idref in package.root.xpath("//opf:spine/opf:itemref/@idref", namespaces=NS):
@@ -160,9 +165,11 @@ def _epub_type(el: etree._Element) -> str:
     return el.get("epub:type") or el.get(f"{{{NS['epub']}}}type") or ""
 
 
-def _toc_entries(archive: BoundedArchive, package: _Package) -> tuple[str, list[tuple[str, str]]]:
+def _toc_entries(
+    archive: BoundedArchive, package: EpubPackage
+) -> tuple[str, list[tuple[str, str]]]:
     """The toc's (title, href) entries in order, and the file they are relative to."""
-    nav = _nav_path(package)
+    nav = nav_path(package)
     if nav is not None:
         root = parse_html_document(archive.read(nav))
         tocs = [n for n in root.iter("nav") if "toc" in _epub_type(n)]
@@ -188,7 +195,7 @@ def _toc_entries(archive: BoundedArchive, package: _Package) -> tuple[str, list[
 
 
 def _chapters(
-    archive: BoundedArchive, package: _Package, docs: list[_Document], title: str | None
+    archive: BoundedArchive, package: EpubPackage, docs: list[_Document], title: str | None
 ) -> list[tuple[int, str]]:
     base, entries = _toc_entries(archive, package)
     chapters = [
@@ -223,7 +230,7 @@ class EpubParser:
             with zipfile.ZipFile(path) as zipped:
                 self._check_size(path, zipped)
                 archive = BoundedArchive(zipped, budget=self._max_unpacked, label=path.name)
-                package = _package(archive)
+                package = open_package(archive)
                 docs = _spine_documents(archive, package)
                 title = _metadata(package, "title")
                 chapters = _chapters(archive, package, docs, title)

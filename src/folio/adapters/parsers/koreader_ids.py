@@ -27,7 +27,7 @@ from lxml import etree
 
 from folio.adapters.parsers.archive import BoundedArchive
 from folio.adapters.parsers.crengine_dom import spine_fragments
-from folio.adapters.parsers.epub import MAX_UNPACKED_BYTES, NS, EpubFormatError, _package
+from folio.adapters.parsers.epub import MAX_UNPACKED_BYTES, NS, EpubFormatError, open_package
 from folio.domain.books import BookFormat
 from folio.domain.errors import IngestError
 from folio.domain.sync import DocumentIds, Fragment
@@ -67,7 +67,7 @@ def epub_structure_md5(path: Path) -> str:
     try:
         with zipfile.ZipFile(path) as zipped:
             archive = BoundedArchive(zipped, budget=MAX_UNPACKED_BYTES, label=path.name)
-            root = _package(archive).root
+            root = open_package(archive).root
     except (zipfile.BadZipFile, EpubFormatError, etree.LxmlError, ValueError, KeyError, OSError):
         return ""
     except IngestError:

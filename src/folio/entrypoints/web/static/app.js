@@ -5,6 +5,7 @@ import * as api from "./api.js";
 import { renderMarkdown } from "./markdown.js";
 import { reflow, renderAnswer } from "./citations.js";
 import { highlightsPanel } from "./highlights.js";
+import { chipMarker, highlightList, passageNodes } from "./source_highlights.js";
 
 const main = document.getElementById("main");
 const crumbs = document.getElementById("crumbs");
@@ -905,7 +906,7 @@ function renderCitations(bubble, citations, answer, marks) {
   const chips = citations.map((c, i) => {
     const label = c.page_start ? `p. ${c.page_start}${c.page_end && c.page_end !== c.page_start ? "–" + c.page_end : ""}` : c.chapter || "source";
     const chip = h("button", { type: "button", class: "chip", "aria-expanded": "false",
-      title: c.location, "data-char-start": c.char_start }, h("span", { class: "n", text: String(i + 1) }), label);
+      title: c.location, "data-char-start": c.char_start }, h("span", { class: "n", text: String(i + 1) }), label, ...chipMarker(h, c));
     chip.addEventListener("click", () => {
       const open = chip.getAttribute("aria-expanded") === "true";
       for (const other of bubble.sources.querySelectorAll(".chip")) other.setAttribute("aria-expanded", "false");
@@ -921,6 +922,7 @@ function renderCitations(bubble, citations, answer, marks) {
         h("p", { class: "location", text: `[${i + 1}] ${c.location}` }),
         past ? h("p", { class: "hint past", text: "This passage is past your reading position: it stays hidden until you get there." })
           : c.quote ? h("blockquote", { class: "quote", text: c.quote }) : null,
+        past ? null : highlightList(h, c),
         past ? null : h("button", { type: "button", class: "open-passage", onclick: () => openPassage(c) }, "Open the passage"));
       revealAboveComposer(panel);
       panel.querySelector("button")?.focus({ preventScroll: true });
@@ -945,7 +947,8 @@ async function openPassage(c) {
     const to = Math.max(from, Math.min(prose.length, c.char_end - passage.char_start));
     text.replaceChildren(
       h("p", { class: "meta", text: passage.location }),
-      h("div", { class: "passage-text", "data-char-start": passage.char_start, "data-char-end": passage.char_end }, prose.slice(0, from), h("mark", {}, prose.slice(from, to)), prose.slice(to)),
+      h("div", { class: "passage-text", "data-char-start": passage.char_start, "data-char-end": passage.char_end }, ...passageNodes(h, prose, passage.char_start, from, to, c.highlights)),
+      highlightList(h, c),
       !c.book_id && passage.char_end < c.char_end + CONTEXT_CHARS && view.book.reading_position.char_offset !== null &&
         passage.char_end >= view.book.reading_position.char_offset
         ? h("p", { class: "hint", text: "Your reading position: the text stops here." }) : ""); // (not null: replaceChildren writes it)

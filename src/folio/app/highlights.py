@@ -230,12 +230,6 @@ class Highlights:
         """All the owner's highlights of ``book`` (past the position too)."""
         return self._store.of_book(book.id, self._user)
 
-    def read_so_far(self, window: ReadingWindow) -> tuple[list[Highlight], int]:
-        """The owner's highlights of the window's book that lie inside the window, and how many
-        others are withheld (past the position, in unread matter, or not found in the text)."""
-        shown = self.shown(window)
-        return shown.highlights, shown.hidden + shown.unplaced
-
     def shown(self, window: ReadingWindow) -> ShownHighlights:
         """The owner's highlights of the window's book inside the window, and the others
         counted (never shown: their text could tell what comes later)."""

@@ -85,10 +85,11 @@ def list_cmd(lazy: Any, book: str, as_json: bool) -> None:
     past it, or not found in the book's text, are counted, not shown)."""
     container = lazy.get()
     found = container.library.resolve(book)
-    items, withheld = container.highlights.read_so_far(container.library.window(found))
+    shown = container.highlights.shown(container.library.window(found))
+    items, withheld = shown.highlights, shown.hidden + shown.unplaced
     if as_json:
-        shown = [_as_dict(found, h) for h in items]
-        click.echo(json.dumps({"highlights": shown, "withheld": withheld}, indent=2,
+        listed = [_as_dict(found, h) for h in items]
+        click.echo(json.dumps({"highlights": listed, "withheld": withheld}, indent=2,
                               ensure_ascii=False))  # fmt: skip
         return
     if withheld:

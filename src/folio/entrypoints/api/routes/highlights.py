@@ -30,7 +30,6 @@ from folio.entrypoints.api.errors import ApiError
 from folio.entrypoints.api.schemas import errors_for
 
 router = APIRouter(prefix="/api/v1", tags=["highlights"])
-_SUFFIXES = (".lua", ".txt")
 
 
 class HighlightView(BaseModel):
@@ -168,9 +167,11 @@ async def import_highlights(
 
 
 def _upload_name(filename: str | None) -> str:
-    """A safe local name keeping what tells the readers apart (a ``.lua`` is KOReader's)."""
-    suffix = Path(filename or "").suffix.lower()
-    return "metadata" + (suffix if suffix in _SUFFIXES else ".txt")
+    """The upload's own file name (what a refusal names), made a safe bare name: its suffix
+    tells the readers apart (a ``.lua`` is KOReader's, anything else a Kindle's clippings)."""
+    bare = (filename or "").replace("\\", "/").rsplit("/", 1)[-1]
+    safe = "".join(c for c in bare if c.isalnum() or c in " ._-()").strip(" .")[-120:]
+    return safe or "highlights.txt"
 
 
 async def _save(file: UploadFile, path: Path, settings: Settings) -> None:

@@ -29,6 +29,22 @@ def citation_line(citations: Any) -> str:
     return numbered_places(citations)
 
 
+def highlight_lines(citations: Any, *, words: int = 12) -> list[str]:
+    """``[2] your highlight: "the wretch" (your note: he flees his creature)``: the reader's own
+    highlights inside each source, by the source's number (a long one cut at ``words`` words)."""
+    lines = []
+    for n, source in enumerate(citations, 1):
+        for mark in getattr(source, "highlights", ()):
+            cut = mark.text.split()
+            text = " ".join(cut[:words]) + ("..." if len(cut) > words else "")
+            note = f" (your note: {mark.note})" if mark.note else ""
+            if text:
+                lines.append(f'[{n}] your highlight: "{text}"{note}')
+            elif mark.note:
+                lines.append(f"[{n}] your note: {mark.note}")
+    return lines
+
+
 # What the status line says while a tool runs (by tool name); other tools: "NAME...".
 _ACTIVITY = {
     SEARCH_BOOK: "searching the book...",
@@ -123,6 +139,8 @@ class TurnView:
         line = citation_line(result.citations)
         if line:
             self._console.print(Text(clean(f"Sources: {line}"), style="dim"))
+        for mine in highlight_lines(result.citations):
+            self._console.print(Text(clean(mine), style="yellow"))
         if not getattr(result, "position_set", True) and self._book is not None:
             self._console.print(Text(clean(self._no_position_line()), style="yellow"))
 

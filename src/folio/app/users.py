@@ -13,6 +13,7 @@ import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
 
+from folio.domain.errors import FolioError
 from folio.domain.ports import UserRepository
 from folio.domain.users import LOCAL_USER_ID, User, UserError, UserErrorCode, validate_user_name
 
@@ -107,3 +108,13 @@ class Users:
         if user is None:
             raise UserError("Invalid or revoked token", code=UserErrorCode.UNAUTHORIZED)
         return user.id
+
+    def named_token_user(self, name: str, token: str) -> str | None:
+        """The id of the user called ``name`` (in any case) when ``token`` is that user's folio
+        token, else None: a login (HTTP Basic) that gives a token as its password."""
+        try:
+            user_id = self.authenticate(token)
+        except FolioError:
+            return None
+        names = {u.id: u.name for u in self.list()}
+        return user_id if names.get(user_id, "").casefold() == name.strip().casefold() else None

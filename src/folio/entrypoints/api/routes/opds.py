@@ -101,15 +101,9 @@ async def _basic_user(
     failed-login limits of the login and the client's ``address`` (``SyncError(RATE_LIMITED)``
     over them, before any key is checked)."""
     if password.startswith(TOKEN_PREFIX):
-        users = container.users
-        try:
-            user_id = await run_in_threadpool(users.authenticate, password)
-        except FolioError:
-            user_id = None
+        user_id = await run_in_threadpool(container.users.named_token_user, username, password)
         if user_id is not None:
-            names = {u.id: u.name for u in await run_in_threadpool(users.list)}
-            if names.get(user_id, "").casefold() == username.strip().casefold():
-                return user_id
+            return user_id
     return await sync_user(container, username, device_key(password), address)
 
 

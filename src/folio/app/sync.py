@@ -183,7 +183,7 @@ class ProgressSync:
     def register(self, body: Any, *, address: str | None = None) -> str:
         """KOReader's "Register": folio users are made with ``folio users``, so this succeeds
         only for an existing login with its own password (then KOReader keeps it). A wrong
-        password counts as a failed login."""
+        password counts as a failed login, an unknown login as a failure of the address."""
         if not isinstance(body, Mapping):
             raise SyncError("Invalid request", code=SyncErrorCode.INVALID_INPUT)
         username, key = body.get("username"), body.get("password")
@@ -191,7 +191,8 @@ class ProgressSync:
             raise SyncError("Invalid request", code=SyncErrorCode.INVALID_INPUT)
         self.refuse_if_limited(username, address)
         account = self._store.account(username)
-        if account is None:
+        if account is None:  # counted: this answer tells an unknown login from a known one
+            self._failed.failed(None, address)
             raise SyncError(
                 "User registration is disabled: set a sync password with"
                 f" `folio users sync-password {username}` on the folio server",

@@ -122,3 +122,7 @@ def test_imported_highlights_are_listed_answered_and_shown_beside_the_sources(
         dialog = page.locator("#dialog")
         assert f"Your note: {NOTE}" in dialog.inner_text() and "null" not in dialog.inner_text()
         shot(page, "highlights-in-the-passage")
+
+        page.reload()  # the stored turn shows them too
+        page.locator(".message.assistant .chip").first.wait_for()
+        assert page.locator(".message.assistant").last.locator(".chip .hl-flag").count() == 1

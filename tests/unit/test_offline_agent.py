@@ -173,7 +173,9 @@ def test_a_new_name_the_conversations_search_misses_is_searched_on_its_own() -> 
     assert not switches_topic("Why does Ahab limp?", ahab_asked, [])  # a name just used
 
 
-def test_a_follow_up_quotes_what_the_answer_before_did_not_first() -> None:
+def test_a_follow_up_quotes_new_sentences_after_the_one_that_answers_best() -> None:
+    """Sentences the answer before quoted come after new ones, except one that still answers
+    better than every new one (a follow-up on the same sentence gets it again, first)."""
     text = ("The keeper trims the lamp wick. The keeper trims the wick at dawn. "
             "The keeper trims the wick at dusk. The keeper trims the wick and sleeps.")  # fmt: skip
     asked = "what does the keeper trim?"
@@ -182,7 +184,8 @@ def test_a_follow_up_quotes_what_the_answer_before_did_not_first() -> None:
                    **{SEARCH_BOOK: found(passage(text))})  # fmt: skip
     quoted_first = re.findall(r'^- "(.+?)"', first.answer, re.M)
     quoted_again = re.findall(r'^- "(.+?)"', again.answer, re.M)
-    assert len(quoted_first) == 3 and quoted_again[0] not in quoted_first
+    assert len(quoted_first) == 3 and quoted_again[0] == quoted_first[0]
+    assert quoted_again[1] not in quoted_first  # the new one before the other repeated ones
 
 
 def test_a_question_about_what_comes_later_gets_one_plain_sentence_and_no_quote() -> None:

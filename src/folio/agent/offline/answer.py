@@ -124,8 +124,8 @@ def best_quotes(
     """The sentences that answer ``question`` best, first the one that answers (see the module
     docstring), above the embedder's relevance floor, none whose subject is someone else.
     ``about``: the person the question names (their first appearance among the passages);
-    ``said``: the answer before, whose quotes come
-    after new ones (a follow-up wants more than the same sentences again)."""
+    ``said``: the answer before, whose quotes come after new ones (a follow-up wants more
+    than the same sentences again), except the sentence that answers best."""
     subject = None if about is None or _possessive(question, about) else about
     pool = [*passages, *([about.first] if about else [])]
     named = {w for p in pool for w in _MID_CAPITAL.findall(p.text) if w.lower() not in STOPWORDS}
@@ -142,9 +142,11 @@ def best_quotes(
             {c: scores[c] + NAME_BONUS for c in kept if _about(c.sentence, subject, named)}
         )
     before = " ".join(said.split())
-    ranked = sorted(
-        kept, key=lambda c: (c is not intro, " ".join(c.sentence.split()) in before, -scores[c])
-    )
+    # sentences quoted before come after the new ones, but the one that answers best leads
+    # again: a follow-up on the same sentence ("Where?" after "What did he find?") needs it
+    best = max(kept, key=lambda c: scores[c], default=None)
+    stale = {c for c in kept if c is not best and " ".join(c.sentence.split()) in before}
+    ranked = sorted(kept, key=lambda c: (c is not intro, c in stale, -scores[c]))
     return [_quote(c, scores[c]) for c in ranked[:MAX_QUOTES]]
 
 

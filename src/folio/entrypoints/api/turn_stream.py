@@ -41,6 +41,7 @@ from anyio.streams.memory import MemoryObjectSendStream
 from fastapi import Depends
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import StreamingResponse
+from starlette.requests import ClientDisconnect
 from starlette.types import Receive, Scope, Send
 
 from folio.app.cancellation import TurnCancelled
@@ -231,6 +232,10 @@ class _TurnResponse(StreamingResponse):
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
             await super().__call__(scope, receive, send)
+        except ClientDisconnect:  # gone mid-stream: nothing more to send, and no error of ours
+            # (the handler that answers 499 to a client gone during its body must not see it:
+            # the response has started)
+            log.info("Client left during a streamed turn")
         finally:
             self._turn._ended()
 

@@ -16,6 +16,7 @@ from folio.adapters.llm.offline import OfflineChatProvider
 from folio.agent.offline.strategy import (
     OfflineStrategy,
     asked_names,
+    reader_answer,
     search_query,
     switches_topic,
 )
@@ -27,6 +28,7 @@ from folio.domain.passages import (
     Passage,
     PeopleList,
     Person,
+    Recap,
     SearchResults,
     ToolOutcome,
 )
@@ -272,3 +274,12 @@ def test_the_offline_provider_has_no_model_and_says_so() -> None:
     with pytest.raises(LLMError) as e:
         p.chat([PromptMessage.user("hi")])
     assert e.value.code == LLMErrorCode.UNSUPPORTED_FEATURE
+
+
+def test_a_recap_line_of_dialogue_stands_in_its_own_quote_marks() -> None:
+    """A chapter's sentence that is dialogue (its own marks open and close it) is not wrapped in
+    quotes a second time; narration is quoted."""
+    said, told = "“James has been murdered, for all I can make out.”", "The rooms lay by the sea."
+    recap = Recap((passage(said, "I"), passage(told, "II")), WHERE)
+    lines = reader_answer(ToolOutcome(True, payload=recap)).splitlines()
+    assert lines[1] == f"- I, p. 12: {said}" and lines[2] == f'- II, p. 12: "{told}"'

@@ -172,14 +172,14 @@ def compose(quotes: Sequence[Quote], where: str) -> str:
     """The quotes in the order of their sources, with the offline note; or the honest nothing."""
     if not quotes:
         return f"Nothing {where} answers this. Try other words, or a name from the story."
-    lines = [f"- {_in_quotes(q.sentence)}{' …' if q.cut else ''} ({q.location})" for q in quotes]
+    lines = [f"- {in_quotes(q.sentence)}{' …' if q.cut else ''} ({q.location})" for q in quotes]
     return f"From the book, {where}:\n" + "\n".join(lines) + "\n\n" + OFFLINE_NOTE
 
 
 _OWN_MARKS = (("“", "”"), ('"', '"'))
 
 
-def _in_quotes(sentence: str) -> str:
+def in_quotes(sentence: str) -> str:
     """``sentence`` in quotation marks, unless it stands in its own already (dialogue that opens
     and closes it: “…” or "…"): a quote is never wrapped in quotes a second time."""
     if len(sentence) > 1 and any(sentence[0] == a and sentence[-1] == b for a, b in _OWN_MARKS):

@@ -36,7 +36,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from folio.agent.offline.answer import OFFLINE_NOTE, best_quotes, compose, read_through
+from folio.agent.offline.answer import (
+    OFFLINE_NOTE,
+    best_quotes,
+    compose,
+    in_quotes,
+    read_through,
+)
 from folio.agent.offline.kinds import (
     ABOUT_FOLIO,
     EXAMPLES,
@@ -336,7 +342,7 @@ def reader_answer(outcome: ToolOutcome) -> str:
     if isinstance(payload, Recap):
         if not payload.passages:
             return payload.note or "There is nothing to recap yet."
-        lines = [f'- {p.location}: "{p.text}"' for p in payload.passages]
+        lines = [f"- {p.location}: {in_quotes(p.text)}" for p in payload.passages]
         head = f"The story {read_through(payload.reading_limit)}, in the book's words:"
         more = f"\n({payload.note})" if payload.note else ""
         return head + "\n" + "\n".join(lines) + more + "\n\n" + OFFLINE_NOTE
@@ -346,7 +352,7 @@ def reader_answer(outcome: ToolOutcome) -> str:
         lines = [
             f"- {p.name}"
             + (f" (also {', '.join(p.aliases)})" if p.aliases else "")
-            + f', {p.mentions} mentions, first met in {p.first.location}: "{p.first.text}"'
+            + f", {p.mentions} mentions, first met in {p.first.location}: {in_quotes(p.first.text)}"
             for p in payload.people
         ]
         head = f"The names that come up most {read_through(payload.reading_limit)}:"
@@ -362,7 +368,7 @@ def highlights_answer(outcome: ToolOutcome, *, closing: bool = True) -> str:
         return f"I cannot do that: {outcome.error or 'the tool failed.'}"
     if not payload.passages:
         return payload.note or "I found none of your highlights in what you have read."
-    lines = [f'- {p.location}: "{p.text}"' for p in payload.passages]
+    lines = [f"- {p.location}: {in_quotes(p.text)}" for p in payload.passages]
     about = f" about {payload.query}" if payload.query else ""
     head = f"Your highlights{about} {read_through(payload.reading_limit)}:\n"
     return head + "\n".join(lines) + ("\n\n" + OFFLINE_NOTE if closing else "")

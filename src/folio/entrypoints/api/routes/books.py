@@ -13,8 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from folio.domain.books import MAX_POSITION_TEXT_CHARS
 from folio.domain.series import MAX_SERIES_CHARS, MAX_SERIES_INDEX
 from folio.entrypoints.api.deps import BookIdDep, ScopeDep, get_book_id
-from folio.entrypoints.api.errors import ApiError
 from folio.entrypoints.api.schemas import PassageText, SearchResults, UploadAccepted, errors_for
+from folio.entrypoints.api.uploads import save_upload
 from folio.entrypoints.serialize import book_detail, book_summary, hit_dict, job_dict
 from folio.entrypoints.views import BookDetail, BookSummary
 
@@ -71,17 +71,12 @@ async def upload_book(
     folder.mkdir(parents=True)
     path = folder / "upload"
     try:
-        size = 0
-        with path.open("wb") as out:
-            while chunk := await file.read(1024 * 1024):
-                size += len(chunk)
-                if size > settings.max_book_bytes:
-                    raise ApiError(
-                        413,
-                        "TOO_LARGE",
-                        f"A book is at most {settings.max_book_mb:g} MB (setting max_book_mb)",
-                    )
-                out.write(chunk)
+        await save_upload(
+            file,
+            path,
+            max_bytes=settings.max_book_bytes,
+            too_large=f"A book is at most {settings.max_book_mb:g} MB (setting max_book_mb)",
+        )
         job = await run_in_threadpool(
             scope.imports.start,
             path,

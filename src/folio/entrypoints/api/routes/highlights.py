@@ -22,12 +22,11 @@ from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, Field
 
 from folio.app.highlights import HighlightImport, ShownHighlights
-from folio.config import Settings
 from folio.domain.books import Book
 from folio.domain.highlights import Highlight, HighlightKind
 from folio.entrypoints.api.deps import BookIdDep, ScopeDep, get_book_id
-from folio.entrypoints.api.errors import ApiError
 from folio.entrypoints.api.schemas import errors_for
+from folio.entrypoints.api.uploads import save_upload
 
 router = APIRouter(prefix="/api/v1", tags=["highlights"])
 
@@ -154,7 +153,14 @@ async def import_highlights(
     folder = Path(tempfile.mkdtemp(prefix="folio-highlights-"))
     try:
         path = folder / _upload_name(file.filename)
-        await _save(file, path, scope.container.settings)
+        settings = scope.container.settings
+        await save_upload(
+            file,
+            path,
+            max_bytes=settings.max_highlights_bytes,
+            too_large=f"A highlights file is at most {settings.max_highlights_mb:g} MB"
+            " (setting max_highlights_mb)",
+        )
 
         def run() -> HighlightImportView:
             book = scope.library.get(get_book_id(book_id, scope)) if book_id else None
@@ -172,21 +178,6 @@ def _upload_name(filename: str | None) -> str:
     bare = (filename or "").replace("\\", "/").rsplit("/", 1)[-1]
     safe = "".join(c for c in bare if c.isalnum() or c in " ._-()").strip(" .")[-120:]
     return safe or "highlights.txt"
-
-
-async def _save(file: UploadFile, path: Path, settings: Settings) -> None:
-    size = 0
-    with path.open("wb") as out:
-        while chunk := await file.read(1024 * 1024):
-            size += len(chunk)
-            if size > settings.max_highlights_bytes:
-                raise ApiError(
-                    413,
-                    "TOO_LARGE",
-                    f"A highlights file is at most {settings.max_highlights_mb:g} MB"
-                    " (setting max_highlights_mb)",
-                )
-            out.write(chunk)
 
 
 def _import_view(report: HighlightImport) -> HighlightImportView:

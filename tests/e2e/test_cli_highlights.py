@@ -88,7 +88,7 @@ def test_entries_for_a_book_not_added_are_kept_and_placed_when_it_is(
     clippings = tmp_path / "My Clippings.txt"
     clippings.write_text(CLIPPINGS, encoding="utf-8")
     said = " ".join(ok(run_folio("highlights", "import", str(clippings))).split())
-    assert "Emma (Jane Austen): not in your library; 1 kept until the book is added" in said
+    assert "Kept until the book is added: Emma (Jane Austen)." in said
     added = ok_json(run_folio("add", str(books_dir / "austen-emma.txt"), "--title", "Emma",
                               "--json"))  # fmt: skip
     emma = str(added["book"]["id"])

@@ -68,6 +68,17 @@ class HighlightImport:
         """ "Title (Author)" of the entries whose book is not in the library (kept, waiting)."""
         return tuple(w.named for w in self.waiting)
 
+    def summary(self) -> tuple[str, ...]:
+        """What the import did, in the words every entry point shows: a sentence per book and
+        one for the entries kept waiting (none for an empty file)."""
+        said = [
+            f"{b.book.title}: {b.added} new of {b.read} ({b.anchored} found in the book's text)."
+            for b in self.books
+        ]
+        if self.waiting:
+            said.append(f"Kept until the book is added: {'; '.join(self.unmatched)}.")
+        return tuple(said) or ("No highlights in that file.",)
+
 
 @dataclass(frozen=True, slots=True)
 class ShownHighlights:

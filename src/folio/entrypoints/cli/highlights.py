@@ -59,20 +59,8 @@ def import_cmd(lazy: Any, path: Path, book_ref: str | None, as_json: bool) -> No
         click.echo(json.dumps({"books": books, "unmatched": list(report.unmatched),
                                "waiting": waiting}, indent=2, ensure_ascii=False))  # fmt: skip
         return
-    for b in report.books:
-        console.print(
-            f"[green]{escape(b.book.title)}[/]: {b.added} new of {b.read} "
-            f"({b.anchored} found in the book's text)",
-            highlight=False,
-        )
-    for w in report.waiting:
-        console.print(
-            f"[yellow]{escape(w.named)}[/]: not in your library; {w.read} kept until the book is"
-            " added (or import again with --book)",
-            highlight=False,
-        )
-    if not report.books and not report.unmatched:
-        console.print("No highlights in that file.")
+    for line in report.summary():
+        console.print(escape(line), highlight=False)
 
 
 @highlights_group.command("list")

@@ -96,18 +96,6 @@ def _list(book: Book, shown: ShownHighlights) -> HighlightList:
     )
 
 
-def message(report: HighlightImport) -> str:
-    """What the import did, in a sentence per book and one for the entries kept waiting."""
-    said = [
-        f"{b.book.title}: {b.added} new of {b.read} ({b.anchored} found in the book's text)."
-        for b in report.books
-    ]
-    if report.waiting:
-        names = "; ".join(w.named for w in report.waiting)
-        said.append(f"Kept until the book is added: {names}.")
-    return " ".join(said) or "No highlights in that file."
-
-
 @router.get(
     "/books/{book_id}/highlights",
     response_model=HighlightList,
@@ -193,5 +181,5 @@ def _import_view(report: HighlightImport) -> HighlightImportView:
             for b in report.books
         ],
         waiting=[WaitingImported(book=w.named, read=w.read, added=w.added) for w in report.waiting],
-        message=message(report),
+        message=" ".join(report.summary()),
     )

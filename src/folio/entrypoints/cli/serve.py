@@ -49,7 +49,8 @@ def serve_cmd(
     """Serve the HTTP API (OpenAPI docs at /docs, routes under /api/v1, Prometheus metrics at
     /metrics).
 
-    Without users the server runs as the local single user and binds loopback only; with users
+    Without users the server runs as the local single user and binds loopback only (unless
+    FOLIO_REQUIRE_TOKENS=1: then only a sync login gets in, e.g. an e-reader's); with users
     (`folio users add NAME`) every request needs a bearer token, until the server stops (removing
     the last user does not open it); /metrics too (or the FOLIO_METRICS_TOKEN setting's). It
     answers to loopback names, any IP address (an e-reader on the LAN at http://192.168.1.5:8000),
@@ -82,10 +83,11 @@ def serve_cmd(
     container.import_jobs.fail_unfinished("The server stopped during the import; upload it again")
     no_users = not container.users.any()
     container.close()  # the workers open their own connections; this process only waits
-    if not is_loopback(host) and no_users:
+    if not is_loopback(host) and no_users and not container.settings.require_tokens:
         raise click.UsageError(
             f"Refusing to bind {host}: without users anyone who can reach it could read every "
-            "book and conversation. Bind 127.0.0.1, or create a user first (`folio users add NAME`)"
+            "book and conversation. Bind 127.0.0.1, create a user first (`folio users add NAME`), "
+            "or set FOLIO_REQUIRE_TOKENS=1 (then only a token or a sync login gets in)"
         )
     say = _announcer(log_format, log_level)
     say(banner)

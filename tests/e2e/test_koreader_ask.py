@@ -221,7 +221,7 @@ def test_logins_unknown_books_and_bad_input_are_clear_client_errors(
     nowhere["progress"] = "/body/DocFragment[999]/body/p[2]/text().3"
     assert "percentage" in _error(client.post(ASK, json=nowhere, headers=auth(user="alice")), 422)
     long = dict(question, question="why " * 2500)
-    assert "8000 characters" in _error(client.post(ASK, json=long, headers=auth(user="alice")), 422)
+    assert "8000 characters" in _error(client.post(ASK, json=long, headers=auth(user="alice")), 413)
     for bad in (
         dict(question, document="not-a-digest"),
         dict(question, percentage=1.5),

@@ -111,8 +111,9 @@ async def chat(
 
 
 def checked_message(message: str, container: Container) -> str:
-    """The message stripped; 422 when empty, 413 over ``max_message_chars`` (every chat route)."""
-    text = message.strip()
+    """The message stripped (a NUL means nothing, as in the use case); 422 when empty, 413 over
+    ``max_message_chars`` (every chat route, KOReader's ask too)."""
+    text = message.replace("\x00", "").strip()
     if not text:
         raise ApiError(422, "INVALID_INPUT", "A message cannot be empty")
     limit = container.settings.max_message_chars

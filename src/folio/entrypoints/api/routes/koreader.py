@@ -44,6 +44,7 @@ from folio.entrypoints.api.koreader_schemas import (
     StoryOut,
     request_body,
 )
+from folio.entrypoints.api.routes.chat import checked_message
 from folio.entrypoints.api.schemas import errors_for
 from folio.entrypoints.api.sync_login import header_user, too_many_failures
 from folio.entrypoints.api.turn_stream import TurnStream
@@ -69,7 +70,7 @@ async def ask(request: Request, container: ContainerDep, slots: TurnSlotsDep) ->
     the book's conversation; the answer's citations open their passages on the device."""
     user_id = await _caller(request, container)
     body = await _body(request, AskIn)
-    question = _question(body.question, container)
+    question = checked_message(body.question, container)
     scope = container.for_user(user_id)
     turn = TurnStream(slots, user_id)
 
@@ -155,21 +156,6 @@ async def _body(request: Request, model: type[M]) -> M:
             where = ".".join(str(x) for x in item.get("loc", ())) or "body"
             problems.append(f"{where}: {item.get('msg', 'invalid')}")
         raise ApiError(422, "INVALID_INPUT", "Invalid request: " + "; ".join(problems)) from e
-
-
-def _question(question: str, container: Container) -> str:
-    text = question.replace("\x00", "").strip()
-    limit = container.settings.max_message_chars
-    if not text:
-        raise ApiError(422, "INVALID_INPUT", "A question cannot be empty")
-    if len(text) > limit:
-        raise ApiError(
-            422,
-            "INVALID_INPUT",
-            f"A question is at most {limit} characters (setting max_message_chars); "
-            f"this one has {len(text)}",
-        )
-    return text
 
 
 def _placed(scope: UserScope, body: PlaceIn) -> Book:

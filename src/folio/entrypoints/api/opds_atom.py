@@ -12,9 +12,8 @@ whose href ends with the file's extension (it names the download's type from it)
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -23,6 +22,7 @@ from lxml import etree
 
 from folio.app.catalogue import Group, Listed, Page
 from folio.domain.book_files import media_type
+from folio.entrypoints.api.opds_common import ACQUIRE, ACQUISITION, Listing, Nav, clean, stamp
 from folio.entrypoints.api.opds_links import file_href, page_href, page_links
 
 ATOM = "http://www.w3.org/2005/Atom"
@@ -32,43 +32,9 @@ OPENSEARCH = "http://a9.com/-/spec/opensearch/1.1/"
 NSMAP = {None: ATOM, "opds": OPDS, "dc": DC, "opensearch": OPENSEARCH}
 
 NAVIGATION = "application/atom+xml;profile=opds-catalog;kind=navigation"
-ACQUISITION = "application/atom+xml;profile=opds-catalog;kind=acquisition"
 OPENSEARCH_TYPE = "application/opensearchdescription+xml"
 ATOM_MEDIA_TYPE = "application/atom+xml;charset=utf-8"
-ACQUIRE = "http://opds-spec.org/acquisition"
 SORT_NEW = "http://opds-spec.org/sort/new"
-
-_NOT_XML = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-
-
-def clean(text: str) -> str:
-    return _NOT_XML.sub("", text)
-
-
-def _stamp(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-@dataclass(frozen=True, slots=True)
-class Listing:
-    """Where a group's books are listed (``path?name=...``), its ids' ``key``, the title of the
-    group without a name."""
-
-    path: str
-    key: str
-    unnamed: str
-
-
-@dataclass(frozen=True, slots=True)
-class Nav:
-    """A navigation entry: a subsection of the catalogue."""
-
-    key: str  # its id's last part
-    title: str
-    summary: str
-    href: str
-    kind: str = ACQUISITION
-    rel: str = "subsection"
 
 
 class Feed:
@@ -79,7 +45,7 @@ class Feed:
         self.root = etree.Element(f"{{{ATOM}}}feed", nsmap=NSMAP)
         self._add(self.root, "id", f"urn:folio:opds:{key}")
         self._add(self.root, "title", title)
-        self._add(self.root, "updated", _stamp(updated))
+        self._add(self.root, "updated", stamp(updated))
         author = self._add(self.root, "author")
         self._add(author, "name", "folio")
         self.link("self", self_href, kind)
@@ -125,7 +91,7 @@ class Feed:
             entry = self._add(self.root, "entry")
             self._add(entry, "title", nav.title)
             self._add(entry, "id", f"urn:folio:opds:{nav.key}")
-            self._add(entry, "updated", _stamp(updated))
+            self._add(entry, "updated", stamp(updated))
             content = self._add(entry, "content", nav.summary)
             content.set("type", "text")
             self.link(nav.rel, nav.href, nav.kind, parent=entry)
@@ -139,7 +105,7 @@ class Feed:
         entry = self._add(self.root, "entry")
         self._add(entry, "title", book.name)
         self._add(entry, "id", f"urn:folio:book:{book.id}")
-        self._add(entry, "updated", _stamp(book.created_at or datetime.now(UTC)))
+        self._add(entry, "updated", stamp(book.created_at))
         if book.author:
             self._add(self._add(entry, "author"), "name", book.author)
         etree.SubElement(entry, f"{{{DC}}}format").text = media_type(book.format)

@@ -11,20 +11,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
 
 from folio.app.catalogue import Group, Listed, Page
 from folio.domain.book_files import media_type
-from folio.entrypoints.api.opds_atom import ACQUIRE, Listing, Nav, clean
+from folio.entrypoints.api.opds_common import ACQUIRE, Listing, Nav, clean, stamp
 from folio.entrypoints.api.opds_links import file_href, page_href, page_links
 
 OPDS_JSON = "application/opds+json"
-
-
-def _stamp(moment: datetime | None) -> str:
-    return (moment or datetime.now(UTC)).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _link(rel: str, href: str, **more: Any) -> dict[str, Any]:
@@ -59,7 +55,7 @@ class JsonCatalogue:
             for n in entries
         ]
         feed = self._feed("folio", self.base, None, navigation=navigation)
-        feed["metadata"]["modified"] = _stamp(updated)
+        feed["metadata"]["modified"] = stamp(updated)
         return _dump(feed)
 
     def books(self, key: str, title: str, path: str, page: Page[Listed], up: str) -> bytes:
@@ -92,7 +88,7 @@ def _publication(item: Listed) -> dict[str, Any]:
         "@type": "http://schema.org/Book",
         "identifier": f"urn:folio:book:{book.id}",
         "title": clean(book.name),
-        "modified": _stamp(book.created_at),
+        "modified": stamp(book.created_at),
     }
     if book.author:
         metadata["author"] = {"name": clean(book.author)}

@@ -41,10 +41,9 @@ from folio.entrypoints.api.opds_atom import (
     NAVIGATION,
     SORT_NEW,
     AtomCatalogue,
-    Listing,
-    Nav,
     opensearch_description,
 )
+from folio.entrypoints.api.opds_common import Listing, Nav
 from folio.entrypoints.api.opds_json import JsonCatalogue
 from folio.entrypoints.api.sync_login import client_address, sync_user, too_many_failures
 

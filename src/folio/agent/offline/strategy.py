@@ -244,8 +244,9 @@ def search_query(question: str, earlier: Sequence[str]) -> str:
     """What one question searches first, given the reader's earlier questions about the book: a
     question quoting text ('Where does it say "I had worked hard"?') searches the quoted phrases
     alone, each as a phrase; any other question is searched with the latest earlier questions
-    that fit in ``EARLIER_CHARS``, in the order asked (a follow-up leans on them: "what did he
-    do then?"). ``switches_topic`` tells when that search missed a new subject."""
+    that fit in ``EARLIER_CHARS``, the latest first (a follow-up leans on them: "what did he
+    do then?"; the embedder reads a bounded number of words, so the oldest are the ones it may
+    leave out). ``switches_topic`` tells when that search missed a new subject."""
     phrases = quoted_phrases(question)
     if phrases:
         return " ".join(f'"{p}"' for p in phrases)
@@ -256,7 +257,7 @@ def search_query(question: str, earlier: Sequence[str]) -> str:
         if room < 0:
             break
         kept.append(text)
-    return " ".join([question, *reversed(kept)])
+    return " ".join([question, *kept])
 
 
 def switches_topic(question: str, earlier: Sequence[str], found: Sequence[Passage]) -> bool:

@@ -25,11 +25,11 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from folio.app.sync import synced_position
+from folio.app.sync import placed_fragment, placed_page, synced_position
 from folio.domain.books import Book, BookFormat, ReadingPosition
 from folio.domain.errors import BookError, BookErrorCode
 from folio.domain.ports import BookRepository, SyncRepository
-from folio.domain.sync import Fragment, PushedProgress, parse_xpointer, pdf_page
+from folio.domain.sync import Fragment, PushedProgress
 from folio.domain.xpointers import fragment_at, xpointer_at
 
 NOT_IN_LIBRARY = (
@@ -124,11 +124,10 @@ class DeviceReading:
 def _placeable(book: Book, progress: str, fragments: Sequence[Fragment]) -> bool:
     """Would a sync push of ``progress`` be placed without its percentage (``synced_position``:
     a PDF page of the book, or an xpointer into one of its spine documents)?"""
-    if book.format is BookFormat.PDF:
-        page = pdf_page(progress)
-        return page is not None and 1 <= page <= len(book.pages)
-    pointer = parse_xpointer(progress) if book.format is BookFormat.EPUB else None
-    return pointer is not None and any(f.index == pointer.fragment for f in fragments)
+    return (
+        placed_page(book, progress) is not None
+        or placed_fragment(book, progress, fragments) is not None
+    )
 
 
 class PositionedBooks:

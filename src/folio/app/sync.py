@@ -19,7 +19,7 @@ import logging
 import math
 import re
 import secrets
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -48,6 +48,7 @@ from folio.domain.sync import (
     PushedProgress,
     SyncError,
     SyncErrorCode,
+    XPointer,
     device_label,
     fits_title_and_authors,
     parse_xpointer,
@@ -363,8 +364,8 @@ def synced_position(
         weak = at_or_before(book, round(book.char_count * pushed.percentage))
         percent = round(100 * weak / book.char_count, 2) if book.char_count else 0.0
         return replace(base, char_offset=weak, kind=PositionKind.PERCENT, value=percent)
-    page = pdf_page(pushed.progress) if book.format is BookFormat.PDF else None
-    if page is not None and 1 <= page <= len(book.pages):
+    page = placed_page(book, pushed.progress)
+    if page is not None:
         end = book.pages[page - 1].char_end
         return replace(base, char_offset=end, kind=PositionKind.PAGE, value=float(page))
     offset = xpointer_offset(book, pushed.progress, fragments, books)
@@ -394,12 +395,28 @@ def xpointer_offset(
     """Where KOReader's xpointer ``progress`` lies in ``book``'s text (an EPUB's), or None when
     it does not parse or names a spine document folio does not know (also for highlights'
     ``pos0``/``pos1``)."""
-    pointer = parse_xpointer(progress) if book.format is BookFormat.EPUB else None
-    fragment = next((f for f in fragments if pointer and f.index == pointer.fragment), None)
-    if pointer is None or fragment is None:
+    placed = placed_fragment(book, progress, fragments)
+    if placed is None:
         return None
+    pointer, fragment = placed
     text = books.get_text(book.id, fragment.char_start, fragment.char_end)
     return fragment.char_start + place_in_fragment(fragment, pointer, text)
+
+
+def placed_page(book: Book, progress: str) -> int | None:
+    """The page of ``book`` (a PDF's, 1-based) that ``progress`` names, or None."""
+    page = pdf_page(progress) if book.format is BookFormat.PDF else None
+    return page if page is not None and 1 <= page <= len(book.pages) else None
+
+
+def placed_fragment(
+    book: Book, progress: str, fragments: Sequence[Fragment]
+) -> tuple[XPointer, Fragment] | None:
+    """KOReader's xpointer ``progress`` and the spine document of ``book`` (an EPUB's) it names,
+    or None when it does not parse or names a document folio does not know."""
+    pointer = parse_xpointer(progress) if book.format is BookFormat.EPUB else None
+    fragment = next((f for f in fragments if pointer and f.index == pointer.fragment), None)
+    return None if pointer is None or fragment is None else (pointer, fragment)
 
 
 def _text(value: Any, bound: int) -> TypeGuard[str]:

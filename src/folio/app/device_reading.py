@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from folio.app.sync import placed_fragment, placed_page, synced_position
+from folio.app.sync_placement import placed_fragment, placed_page, synced_position
 from folio.domain.books import Book, BookFormat, ReadingPosition
 from folio.domain.errors import BookError, BookErrorCode
 from folio.domain.ports import BookRepository, SyncRepository

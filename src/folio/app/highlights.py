@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from folio.app.sync import xpointer_offset
+from folio.app.sync_placement import xpointer_offset
 from folio.domain.books import Book
 from folio.domain.highlights import (
     MAX_ENTRIES,

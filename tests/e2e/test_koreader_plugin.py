@@ -1,4 +1,4 @@
-"""The KOReader plugin (``koreader/folio.koplugin``) under LuaJIT.
+"""The KOReader plugin (``clients/koreader/folio.koplugin``) under LuaJIT.
 
 - Its busted specs (KOReader's UI modules stubbed in ``spec/stubs``: what each dialog would show
   is recorded and asserted as text) run under Debian's ``luajit``.
@@ -31,7 +31,7 @@ from tests.e2e.conftest import ok, ok_json, run_folio_in
 from tests.e2e.test_kosync import koreader_partial_md5
 
 ROOT = Path(__file__).resolve().parents[2]
-PLUGIN = ROOT / "koreader" / "folio.koplugin"
+PLUGIN = ROOT / "clients" / "koreader" / "folio.koplugin"
 ASK_SCRIPT = Path(__file__).with_name("koreader_ask.lua")
 LOGIN, PASSWORD = "reader", "a reading password"
 # DocFragment[11] is Chapter 5 of this EPUB (title page, contents, Letters 1-4, Chapters 1-5),

@@ -134,9 +134,7 @@ class LibraryWiring:
             max_tokens=max_tokens,
             new_id=(lambda: book_id) if book_id else (lambda: uuid.uuid4().hex),
             files=self.book_files,
-            on_stored=functools.partial(
-                self._book_stored, getattr(books, "user_id", LOCAL_USER_ID)
-            )
+            on_stored=functools.partial(self._book_stored, getattr(books, "user_id", LOCAL_USER_ID))
             if self._syncs_books
             else None,
         )

@@ -1,8 +1,8 @@
 """The bodies of the KOReader routes (``routes/koreader.py``): what the plugin sends, in KOReader's
 own fields, and each answer, field for field (``/openapi.json`` and the fuzz tests check them).
 
-The plugin (``clients/koreader/folio.koplugin``) is written against these names: fields may be added,
-never renamed or removed.
+The plugin (``clients/koreader/folio.koplugin``) is written against these names: fields may be
+added, never renamed or removed.
 """
 
 from __future__ import annotations

@@ -40,3 +40,21 @@ def test_asking_for_the_story_so_far_in_other_words_gets_the_recap(
 )
 def test_questions_about_the_book_stay_book_questions(kinds: MessageKinds, message: str) -> None:
     assert kinds.kind(message) == BOOK
+
+
+@pytest.mark.parametrize(
+    "message", ["What happened next?", "What happened then?", "What did Victor do after that?"]
+)
+def test_asking_what_happened_next_in_the_text_read_is_not_about_later_events(
+    kinds: MessageKinds, message: str
+) -> None:
+    """The embedder puts "What happened next?" 0.82 from "what happens next?": only the
+    closer of the two kinds decides, so a question about what was read is answered."""
+    assert not kinds.asks_later(message, ["Victor"])
+
+
+@pytest.mark.parametrize(
+    "message", ["How does it all end?", "Does Marianne end up marrying Willoughby?"]
+)
+def test_a_question_about_later_events_is_told(kinds: MessageKinds, message: str) -> None:
+    assert kinds.asks_later(message, ["Marianne", "Willoughby"])

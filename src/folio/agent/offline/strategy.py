@@ -53,6 +53,7 @@ from folio.agent.offline.kinds import (
     SMALL_TALK,
     MessageKinds,
 )
+from folio.agent.tools.highlights import content_terms
 from folio.domain.lexicon import RUN, normal_form
 from folio.domain.llm import (
     PromptMessage,
@@ -303,14 +304,10 @@ def asked_names(question: str) -> list[str]:
 
 def asked_terms(question: str) -> list[str]:
     """The words a question about the reader's highlights adds to asking for them: its words
-    but stopwords and the words of the highlights kind's own examples ("highlight", "notes":
-    every highlight is one, so they select none), a word and its inflections alike."""
+    but stopwords, the kinds of entry and the words of the highlights kind's own examples
+    ("show", "highlight", "notes": every highlight is one, so they select none)."""
     own = {t for e in EXAMPLES[SEARCH_HIGHLIGHTS] for t in query_terms(e)}
-
-    def asking(term: str) -> bool:
-        return any(len(w) >= 4 and (w.startswith(term) or term.startswith(w)) for w in own)
-
-    return [t for t in query_terms(question) if t not in STOPWORDS and not asking(t)]
+    return [t for t in content_terms(question, own) if t not in STOPWORDS]
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ one whose text was never found in the book, is never returned.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -40,17 +40,16 @@ def _passage(book: Book, h: Highlight, score: float, *, own: Book) -> Passage:
 _KIND_WORDS = tuple(k.value for k in HighlightKind)  # "highlight", "note", "bookmark"
 
 
-def content_terms(query: str) -> list[str]:
+def content_terms(query: str, asking: Collection[str] = ()) -> list[str]:
     """The query's words but those naming what every entry is ("highlights", "my notes",
     "highlighted": a kind of entry, inflected), which would select none: "what did I
-    highlight?" asks for all of them."""
+    highlight?" asks for all of them. ``asking``: more words that only ask (inflected alike)."""
+    words = (*_KIND_WORDS, *(w for w in asking if len(w) >= 4))
 
-    def names_a_kind(term: str) -> bool:
-        return any(
-            term.startswith(k) or (len(term) >= 4 and k.startswith(term)) for k in _KIND_WORDS
-        )
+    def only_asks(term: str) -> bool:
+        return any(term.startswith(k) or (len(term) >= 4 and k.startswith(term)) for k in words)
 
-    return [t for t in query_terms(query) if not names_a_kind(t)] if query.strip() else []
+    return [t for t in query_terms(query) if not only_asks(t)] if query.strip() else []
 
 
 def _score(h: Highlight, terms: list[str]) -> float:

@@ -5,7 +5,6 @@ for its book, never moves another user's, and moves back only when the setting a
 from __future__ import annotations
 
 import hashlib
-import zipfile
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -30,6 +29,7 @@ from folio.domain.sync import (
 )
 from folio.domain.users import LOCAL_USER_ID, ResourceKind, User, UserError, UserErrorCode
 from folio.domain.xpointers import place_in_fragment
+from tests.epub_support import minimal_epub
 
 NOW = datetime(2026, 11, 24, 9, 0, tzinfo=UTC)
 
@@ -80,41 +80,11 @@ def test_an_xpointer_is_read_into_fragment_element_path_and_offset() -> None:
     assert parse_xpointer("/html/body/p") is None
 
 
-def _epub(tmp_path: Path, chapters: list[str]) -> Path:
-    """A minimal EPUB 2 whose spine is a cover page without text, then ``chapters`` (XHTML)."""
-    path = tmp_path / "book.epub"
-    items = "".join(
-        f'<item id="c{i}" href="c{i}.xhtml" media-type="application/xhtml+xml"/>'
-        for i in range(len(chapters) + 1)
-    )
-    spine = "".join(f'<itemref idref="c{i}"/>' for i in range(len(chapters) + 1))
-    opf = (
-        '<?xml version="1.0"?><package xmlns="http://www.idpf.org/2007/opf" version="2.0">'
-        '<metadata xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>T</dc:title></metadata>'
-        f"<manifest>{items}</manifest><spine>{spine}</spine></package>"
-    )
-    container = (
-        '<?xml version="1.0"?><container version="1.0" '
-        'xmlns="urn:oasis:names:tc:opendocument:xmlns:container"><rootfiles>'
-        '<rootfile full-path="content.opf" media-type="application/oebps-package+xml"/>'
-        "</rootfiles></container>"
-    )
-    page = '<html xmlns="http://www.w3.org/1999/xhtml"><body>{}</body></html>'
-    with zipfile.ZipFile(path, "w") as z:
-        z.writestr("mimetype", "application/epub+zip")
-        z.writestr("META-INF/container.xml", container)
-        z.writestr("content.opf", opf)
-        z.writestr("c0.xhtml", page.format('<div><img src="cover.png"/></div>'))
-        for i, body in enumerate(chapters, 1):
-            z.writestr(f"c{i}.xhtml", page.format(body))
-    return path
-
-
 def test_an_xpointer_lands_on_the_character_it_names_in_folios_text(tmp_path: Path) -> None:
     from folio.adapters.parsers.epub import EpubParser
 
-    path = _epub(
-        tmp_path,
+    path = minimal_epub(
+        tmp_path / "book.epub",
         [
             "<h1>One</h1><p>It was a dark night.</p>",
             "<h1>Two</h1><div><p>First   paragraph here.</p>"
@@ -152,7 +122,7 @@ def test_a_nightly_xpointer_with_every_index_lands_where_the_classic_one_does(
 
     chapters = ["<h1>One</h1><p>It was a dark night.</p><p>A second one.</p>",
                 "<h1>Two</h1><div><p>Only paragraph, with a tail.</p></div>"]  # fmt: skip
-    path = _epub(tmp_path, chapters)
+    path = minimal_epub(tmp_path / "book.epub", chapters)
     text = EpubParser().parse(path).text
     fragments = {f.index: f for f in epub_fragments(path)}
 

@@ -299,3 +299,18 @@ def test_a_titled_name_joins_the_fuller_form_that_introduced_it_and_no_other() -
     assert hood.first(0, len(text)) == intro.index("Dr Orion Hood")
     assert lexicon.find("Mr John Lane") is not lexicon.find("Mr Lane")
     assert lexicon.find("Miss Ann Grey") is not lexicon.find("Miss Grey")
+
+
+def test_a_titled_name_does_not_join_a_fuller_form_through_a_name_used_on_its_own() -> None:
+    """ "Mrs Charles Ward" is the wife of a Charles the text names alone: not "Mrs Ward"."""
+    text = (
+        "Then Mrs Charles Ward came in with Dr Lee. "
+        + (
+            "Charles sat down, and Charles spoke to Dr Lee and Dr Oak. Later Mrs Ward came, and "
+            "Mrs Ward sang with Mrs Oak, and Mrs Oak smiled. "
+        )
+        * 3
+    )
+    lexicon = Lexicon.of(text)
+    assert lexicon.find("Mrs Ward") is not None
+    assert lexicon.find("Mrs Charles Ward") is not lexicon.find("Mrs Ward")

@@ -64,7 +64,7 @@ MIN_DROPPED = 3  # letters a short form drops: more than an ending ("Bennets", "
 MAX_INTRODUCING = 3  # uses of a full name ("Dr Orion Hood") that introduce a shorter one
 # Raise it whenever what ``Lexicon.of`` builds changes: stored lexicons of another version are
 # built again from their book's text on first use.
-LEXICON_VERSION = 4
+LEXICON_VERSION = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -317,8 +317,9 @@ def _given_names_left_out(
     between them ("Dr Orion Hood" for "Dr Hood"), written before ``form`` first is and at most
     ``MAX_INTRODUCING`` times, and all one name. A full form the text keeps using ("Mr John
     Knightley" beside "Mr Knightley") or first writes later ("Miss Lucy Steele" after "Miss
-    Steele", her elder sister) is someone else's; so are several names that fit ("Miss Bennet":
-    "Miss Jane Bennet" or "Miss Elizabeth Bennet")."""
+    Steele", her elder sister) is someone else's; so is one whose given name the text uses on
+    its own ("Mrs Charles Musgrove", the wife of a Charles, is not "Mrs Musgrove"), and so are
+    several names that fit ("Miss Bennet": "Miss Jane Bennet" or "Miss Elizabeth Bennet")."""
     inner = form.split()
     if len(inner) < 2 or inner[0] not in titles:
         return []
@@ -331,7 +332,10 @@ def _given_names_left_out(
         and outer[-len(tail) :] == tail
     ]
     introducing = all(
-        forms[h][0] < forms[form][0] and len(forms[h]) <= MAX_INTRODUCING for h in fits
+        forms[h][0] < forms[form][0]
+        and len(forms[h]) <= MAX_INTRODUCING
+        and not any(w in forms for w in h.split()[1 : -len(tail)])
+        for h in fits
     )
     return fits if introducing and len({heads[h] for h in fits}) == 1 else []
 

@@ -45,7 +45,7 @@ def select_citations(
     chosen: list[Source] = []
     quoted: list[Passage] = []
     for quote in dict.fromkeys(_normalise(q) for q in _quotes(answer)):
-        holding = [p for p in candidates if quote in _normalise(p.text)]
+        holding = [p for p in candidates if quote in _normalise(p.sent_text)]  # what it read
         if holding:  # the same words in two places: the one on the page the answer names
             written = _pages_after(answer, quote)
             places = [(p, _narrowed(_source(p, quote), p, quote)) for p in holding]
@@ -94,8 +94,8 @@ def _on_pages(source: Source, passage: Passage, pages: list[str]) -> Source:
     if not spans or not passage.is_slice:
         return source
     place = passage.place(min(a for a, _ in spans), max(b for _, b in spans))
-    text = " ".join(place.text.split())
-    if not text:
+    text = " ".join(place.sent_text.split())  # what the model was sent of those pages
+    if not text or place.shown == ():
         return source
     return replace(
         source,
@@ -123,7 +123,9 @@ def used_passages(answer: str, passages: Iterable[Passage]) -> list[Passage]:
     shares the page)."""
     candidates = _unique(passages)
     quotes = [_normalise(q) for q in _quotes(answer)]
-    used = {i for i, p in enumerate(candidates) if any(q in _normalise(p.text) for q in quotes)}
+    used = {
+        i for i, p in enumerate(candidates) if any(q in _normalise(p.sent_text) for q in quotes)
+    }
     for page in _cited_pages(answer):
         first = next((i for i, p in enumerate(candidates) if _cites(p, {page})), None)
         if first is not None:
@@ -203,7 +205,7 @@ def _cites(passage: Passage, pages: set[str]) -> bool:
 
 def _source(passage: Passage, quote: str | None) -> Source:
     text = " ".join(passage.text.split())
-    excerpt = quote if quote is not None else _excerpt(text)
+    excerpt = quote if quote is not None else _excerpt(" ".join(passage.sent_text.split()))
     return Source(
         chunk_id=passage.chunk_id or "",
         chapter=passage.chapter,

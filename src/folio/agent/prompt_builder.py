@@ -43,10 +43,11 @@ class PromptBuilder:
         return self._add(f"{heading}:\n{body.strip()}" if body.strip() else "")
 
     def with_passages(self, passages: Sequence[Passage]) -> PromptBuilder:
-        """Passages as ``search_book`` returns them, each under its place in the book."""
+        """Passages as ``search_book`` returns them (what a model is sent of each: its
+        ``sent_text``, as the stored tool result holds it), each under its place in the book."""
         if not passages:
             return self.with_note("The search found no passage before the reader's position.")
-        blocks = [f"[{i}] {p.location}\n{p.text.strip()}" for i, p in enumerate(passages, 1)]
+        blocks = [f"[{i}] {p.location}\n{p.sent_text.strip()}" for i, p in enumerate(passages, 1)]
         return self.with_section("Passages from the book", "\n\n".join(blocks))
 
     def with_question(self, question: str, *, label: str = "Question") -> PromptBuilder:

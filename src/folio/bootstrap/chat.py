@@ -8,6 +8,7 @@ use, and always-retrieve where it has no tool use.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -147,9 +148,14 @@ class ChatWiring:
                 max_tool_rounds=s.max_tool_rounds, fallback=AlwaysRetrieveStrategy(k=s.search_k)
             )
             recaps_by = chat_provider
+        services = self.tool_services(library, recaps_by)
+        if recaps_by is not None:  # a model reads what answers of each passage found
+            from folio.agent.excerpts import PassageExcerpts
+
+            services = replace(services, excerpts=PassageExcerpts(self.embedder))
         return ChatWithBook(
             uow=uow,
-            services=self.tool_services(library, recaps_by),
+            services=services,
             provider=chat_provider,
             tools=self.tools,
             context=RecentTurnsStrategy(

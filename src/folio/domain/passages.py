@@ -8,7 +8,9 @@ else in folio reads or writes a tool result's JSON.
 
 The JSON shape is the one models have always seen (``{"query", "reading_limit", "results": [...]}``
 for a search, ``{"pages", "chapter", "text", ...}`` for a read, ``{"chapters": [...]}`` for the
-table of contents), so stored conversations decode unchanged.
+table of contents), so stored conversations decode unchanged. A passage's ``text`` there is what
+the model was sent of it (``Passage.sent_text``: the whole text, or the parts a model's search
+showed of it), so a stored tool result is what the model read.
 """
 
 from __future__ import annotations
@@ -37,7 +39,9 @@ class Passage:
     conversation's own book). ``breaks``: each page it runs over, as (the first offset of the
     passage on it, its label), from its own volume's page table (empty: not known; a part of it
     is then on all its pages). They never go to a model: ``place`` uses them, so that an
-    answer's quote and its citation name the same page."""
+    answer's quote and its citation name the same page. ``shown``: the parts of its text a model
+    is sent, as offsets in the book, in order (None: all of it; ``folio.agent.excerpts``); its
+    place stays the whole passage's."""
 
     chunk_id: str | None
     chapter: str | None
@@ -50,6 +54,7 @@ class Passage:
     book_id: str | None = None
     volume: str | None = None
     breaks: tuple[tuple[int, str], ...] = ()
+    shown: tuple[tuple[int, int], ...] | None = None
 
     @property
     def pages(self) -> str:
@@ -70,6 +75,27 @@ class Passage:
     def is_slice(self) -> bool:
         """Its text is the book's own characters ``[char_start, char_end)`` (offsets map)."""
         return len(self.text) == self.char_end - self.char_start
+
+    @property
+    def sent_text(self) -> str:
+        """Its text as a model is sent it: the ``shown`` parts in order, each on one line of
+        words, "…" where text is left out; the whole text when nothing was cut (or when its text
+        is not the book's own slice, which offsets cannot cut)."""
+        if self.shown is None or not self.is_slice:
+            return self.text
+        pieces: list[str] = []
+        at = self.char_start
+        for start, end in self.shown:
+            if self._slice(at, start).strip():
+                pieces.append("…")
+            pieces.append(" ".join(self._slice(start, end).split()))
+            at = end
+        if self._slice(at, self.char_end).strip() or not pieces:
+            pieces.append("…")
+        return " ".join(pieces)
+
+    def _slice(self, start: int, end: int) -> str:
+        return self.text[max(0, start - self.char_start) : max(0, end - self.char_start)]
 
     def span_of(self, quote: str) -> tuple[int, int] | None:
         """Where ``quote`` lies in the book (any white space, any case), when this passage holds
@@ -107,6 +133,9 @@ class Passage:
         spans = self.page_spans()
         breaks = tuple((max(a, start), name) for a, b, name in spans if a < end and b > start)
         text = self.text[start - self.char_start : end - self.char_start] if self.is_slice else ""
+        shown = self.shown
+        if shown is not None:  # what was shown of this part
+            shown = tuple((max(a, start), min(b, end)) for a, b in shown if a < end and b > start)
         return replace(
             self,
             char_start=start,
@@ -115,6 +144,7 @@ class Passage:
             page_end=last,
             text=text or self.text,
             breaks=breaks,
+            shown=shown,
         )
 
 
@@ -217,7 +247,7 @@ def passages_in(payload: object) -> tuple[Passage, ...]:
 def _passage_json(p: Passage, *, brief: bool = False) -> dict[str, Any]:
     volume = {"volume": p.volume, "book_id": p.book_id} if p.book_id else {}
     if brief:
-        return {**volume, "chapter": p.chapter, "pages": p.pages, "text": p.text}
+        return {**volume, "chapter": p.chapter, "pages": p.pages, "text": p.sent_text}
     out: dict[str, Any] = {
         **volume,
         "chunk_id": p.chunk_id,
@@ -228,7 +258,7 @@ def _passage_json(p: Passage, *, brief: bool = False) -> dict[str, Any]:
         "char_start": p.char_start,
         "char_end": p.char_end,
         "score": round(p.score, 4),
-        "text": p.text,
+        "text": p.sent_text,
     }
     if p.chunk_id is None:
         del out["chunk_id"], out["score"]

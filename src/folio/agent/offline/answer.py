@@ -32,8 +32,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
+from folio.agent.excerpts import closeness
 from folio.domain.lexicon import RUN, normal_form, runs
 from folio.domain.passages import Passage, Person
 from folio.domain.ports import Embedder
@@ -157,10 +156,10 @@ def _scores(
     the ``WINDOWED`` best, mixed with that of its window) and its gate (the better of its own
     score and the mixed one: the floor is the embedder's for a sentence). Two calls to the
     embedder."""
-    own = _closeness(embedder, question, [c.text for c in shortlist])
+    own = closeness(embedder, question, [c.text for c in shortlist])
     scores = {c: o - _penalty(c.sentence) for c, o in zip(shortlist, own, strict=True)}
     leading = sorted(shortlist, key=lambda c: -scores[c])[:WINDOWED]
-    place = _closeness(embedder, question, [c.window for c in leading])
+    place = closeness(embedder, question, [c.window for c in leading])
     gates = dict(scores)
     for c, w in zip(leading, place, strict=True):  # the best few, in place
         scores[c] = (1 - CONTEXT_WEIGHT) * scores[c] + CONTEXT_WEIGHT * (w - _penalty(c.sentence))
@@ -251,13 +250,6 @@ def _shortlist(
 
     rest = sorted((c for c in candidates if c is not intro), key=overlap)
     return [*([intro] if intro else []), *rest][:SHORTLIST]
-
-
-def _closeness(embedder: Embedder, question: str, texts: Sequence[str]) -> list[float]:
-    """Cosine of the question with each text: one call to the embedder (the question's vector is
-    its recent one after the first call)."""
-    vectors = np.asarray(embedder.embed([question, *texts]), dtype=np.float32)
-    return [float(x) for x in vectors[1:] @ vectors[0]]
 
 
 def _penalty(sentence: str) -> float:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol
 
+from folio.agent.excerpts import PassageExcerpts
 from folio.agent.lexicon import Lexicons
 from folio.agent.summaries import StorySummaries
 from folio.domain.books import Book, Chapter, ReadingPosition
@@ -65,7 +66,9 @@ class ToolContext:
 class ToolServices:
     """The ports tools may use. ``recaps``: a model that recaps whole chapters (None offline: the
     recap is then the chapters' own key sentences, from ``summaries``); ``highlights``: the
-    reader's imported highlights (None: none are kept)."""
+    reader's imported highlights (None: none are kept); ``excerpts``: what a model is shown of
+    each passage ``search_book`` finds (None: the whole passage, as the offline policy, which
+    picks its own sentences, reads it)."""
 
     searcher: BookSearcher
     books: BookRepository
@@ -75,6 +78,7 @@ class ToolServices:
     highlights: HighlightRepository | None = None
     lexicons: Lexicons = field(default_factory=Lexicons)  # each book's names, built once
     summaries: StorySummaries = field(default_factory=StorySummaries)  # chapters' best sentences
+    excerpts: PassageExcerpts | None = None
 
 
 class ChapterRecaps(Protocol):

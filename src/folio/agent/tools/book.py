@@ -60,6 +60,8 @@ class SearchBookTool(BaseTool):
         # The query as the model wrote it, searched once: no rewriting, no conversation prior.
         hits = services.searcher.search(ctx.book, query, k=min(k or services.search_k, MAX_K))
         passages = tuple(p for p in (_passage(ctx, hit) for hit in hits) if p is not None)
+        if services.excerpts is not None:  # a model reads what answers; read_passage the rest
+            passages = services.excerpts.trim(query, passages)
         limit = ctx.book.describe_position()
         results = SearchResults(
             query=query,

@@ -4,9 +4,10 @@
    conversation and history, choose the window, build the prompt, run ``search_book`` through the
    registry (hybrid search bounded by the reading position), persist the turn in one unit of work.
    The provider is the scripted one and its time is subtracted; the query vector is precomputed
-   so embedding is excluded. Median and p95 over one turn in each of N conversations, on the
-   SQLite stores (the default backend), with the guardrail off and in retrieval mode (which adds
-   one search of the raw question).
+   so embedding is excluded (the passages are cut to what answers as for a model, with that one
+   vector for every sentence: ``--depth`` times the embedder's part). Median and p95 over one
+   turn in each of N conversations, on the SQLite stores (the default backend), with the
+   guardrail off and in retrieval mode (which adds one search of the raw question).
 2. Input tokens of a 20-turn conversation (a search and a cited answer every turn), before and
    after the token diet and prompt caching, in one run: "before" is the window folio used until
    then (``LegacyWindow`` below: the last turn's full search results and nine earlier turns with
@@ -17,7 +18,9 @@
    Targets: effective input tokens per conversation <= 1/4 of before; raw <= 1/2 of before.
 3. The same conversation as LlamaIndex's CondensePlusContextChatEngine would send it (its default
    prompts, a condense call from the second turn, the passages in its system prompt, the whole
-   history), at 2 passages a turn (its default) and 5, against folio at 2 and 5.
+   history), at 2 passages a turn (its default) and 5, against folio at 2 and 5: folio as a
+   model's turn has it (``search_book`` shows what answers of each passage, ``agent/excerpts``)
+   and with whole passages (before that), in one run.
 
     .venv/bin/python benchmarks/bench_turn.py [--conversations 40] [--stores sqlite,memory]
 """
@@ -32,6 +35,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -56,6 +60,7 @@ from folio.agent.context import (  # noqa: E402
     shorten_tool_result,
     to_prompt_message,
 )
+from folio.agent.excerpts import PassageExcerpts  # noqa: E402
 from folio.agent.guardrail import Guardrail  # noqa: E402
 from folio.agent.strategies import AlwaysRetrieveStrategy, ToolUseRetrievalStrategy  # noqa: E402
 from folio.agent.tools import ToolContext, ToolServices, default_registry  # noqa: E402
@@ -204,10 +209,13 @@ def bench_engine(
     else:
         library = InMemoryLibrary()
     book = load_book(library, embedder)
-    searcher = SearchBook(library, FixedVectorEmbedder(embedder.dimensions))
+    fixed = FixedVectorEmbedder(embedder.dimensions)
+    searcher = SearchBook(library, fixed)
     registry = default_registry()
     services = ToolServices(searcher, library, library)
     sample = registry.execute("search_book", ToolContext(book=book), services, {"query": "Victor"})
+    # a model's turn: its passages cut to what answers (the fixed vector: no embedding time)
+    services = replace(services, excerpts=PassageExcerpts(fixed))
     sample_json = sample.to_json()
     ids = [f"conv-{i}" for i in range(conversations)]
     stores = {}
@@ -353,9 +361,10 @@ def _git_show(path: str) -> str:
     ).stdout
 
 
-def bench_tokens(context: Any, *, k: int = 5) -> list[list[Any]]:
+def bench_tokens(context: Any, *, k: int = 5, excerpts: bool = True) -> list[list[Any]]:
     """The requests of each turn of a 20-turn conversation under ``context``, the model asking
-    for ``k`` passages each turn."""
+    for ``k`` passages each turn; ``excerpts``: the model is shown what answers of each passage,
+    as the composition root wires it (False: whole passages, as before)."""
     embedder = HashingEmbedder()
     library, store = InMemoryLibrary(), InMemoryConversationStore()
     book = load_book(library, embedder)
@@ -365,7 +374,12 @@ def bench_tokens(context: Any, *, k: int = 5) -> list[list[Any]]:
     provider = ScriptedChatProvider([answering_script(k)] * 40)
     chat = ChatWithBook(
         uow=store.unit_of_work,
-        services=ToolServices(SearchBook(library, embedder), library, library),
+        services=ToolServices(
+            SearchBook(library, embedder),
+            library,
+            library,
+            excerpts=PassageExcerpts(embedder) if excerpts else None,
+        ),
         provider=provider,
         tools=default_registry(),
         context=context,
@@ -465,9 +479,12 @@ def reference_report(after: list[list[Any]]) -> dict[str, dict[str, float]]:
         }
 
     two = bench_tokens(RecentTurnsStrategy(), k=2)
+    whole = {n: bench_tokens(RecentTurnsStrategy(), k=n, excerpts=False) for n in (5, 2)}
     runs = {
         "folio, 5 passages a turn (the model asks for 5, as above)": costs(after, folio=True),
         "folio, 2 passages a turn": costs(two, folio=True),
+        "folio, 5 whole passages a turn (before excerpts)": costs(whole[5], folio=True),
+        "folio, 2 whole passages a turn (before excerpts)": costs(whole[2], folio=True),
         "LlamaIndex CondensePlusContextChatEngine, 2 passages (default)": costs(
             condense_plus_context_calls(k=2), folio=False
         ),
@@ -500,7 +517,7 @@ def token_report() -> dict[str, Any]:
     )
 
     with legacy_prompts():
-        before = bench_tokens(LegacyWindow())
+        before = bench_tokens(LegacyWindow(), excerpts=False)
     runs = {"before": before, "after": bench_tokens(RecentTurnsStrategy())}
     rows: dict[str, list[dict[str, float]]] = {}
     for name, turns in runs.items():
@@ -595,7 +612,12 @@ def metrics(*, quick: bool) -> list[Any]:
         ]
     totals = numbers["tokens"]["totals"]
     before, after = totals["before"], totals["after"]
-    reference = list(numbers["tokens"]["reference"].values())
+    reference = numbers["tokens"]["reference"]
+    pairs = [
+        (n, next(v for k, v in reference.items() if k.startswith(f"folio, {n} passages")),
+         next(v for k, v in reference.items() if k.startswith("LlamaIndex") and f" {n} " in k))
+        for n in (2, 5)
+    ]  # fmt: skip
     raw_ratio = after["raw"] / before["raw"]
     eff_ratio = after["anthropic"] / before["anthropic"]
     rows += [
@@ -617,15 +639,18 @@ def metrics(*, quick: bool) -> list[Any]:
             ok=eff_ratio <= 0.25,
             note=f"before {before['anthropic']:.0f} ({eff_ratio:.2f}x)",
         ),
+    ]
+    rows += [
         Metric(
             "turn",
-            "raw input tokens, 20 turns, 2 passages a turn, vs LlamaIndex CondensePlusContext",
-            reference[1]["raw"],
+            f"raw input tokens, 20 turns, {n} passages a turn, vs LlamaIndex CondensePlusContext",
+            folio["raw"],
             "tok",
             target="<= LlamaIndex",
-            ok=reference[1]["raw"] <= reference[2]["raw"],
-            note=f"LlamaIndex {reference[2]['raw']:.0f} (same conversation, same passages)",
-        ),
+            ok=folio["raw"] <= llama["raw"],
+            note=f"LlamaIndex {llama['raw']:.0f} (same conversation, same passages)",
+        )
+        for n, folio, llama in pairs
     ]
     return rows
 

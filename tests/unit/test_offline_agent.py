@@ -18,6 +18,7 @@ from folio.agent.offline.strategy import (
     asked_names,
     reader_answer,
     search_query,
+    subject_start,
     switches_topic,
 )
 from folio.domain.errors import LLMError, LLMErrorCode
@@ -173,6 +174,38 @@ def test_a_new_name_the_conversations_search_misses_is_searched_on_its_own() -> 
     assert len([c for c in runner.calls if c.tool_name == SEARCH_BOOK]) == 1  # same scene
     ahab_asked = [*[q for q, _ in earlier], "Who is Captain Ahab?"]
     assert not switches_topic("Why does Ahab limp?", ahab_asked, [])  # a name just used
+
+
+def searched(question: str, *queries: str) -> list[PromptMessage]:
+    """An earlier turn as ``RecentTurnsStrategy(keep_calls=True)`` renders it."""
+    calls = [PromptMessage.assistant("", (ToolInvocation(SEARCH_BOOK, f"t{i}", {"query": q}),))
+             for i, q in enumerate(queries)]  # fmt: skip
+    return [PromptMessage.user(question), *calls, PromptMessage.assistant("an answer")]
+
+
+def test_a_follow_up_after_a_new_subject_leans_on_the_questions_since_only() -> None:
+    head = [
+        *searched("Who keeps the lamp?", "Who keeps the lamp?"),
+        *searched("Where is the lighthouse?", "Where is the lighthouse? Who keeps the lamp?"),
+        *searched(
+            "Who is Captain Ahab?",
+            "Who is Captain Ahab? Where is the lighthouse? Who keeps the lamp?",
+            "Who is Captain Ahab?",  # the turn settled on the question alone: a new subject
+        ),
+        *searched("Why does he limp?", "Why does he limp? Who is Captain Ahab?"),
+        *searched('Where does it say "a bone leg"?', '"a bone leg"'),  # a quote: no new subject
+    ]
+    assert subject_start(head) == 2
+    runner = Runner(**{SEARCH_BOOK: found(), PEOPLE: met()})
+    messages = [PromptMessage.system("s"), *head, PromptMessage.user("What ship is his?")]
+    OfflineStrategy(BagOfWords()).execute(OfflineChatProvider(), messages, TOOLS, runner)
+    query = (
+        'What ship is his? Where does it say "a bone leg"? Why does he limp? Who is Captain Ahab?'
+    )
+    assert runner.calls[-1].arguments["query"] == query  # nothing of the lamp and lighthouse
+    assert subject_start(head[:3]) == 0  # the first question starts the first subject
+    # without the calls (history seeded from elsewhere) the subject is the whole conversation
+    assert subject_start([m for m in head if not m.tool_invocations]) == 0
 
 
 def test_a_follow_up_quotes_new_sentences_after_the_one_that_answers_best() -> None:

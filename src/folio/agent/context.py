@@ -91,7 +91,12 @@ class RecentTurnsStrategy:
 
     When the conversation outgrows either cap, the oldest turns are dropped ``block_turns`` at a
     time, so the window's start, and with it the cached prompt prefix, changes only every few
-    turns."""
+    turns.
+
+    ``keep_calls``: each earlier turn also keeps its tool calls (not their results), between its
+    question and its answer, for a policy that reads what it searched before (the offline one:
+    where the current subject started). They count in neither cap: the caps measure the
+    conversation."""
 
     def __init__(
         self,
@@ -100,6 +105,7 @@ class RecentTurnsStrategy:
         token_budget: int = 8000,
         block_turns: int = 5,
         message_chars: int = 8000,
+        keep_calls: bool = False,
     ) -> None:
         self.max_messages = max_messages
         self.token_budget = token_budget
@@ -107,6 +113,7 @@ class RecentTurnsStrategy:
         # Any stored question or answer longer than a new message may be (an import, an older
         # version) is cut to this, so what follows the window reads a bounded history.
         self.message_chars = message_chars
+        self.keep_calls = keep_calls
 
     def build_context(
         self, history: Sequence[ChatMessage], *, window: ReadingWindow | None = None
@@ -119,8 +126,9 @@ class RecentTurnsStrategy:
     def _first_kept(self, rendered: list[list[PromptMessage]]) -> int:
         """The first turn of the window: a multiple of ``block_turns`` (so it moves in blocks),
         the earliest one that fits both caps; the last turn is always kept."""
-        visible = [len(r) for r in rendered]
-        tokens = [estimate_tokens(r) for r in rendered]
+        said = [[m for m in r if not m.tool_invocations] for r in rendered]
+        visible = [len(r) for r in said]
+        tokens = [estimate_tokens(r) for r in said]
         last = max(0, len(rendered) - 1)
         start = 0
         while start < last and (
@@ -133,6 +141,9 @@ class RecentTurnsStrategy:
         """The turn as later turns see it: its question and its answer."""
         out: list[PromptMessage] = []
         for message in turn:
+            if self.keep_calls and message.tool_invocations:
+                out.append(to_prompt_message(message).with_content(""))
+                continue
             if not _conversational(message) or not message.content:
                 continue
             prompt = to_prompt_message(message)

@@ -165,6 +165,7 @@ class ChatWiring:
                 else history_messages or s.history_messages,
                 token_budget=s.context_token_budget,
                 message_chars=s.max_message_chars,
+                keep_calls=retrieval.name == "extractive",  # where the subject started
             ),
             retrieval=retrieval,
             guardrail=self.guardrail,

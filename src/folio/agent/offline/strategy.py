@@ -12,10 +12,11 @@
   they have met is whom the question is about;
 - the search query (``search_query``) is the quoted phrases of a question that quotes the book,
   else the question with the reader's earlier questions, as many of the latest as fit a bound
-  (small talk left out): one ``search_book`` call; a question naming what the last questions
-  did not, that this search found nothing about, starts a new subject and is searched again on
-  its own (``switches_topic``). Words quoted that no passage found holds get "Nothing up to
-  Chapter 5 has the words “…”." first;
+  (small talk left out) since the current subject started (``subject_start``): one
+  ``search_book`` call; a question naming what the last questions did not, that this search found
+  nothing about, starts a new subject and is searched again on its own (``switches_topic``).
+  Words quoted that no passage found holds get "Nothing up to Chapter 5 has the words “…”."
+  first;
 - a question about what comes after the position ("how does it end?", told by the embedder with
   the names masked) gets one plain sentence saying that folio cannot look past it, and no quotes;
 - the answer quotes the sentences of the passages found that the embedder puts closest to the
@@ -175,9 +176,9 @@ class OfflineStrategy:
     ) -> tuple[str, tuple[PromptMessage, ...], tuple[str, ...], str]:
         """The answer from the book's passages: (answer, tool calls, queries, stop reason)."""
         about, calls, unmet = self._names(question, run_tool, available)
-        earlier = [m.content for m in head if m.role is PromptRole.USER]
-        earlier = self._kinds.book_questions(earlier)
-        query = search_query(question, earlier)
+        asked = [m.content for m in head if m.role is PromptRole.USER]
+        earlier = self._kinds.book_questions(asked)
+        query = search_query(question, self._kinds.book_questions(asked[subject_start(head) :]))
         found, more = _call(run_tool, SEARCH_BOOK, {"query": query, "k": self.k})
         queries: tuple[str, ...] = (query,)
         calls = (*calls, *more)
@@ -259,6 +260,29 @@ def search_query(question: str, earlier: Sequence[str]) -> str:
             break
         kept.append(text)
     return " ".join([question, *kept])
+
+
+def subject_start(head: Sequence[PromptMessage]) -> int:
+    """Where the conversation's current subject starts, as an index into the reader's earlier
+    messages: the latest question its turn settled on searching on its own (the last query of its
+    ``search_book`` calls is the question as written: a new subject, ``switches_topic``), else 0.
+    A question after it leans on the questions since, not on an earlier subject's: after "What
+    was the quarrel between Dr Hirsch and Colonel Dubosc about?" turned to story III, "Why did
+    they fight?" is searched with it, without the questions about story I before it. Needs the
+    earlier turns' calls in ``head`` (``RecentTurnsStrategy(keep_calls=True)``); without them
+    (history seeded from elsewhere) the subject is the whole conversation."""
+    start, index = 0, -1
+    questions: list[str] = []
+    for message in head:
+        if message.role is PromptRole.USER:
+            questions.append(message.content.strip())
+            index += 1
+            continue
+        for call in message.tool_invocations:
+            query = str(call.arguments.get("query", "")).strip()
+            if call.tool_name == SEARCH_BOOK and index >= 0 and query == questions[index]:
+                start = index
+    return start
 
 
 def switches_topic(question: str, earlier: Sequence[str], found: Sequence[Passage]) -> bool:

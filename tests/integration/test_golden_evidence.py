@@ -5,7 +5,8 @@ Frankenstein read up to Chapter 5, through the real ``Container`` and the shippe
   drowned by the earlier questions;
 - a question naming someone the conversation has not talked about is answered about them (this
   one held before too: it guards the new-topic rule);
-- a question about what happens after the position gets one plain sentence and no quote.
+- a question about what happens after the position gets one plain sentence and no quote;
+- a follow-up after that new subject leans on it alone, not on the subjects before it.
 
 The first and the third failed before issue 35's changes (the query was the question plus every
 earlier question; a later event got quotes).
@@ -63,6 +64,23 @@ def test_a_new_name_after_other_subjects_is_answered_about_that_person(
     last = played[-1].result
     quotes = quoted(last.answer)
     assert quotes and "Clerval" in quotes[0], last.answer
+    assert_turn_properties(library, played, chapter_5.position.char_offset)
+
+
+def test_a_follow_up_after_a_new_subject_leans_on_it_not_on_the_subjects_before(
+    library: Library,  # noqa: F811
+    chapter_5: Book,
+) -> None:
+    """After four questions about Victor's studies, "Who is Margaret?" starts a new subject (it is
+    searched on its own: Walton's sister, to whom the letters are written); "Where does she live?"
+    is then searched with it and nothing of the studies, and answered from the letters. Before,
+    its query held all six questions and found Victor's Ingolstadt."""
+    played = play(library, [*STUDIES, "Who is Margaret?", "Where does she live?"])
+    switch, last = played[-2].result, played[-1].result
+    assert switch.searches[-1] == "Who is Margaret?", switch.searches
+    assert last.searches == ("Where does she live? Who is Margaret?",), last.searches
+    assert last.citations, last.answer
+    assert all(c.chapter.startswith("Letter") for c in last.citations), last.citations
     assert_turn_properties(library, played, chapter_5.position.char_offset)
 
 

@@ -193,12 +193,16 @@ class UserScope:
         arguments: dict[str, Any] | None = None,
         *,
         books: BookRepository | None = None,
+        for_model: bool = False,
     ) -> ToolResult:
         """Book tool ``name`` run for this user outside a chat turn (MCP, KOReader), bounded by
         ``window`` as a turn's tools are: its searches through a ``WindowSearcher``; ``books``
-        (default: the user's) is what the tools read the book from (a device's place)."""
+        (default: the user's) is what the tools read the book from (a device's place);
+        ``for_model``: a model reads the result (MCP), so each passage found is cut to what
+        answers, as in a model's chat turn (``read_passage`` gives the rest)."""
         from dataclasses import replace
 
+        from folio.agent.excerpts import PassageExcerpts
         from folio.agent.tools import ToolContext
         from folio.app.search import WindowSearcher
 
@@ -207,6 +211,7 @@ class UserScope:
             services,
             searcher=WindowSearcher(services.searcher, window),
             books=services.books if books is None else books,
+            excerpts=PassageExcerpts(self.container.embedder) if for_model else None,
         )
         context = ToolContext.of(window, user=self.user_id)  # the user names its log line
         return self.container.tools.execute(name, context, services, arguments)

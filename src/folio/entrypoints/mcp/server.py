@@ -120,8 +120,9 @@ def call(
         if len(reference) > MAX_BOOK_REFERENCE:
             return _error(f"A book reference has at most {MAX_BOOK_REFERENCE} characters")
         book = scope.library.resolve(reference)
-        # as a chat turn has them: recaps, the shared caches, searches bounded by the window
-        result = scope.reader_tool(name, scope.library.window(book), arguments)
+        # as a model's chat turn has them: recaps, the shared caches, searches bounded by the
+        # window, passages cut to what answers
+        result = scope.reader_tool(name, scope.library.window(book), arguments, for_model=True)
     except FolioError as e:
         return _error(e.message)
     envelope = result.envelope()

@@ -40,8 +40,8 @@ def _chapter(book: Book, offset: int) -> str | None:
 class SearchBookTool(BaseTool):
     name = SEARCH_BOOK
     description = (
-        "Search what the reader has read. The query is searched as written: self-contained, "
-        "names not pronouns. Returns passages (chunk_id, chapter, pages)."
+        "Search what the reader has read with a self-contained query (names, not pronouns). "
+        "Passages after the first are cut ('…'): read_passage(chunk_id) reads more."
     )
     parameters: Mapping[str, Any] = {
         "type": "object",

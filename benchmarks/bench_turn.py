@@ -214,8 +214,8 @@ def bench_engine(
     registry = default_registry()
     services = ToolServices(searcher, library, library)
     sample = registry.execute("search_book", ToolContext(book=book), services, {"query": "Victor"})
-    # a model's turn: its passages cut to what answers (the fixed vector: no embedding time)
-    services = replace(services, excerpts=PassageExcerpts(fixed))
+    # a model's turn: its passages cut to what answers
+    services = replace(services, excerpts=PassageExcerpts())
     sample_json = sample.to_json()
     ids = [f"conv-{i}" for i in range(conversations)]
     stores = {}
@@ -378,7 +378,7 @@ def bench_tokens(context: Any, *, k: int = 5, excerpts: bool = True) -> list[lis
             SearchBook(library, embedder),
             library,
             library,
-            excerpts=PassageExcerpts(embedder) if excerpts else None,
+            excerpts=PassageExcerpts() if excerpts else None,
         ),
         provider=provider,
         tools=default_registry(),

@@ -1,10 +1,10 @@
 """Evidence a model is sent: does the text of the top 5 passages a model reads hold what answers?
 
-With a model, ``search_book`` shows each passage cut to the sentences closest to the query and
-their neighbours (``folio.agent.excerpts``); the offline policy reads whole passages. This replays
-the turns of a ``*.conversations.jsonl`` file (the CoQA anthology by default) and, for each turn
-with evidence (its spans mapped onto the book by ``EvidenceMapper``, as ``folio eval retrieval``
-does), searches ``search_book`` through the registry for 5 passages and scores:
+With a model, ``search_book`` shows each passage cut to the sentences sharing most of the query's
+words and their neighbours (``folio.agent.excerpts``); the offline policy reads whole passages.
+This replays the turns of a ``*.conversations.jsonl`` file (the CoQA anthology by default) and, for
+each turn with evidence (its spans mapped onto the book by ``EvidenceMapper``, as ``folio eval
+retrieval`` does), searches ``search_book`` through the registry for 5 passages and scores:
 
 - ``whole``: an evidence span lies wholly in one of the 5 passages' text (before: whole chunks);
 - ``sent``: it lies wholly in what the model is sent of them (after: the excerpts, as the tool
@@ -15,8 +15,7 @@ does), searches ``search_book`` through the registry for 5 passages and scores:
 Two queries, as a model might write them: ``conversation``, the question with the earlier questions
 of the conversation (the offline agent's query, which ``folio eval retrieval`` scores as "agent")
 and ``question``, the follow-up alone (a model that leans on nothing). ``--sweep`` also scores other
-windows (neighbours, budget, shortlist) on the conversation query, from the same searches; the
-embedder's recent vectors serve the sentences a window has already read.
+windows (neighbours, budget, lead) on the conversation query, from the same searches.
 
     .venv/bin/python benchmarks/model_evidence.py [--limit N] [--sweep] [--json]
 """
@@ -49,9 +48,8 @@ from folio.entrypoints.cli.eval_retrieval import INDEX_FORMAT  # noqa: E402
 
 DEFAULT = ROOT.parent / "shared" / "data" / "eval" / "coqa_anthology_dev.conversations.jsonl"
 K = 5
-# (neighbours, budget, shortlist, lead): other windows, measured against the default
-SWEEP = [(1, 500, 4, 1), (1, 700, 4, 1), (1, 700, 8, 0), (0, 700, 8, 1), (2, 700, 8, 1),
-         (1, 900, 8, 1)]  # fmt: skip
+# (neighbours, budget, lead): other windows, measured against the default
+SWEEP = [(1, 500, 1), (1, 700, 0), (1, 700, 2), (0, 700, 1), (2, 700, 1), (1, 900, 1)]
 
 Span = tuple[int, int]
 
@@ -128,13 +126,13 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args()
     container, book, mapper = open_book(args.conversations, args.cache_dir)
-    excerpts = PassageExcerpts(container.embedder)
+    excerpts = PassageExcerpts()
     services = container.tool_services(container.books, None)  # whole passages
     for_model = replace(services, excerpts=excerpts)  # as a model's turn has them
     context = ToolContext(book=book)
     tools = container.tools
-    variants = {f"n{n} b{b} s{s} w{w}": PassageExcerpts(container.embedder, n, b, s, w)
-                for n, b, s, w in (SWEEP if args.sweep else [])}  # fmt: skip
+    variants = {f"n{n} b{b} w{w}": PassageExcerpts(n, b, w)
+                for n, b, w in (SWEEP if args.sweep else [])}  # fmt: skip
     tallies: dict[str, Tally] = {}
     tool_ms: list[float] = []
     for conversation in load_conversations(args.conversations)[: args.limit]:
@@ -172,7 +170,7 @@ def main() -> None:
     print(
         f"Top {K} passages, evidence wholly in the text a model is sent "
         f"(default window: neighbours {excerpts.neighbours}, budget {excerpts.budget}, "
-        f"shortlist {excerpts.shortlist}):"
+        f"lead {excerpts.lead}):"
     )
     print(f"  {'query / window':22} turns  whole  sent  kept  overlap  chars sent / whole")
     for name, row in report.items():

@@ -8,7 +8,6 @@ from collections.abc import Sequence
 from dataclasses import replace
 from itertools import pairwise
 
-from folio.adapters.embeddings.hashing import HashingEmbedder
 from folio.agent.citations import select_citations
 from folio.agent.excerpts import PassageExcerpts
 from folio.domain.passages import (
@@ -18,7 +17,6 @@ from folio.domain.passages import (
     decode_tool_result,
     encode_payload,
 )
-from folio.domain.ports import Vectors
 
 SENTENCES = [
     "The morning was grey over the harbour.",
@@ -48,21 +46,9 @@ def passage(sentences: Sequence[str] = SENTENCES, *, start: int = START) -> Pass
     )
 
 
-class CountingEmbedder(HashingEmbedder):
-    """The hashing embedder, counting its calls and the texts it reads."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.calls: list[list[str]] = []
-
-    def embed(self, texts: Sequence[str]) -> Vectors:
-        self.calls.append(list(texts))
-        return super().embed(texts)
-
-
 def excerpts(**kwargs: int) -> PassageExcerpts:
-    settings = {"neighbours": 1, "budget": 200, "shortlist": 8, "lead": 0, **kwargs}
-    return PassageExcerpts(HashingEmbedder(), **settings)
+    settings = {"neighbours": 1, "budget": 200, "lead": 0, **kwargs}
+    return PassageExcerpts(**settings)
 
 
 def test_the_answering_sentence_is_sent_with_its_neighbours_and_ellipses_for_the_rest():
@@ -121,13 +107,21 @@ def test_a_short_passage_the_first_passages_and_text_not_the_books_are_sent_whol
     assert [p.sent_text for p in cut[:3]] == [passage().text, short.text, foreign.text]
 
 
-def test_the_embedder_reads_the_shortlist_of_every_passage_in_one_call():
-    embedder = CountingEmbedder()
-    cutter = PassageExcerpts(embedder, neighbours=1, budget=200, shortlist=3, lead=0)
-    cutter.trim(QUERY, [passage(), passage(start=5000), passage(SENTENCES[:2], start=9000)])
-    assert len(embedder.calls) == 1
-    assert embedder.calls[0][0] == QUERY and len(embedder.calls[0]) == 1 + 3 + 3
-    assert any("lighthouse key" in text for text in embedder.calls[0][1:])
+def test_the_sentence_sharing_most_of_the_querys_words_is_shown_and_one_sharing_none_is_not():
+    # "cart" is in one sentence, "chapel market square" in the next: that one is shown, whatever
+    # their order in the passage; the sentences sharing none of the words are left out
+    query = "the cart by the chapel market square"
+    for order in (SENTENCES, SENTENCES[::-1]):
+        (cut,) = excerpts(neighbours=0, budget=70).trim(query, [passage(order)])
+        assert cut.sent_text == f"… {SENTENCES[5]} …", order
+    (cut,) = excerpts(neighbours=0, budget=70).trim("cart chapel", [passage()])
+    assert SENTENCES[5] in cut.sent_text and SENTENCES[2] not in cut.sent_text
+
+
+def test_between_sentences_sharing_as_many_words_the_one_whose_neighbours_share_more_is_shown():
+    # "grey", "chapel" and "dog" are one sentence's each; the chapel's and the dog's share the other
+    (cut,) = excerpts(neighbours=0, budget=70).trim("grey chapel dog", [passage()])
+    assert cut.sent_text == f"… {SENTENCES[5]} …"  # not the first, grey morning's
 
 
 def test_the_tool_result_a_model_reads_carries_the_cut_text_and_the_exact_place():
@@ -185,7 +179,7 @@ def test_search_book_cuts_passages_for_a_model_and_leaves_them_whole_for_the_off
     registry, context = default_registry(), ToolContext(book=story.book)
     arguments = {"query": "Henry Clerval loved poetry", "k": 3}
     offline = registry.execute("search_book", context, story.services(), arguments)
-    cutter = PassageExcerpts(HashingEmbedder(), neighbours=0, budget=60, lead=0)
+    cutter = PassageExcerpts(neighbours=0, budget=60, lead=0)
     for_model = replace(story.services(), excerpts=cutter)
     model = registry.execute("search_book", context, for_model, arguments)
     assert isinstance(offline.data, SearchResults) and isinstance(model.data, SearchResults)

@@ -152,7 +152,7 @@ class ChatWiring:
         if recaps_by is not None:  # a model reads what answers of each passage found
             from folio.agent.excerpts import PassageExcerpts
 
-            services = replace(services, excerpts=PassageExcerpts(self.embedder))
+            services = replace(services, excerpts=PassageExcerpts())
         return ChatWithBook(
             uow=uow,
             services=services,

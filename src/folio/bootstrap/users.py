@@ -211,7 +211,7 @@ class UserScope:
             services,
             searcher=WindowSearcher(services.searcher, window),
             books=services.books if books is None else books,
-            excerpts=PassageExcerpts(self.container.embedder) if for_model else None,
+            excerpts=PassageExcerpts() if for_model else None,
         )
         context = ToolContext.of(window, user=self.user_id)  # the user names its log line
         return self.container.tools.execute(name, context, services, arguments)

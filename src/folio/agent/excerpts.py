@@ -27,22 +27,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-import numpy as np
-
 from folio.domain.passages import Passage
-from folio.domain.ports import Embedder
 from folio.domain.search import query_terms
 from folio.domain.sentences import sentence_spans
 
 Span = tuple[int, int]
-
-
-def closeness(embedder: Embedder, query: str, texts: Sequence[str]) -> list[float]:
-    """Cosine of ``query`` with each text: one call to the embedder (none without texts)."""
-    if not texts:
-        return []
-    vectors = np.asarray(embedder.embed([query, *texts]), dtype=np.float32)
-    return [float(x) for x in vectors[1:] @ vectors[0]]
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,7 +32,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from folio.agent.excerpts import closeness
+import numpy as np
+
 from folio.domain.lexicon import RUN, normal_form, runs
 from folio.domain.passages import Passage, Person
 from folio.domain.ports import Embedder
@@ -250,6 +251,14 @@ def _shortlist(
 
     rest = sorted((c for c in candidates if c is not intro), key=overlap)
     return [*([intro] if intro else []), *rest][:SHORTLIST]
+
+
+def closeness(embedder: Embedder, query: str, texts: Sequence[str]) -> list[float]:
+    """Cosine of ``query`` with each text: one call to the embedder (none without texts)."""
+    if not texts:
+        return []
+    vectors = np.asarray(embedder.embed([query, *texts]), dtype=np.float32)
+    return [float(x) for x in vectors[1:] @ vectors[0]]
 
 
 def _penalty(sentence: str) -> float:

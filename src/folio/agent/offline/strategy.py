@@ -108,7 +108,7 @@ class OfflineStrategy:
 
     def __init__(self, embedder: Embedder, *, k: int = 5) -> None:
         self._embedder = embedder
-        self._kinds = MessageKinds(embedder)
+        self._kinds = MessageKinds(embedder, asked_names)
         self.k = k
 
     def execute(
@@ -191,7 +191,7 @@ class OfflineStrategy:
         where = read_through(payload.reading_limit if isinstance(payload, SearchResults) else "")
         if unmet is not None:  # a name not met: its sentence and nothing that reads as a hint
             return unmet, calls, queries, "unmet"
-        later = where != "in the book" and self._kinds.asks_later(question, asked_names(question))
+        later = where != "in the book" and self._kinds.asks_later(question)
         misquoted = _unmet_phrase(question, found, where)
         if misquoted is None and later:  # nothing quoted: a quote would read as a hint
             return LATER_REPLY.format(where=where), calls, queries, "later"

@@ -15,8 +15,9 @@ Invariants:
   passage stays within ``budget`` characters;
 - sentences are ranked by the query's words they share, then by those their neighbours share,
   then by their place in the passage: no embedder is called. Ranking them with the embedder kept
-  the evidence of 0.858 of the turns against 0.851 (``lead`` 1) (``benchmarks/model_evidence.py``), and made a
-  model's turn 59/47/26 ms against 12/17/18 at turns 1/10/20 (``benchmarks/bench_turn_depth.py``).
+  the evidence of 0.858 of the turns against 0.851 with ``lead`` 1
+  (``benchmarks/model_evidence.py``), and made a model's turn 59/47/26 ms against 12/17/18 at
+  turns 1/10/20 (``benchmarks/bench_turn_depth.py``).
 
 The offline policy reads whole passages (it picks its own sentences): only a model's tools cut
 them (``ToolServices.excerpts``).

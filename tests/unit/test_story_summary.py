@@ -25,6 +25,7 @@ from folio.domain.summary import (
     Ranked,
     StorySummary,
     centrality,
+    opening,
     quoted_ranges,
     rank_chapter,
     summary_sentences,
@@ -153,6 +154,42 @@ def test_few_chapters_get_several_sentences_many_get_one_each_then_one_per_run()
     assert runs == sorted(runs) and runs[-1] >= 61 - 3  # the last chapters are there too
 
 
+def test_a_chapter_opens_with_its_first_summary_sentence_when_it_comes_early() -> None:
+    found = opening(CHAPTER_ONE, 0, len(CHAPTER_ONE))
+    assert found is not None and found.weight == 0.0
+    assert CHAPTER_ONE[found.start : found.end].startswith("The ship sailed north")
+    offset = len(CHAPTER_TWO)
+    text = CHAPTER_TWO + CHAPTER_ONE
+    again = opening(text, offset, len(text))
+    assert again is not None and (again.start, again.end) == (
+        found.start + offset,
+        found.end + offset,
+    )
+    talk = "“Go,” he said. “Now?” “Yes.” “Why?” “The ice.” " + CHAPTER_TWO
+    assert opening(talk, 0, len(talk)) is None  # it opens in dialogue: no opening
+
+
+def test_a_chapter_giving_several_sentences_leads_with_its_opening_one_giving_one_does_not() -> (
+    None
+):
+    ranked = [
+        [Ranked(i * 99 + k, i * 99 + k + 1, 1 - k / 9) for k in range(1, 6)] for i in range(2)
+    ]
+    openings = [Ranked(i * 99, i * 99 + 1, 0.0) for i in range(2)]
+    picked = choose(ranked, MAX_SENTENCES, openings)
+    assert [(i, r.start) for i, r in picked] == [
+        (0, 0),
+        (0, 1),
+        (0, 2),
+        (1, 99),
+        (1, 100),
+        (1, 101),
+    ]
+    many = [[Ranked(i * 99 + 5, i * 99 + 6, 1.0)] for i in range(20)]
+    one_each = choose(many, MAX_SENTENCES, [Ranked(i * 99, i * 99 + 1, 0.0) for i in range(20)])
+    assert [r.start for _, r in one_each] == [i * 99 + 5 for i in range(20)]  # the most central
+
+
 # --- the recap tool on a stored summary -------------------------------------------------------
 def _book(text: str, chapters: list[Chapter]) -> tuple[Book, list[Chunk]]:
     pages = [Page(1, "1", 0, len(text) // 2), Page(2, "2", len(text) // 2, len(text))]
@@ -213,6 +250,28 @@ def test_the_recap_quotes_the_stored_ranking_of_whole_chapters_without_embedding
     for p in result.data.passages:
         assert p.text == " ".join(text[p.char_start : p.char_end].split())
         assert "?" not in p.text and "“" not in p.text
+
+
+def test_the_recap_of_a_chapter_leads_with_how_it_opens_though_that_is_not_central() -> None:
+    chapter = (
+        "Letter 4.\n\n"
+        "An old brown dog slept by the warm fire of the captain's cabin all evening. "
+        "The ship sailed north into the ice while every sailor watched. "
+        "The storm drove the ship into the ice of the north for days. "
+        "Every sailor feared that the storm would sink the ship at last. "
+        "A letter to his sister told of the ship and the ice around it. "
+        "The sailor wrote a letter about the storm in the north that night.\n\n"
+    )
+    book, chunks = _book(chapter, [Chapter(1, "Letter 4", 0)])
+    library = InMemoryLibrary()
+    library.add(book, chapter, chunks)
+    ranked = rank_chapter(chapter, 0, len(chapter), TopicEmbedder().embed)
+    assert "dog" not in " ".join(chapter[r.start : r.end] for r in ranked[:4])  # not central
+    result = _recap(library, book, StorySummaries(TopicEmbedder()), chapter="Letter 4")
+    assert result.success and isinstance(result.data, Recap)
+    texts = [p.text for p in result.data.passages]
+    assert texts[0].startswith("An old brown dog slept")  # the opening leads
+    assert len(texts) == 4 and all("?" not in t for t in texts)
 
 
 def test_a_chapter_read_in_part_is_ranked_from_its_read_part_never_past_the_position(

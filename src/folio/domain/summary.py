@@ -8,6 +8,10 @@ nor a fragment; a near copy of a sentence ranked higher is dropped. A chapter wi
 sentence (a tale told inside quotation marks, as the creature's in Frankenstein) ranks all its
 sentences of a sensible length that end a statement.
 
+A chapter's ``opening`` is its first summary sentence among its first few: where the chapter sets
+its scene ("When I had attained the age of seventeen my parents resolved that I should become a
+student at the university of Ingolstadt.").
+
 A ``StorySummary`` holds, for each story chapter of a book, its best sentences as offsets into the
 book's text, most central first, computed once at import and kept with the book (``to_json`` /
 ``from_json``: one JSON document with a ``version``; another version reads as None, and the
@@ -43,6 +47,7 @@ MAX_SENTENCES = 200  # sentences ranked in one chapter (evenly spread over a lon
 KEEP = 6  # sentences kept per chapter
 DAMPING = 0.85
 NEAR_COPY = 0.9  # cosine over which a sentence repeats one ranked higher
+OPENING_WITHIN = 5  # sentences of a chapter where its opening may be
 _WORD = re.compile(r"[a-z][a-z'’]+")
 _QUOTES = re.compile(r"[“”\"]|\n[ \t]*\n")
 _TRAILING = "”\"’'_)]*"
@@ -167,6 +172,14 @@ def rank_chapter(
         if len(kept) == keep:
             break
     return [Ranked(*spans[i], round(float(scores[i]), 4)) for i in kept]
+
+
+def opening(text: str, start: int, end: int, *, within: int = OPENING_WITHIN) -> Ranked | None:
+    """How ``text[start:end]`` opens: its first summary sentence, when it is one of its first
+    ``within`` sentences (a chapter opening in dialogue has none), with weight 0."""
+    first = sentence_spans(text, start, end)[:within]
+    fit = set(summary_sentences(text, start, first[-1][1])) if first else set()
+    return next((Ranked(s, e, 0.0) for s, e in first if (s, e) in fit), None)
 
 
 @dataclass(frozen=True, slots=True)

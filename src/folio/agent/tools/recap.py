@@ -5,9 +5,11 @@ model once and kept (``folio.agent.recaps``). Otherwise, and offline, the recap 
 (offline mode quotes it): each chapter read gives its most central sentences (LexRank,
 ``folio.domain.summary``: narration, not dialogue, questions or fragments), ranked once at import
 and kept with the book (``services.summaries``); the chapter being read is ranked from its read
-part. The longer the reading, the fewer sentences per chapter, so that the recap stays within
-``MAX_SENTENCES``: every chapter keeps one, and past that many chapters, the first chapter keeps
-its best and each run of neighbouring chapters after it gives its most central sentence.
+part. A chapter that gives several sentences leads with its opening (where it sets its scene,
+``folio.domain.summary.opening``), then its most central ones. The longer the reading, the fewer
+sentences per chapter, so that the recap stays within ``MAX_SENTENCES``: every chapter keeps one,
+and past that many chapters, the first chapter keeps its best and each run of neighbouring
+chapters after it gives its most central sentence.
 
 In a series, the story so far runs across the earlier volumes (read in full) and this one up to
 the position.
@@ -20,7 +22,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from dataclasses import replace
+from typing import Any
 
 from folio.agent.tools.base import (
     BaseTool,
@@ -33,9 +36,7 @@ from folio.agent.tools.base import (
 from folio.domain.books import Book, Chapter
 from folio.domain.errors import ToolErrorCode
 from folio.domain.passages import RECAP, Passage, Recap
-
-if TYPE_CHECKING:
-    from folio.domain.summary import Ranked
+from folio.domain.summary import Ranked, opening
 
 MAX_CHAPTERS = 12  # a model recaps the latest chapters only (a model call per chapter, once)
 MAX_SENTENCES = 24  # the extractive story so far, however long the reading
@@ -107,17 +108,34 @@ def _ranked(read: Sequence[Read], services: ToolServices) -> list[list[Ranked]]:
     return out
 
 
-def choose(ranked: Sequence[Sequence[Ranked]], budget: int) -> list[tuple[int, Ranked]]:
+def per_chapter(chapters: int, budget: int) -> int:
+    """Sentences each chapter gives when there are no more chapters than ``budget``."""
+    return budget if chapters == 1 else max(1, min(MOST_PER_CHAPTER, budget // max(1, chapters)))
+
+
+def choose(
+    ranked: Sequence[Sequence[Ranked]],
+    budget: int,
+    openings: Sequence[Ranked | None] = (),
+) -> list[tuple[int, Ranked]]:
     """``(chapter, sentence)`` pairs to quote, in reading order: each chapter's best
-    ``budget // chapters`` (1 to ``MOST_PER_CHAPTER``, all of them for one chapter); with more
+    ``budget // chapters`` (1 to ``MOST_PER_CHAPTER``, all of them for one chapter), the first
+    of them its opening (``openings``, by chapter) when it gives more than one; with more
     chapters than ``budget``, the first chapter's best, then the best sentence of each run of
     neighbouring chapters."""
     n = len(ranked)
     if n == 0:
         return []
     if n <= budget:
-        per = budget if n == 1 else max(1, min(MOST_PER_CHAPTER, budget // n))
-        picked = [(i, r) for i, rs in enumerate(ranked) for r in rs[:per]]
+        per = per_chapter(n, budget)
+        picked = []
+        for i, rs in enumerate(ranked):
+            lead = openings[i] if per > 1 and i < len(openings) else None
+            if lead is None:
+                picked += [(i, r) for r in rs[:per]]
+                continue
+            rest = [r for r in rs if (r.start, r.end) != (lead.start, lead.end)]
+            picked += [(i, lead), *((i, r) for r in rest[: per - 1])]
     else:
         picked = [(0, ranked[0][0])] if ranked[0] else []
         size = _run(n, budget)
@@ -137,14 +155,28 @@ def _extractive(
     book: Book, read: Sequence[Read], services: ToolServices, budget: int
 ) -> tuple[list[Passage], str | None]:
     ranked = _ranked(read, services)
-    picked = choose(ranked, budget)
     texts: dict[int, str] = {}
+
+    def text_of(i: int) -> str:
+        if i not in texts:
+            volume, _, start, end = read[i]
+            texts[i] = services.books.get_text(volume.id, start, end)
+        return texts[i]
+
+    openings: list[Ranked | None] = []
+    if len(read) <= budget and per_chapter(len(read), budget) > 1:
+        for i, (_, _, start, end) in enumerate(read):
+            found = opening(text_of(i), 0, end - start)
+            openings.append(
+                None
+                if found is None
+                else replace(found, start=found.start + start, end=found.end + start)
+            )
+    picked = choose(ranked, budget, openings)
     passages = []
     for i, r in picked:
         volume, chapter, start, end = read[i]
-        if i not in texts:
-            texts[i] = services.books.get_text(volume.id, start, end)
-        text = texts[i][r.start - start : r.end - start]
+        text = text_of(i)[r.start - start : r.end - start]
         passages.append(passage_of(volume, chapter.title, r.start, r.end, text, volume=book))
     note = None
     if len(read) > budget:

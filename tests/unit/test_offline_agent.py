@@ -25,8 +25,10 @@ from folio.domain.errors import LLMError, LLMErrorCode
 from folio.domain.llm import PromptMessage, ToolDefinition, ToolInvocation
 from folio.domain.passages import (
     PEOPLE,
+    READ_PASSAGE,
     SEARCH_BOOK,
     Passage,
+    PassageText,
     PeopleList,
     Person,
     Recap,
@@ -221,6 +223,41 @@ def test_a_follow_up_quotes_new_sentences_after_the_one_that_answers_best() -> N
     quoted_again = re.findall(r'^- "(.+?)"', again.answer, re.M)
     assert len(quoted_first) == 3 and quoted_again[0] == quoted_first[0]
     assert quoted_again[1] not in quoted_first  # the new one before the other repeated ones
+
+
+def test_a_why_question_reads_around_the_best_passage_where_the_cause_may_lie() -> None:
+    """The search finds the event; the reason is told beside it, outside the passage found."""
+    event = passage("The keeper left the lighthouse at dawn, and nobody knew where.")
+    around = PassageText(
+        passage(
+            "The keeper left the lighthouse at dawn, and nobody knew where. He had quarrelled "
+            "with the captain over the lighthouse, and left it for that quarrel."
+        ),
+        WHERE,
+    )
+    tools = [*TOOLS, ToolDefinition(READ_PASSAGE, READ_PASSAGE, {"type": "object"})]
+    outcomes = {
+        SEARCH_BOOK: found(event),
+        PEOPLE: met(),
+        READ_PASSAGE: ToolOutcome(True, payload=around),
+    }
+    for question, reads in (
+        ("Why did the keeper leave the lighthouse?", True),
+        ("How did the keeper leave the lighthouse?", True),
+        ("When did the keeper leave the lighthouse?", False),
+    ):
+        runner = Runner(**outcomes)
+        messages = [PromptMessage.system("s"), PromptMessage.user(question)]
+        result = OfflineStrategy(BagOfWords()).execute(
+            OfflineChatProvider(), messages, tools, runner
+        )
+        read = [c for c in runner.calls if c.tool_name == READ_PASSAGE]
+        assert bool(read) is reads, question
+        if reads:  # the passage the search ranked first, through the tool (the window's gate)
+            assert read[0].arguments == {"chunk_id": event.chunk_id}
+            assert "quarrelled with the captain" in result.answer
+        else:
+            assert "quarrelled" not in result.answer
 
 
 def test_a_question_about_what_comes_later_gets_one_plain_sentence_and_no_quote() -> None:

@@ -8,7 +8,9 @@
 its passages' vectors are shipped so that import computes none (about half a minute of CPU on a
 2-core machine). The script imports the book as folio does (same parser, chunker and token counter)
 into a temporary library with the shipped float32 model, table lookups off, and records every
-passage it embeds. Run it when the model, the chunker or the book changes: the table is keyed by
+passage it embeds, then the offline policy's examples of each kind of message (embedded on a
+process's first message: ``folio.agent.offline.kinds.examples``). Run it when the model, the
+chunker, the book or those examples change: the table is keyed by
 each passage's text and stamped with the model's sha256 and window, so a stale table is never
 wrong, only incomplete (`--check`, and a test, say so).
 
@@ -35,6 +37,7 @@ from folio.adapters.embeddings.onnx import (
     text_key,
     write_known_vectors,
 )
+from folio.agent.offline.kinds import examples
 from folio.bootstrap import Container
 from folio.config import load_settings
 from folio.domain.ports import Vectors
@@ -59,7 +62,9 @@ class _Recording:
         return vectors
 
 
-def passages_and_vectors(books: Sequence[Path]) -> tuple[list[str], Vectors, int]:
+def passages_and_vectors(
+    books: Sequence[Path], *, with_examples: bool = False
+) -> tuple[list[str], Vectors, int]:
     with tempfile.TemporaryDirectory(prefix="folio-known-") as tmp:
         home = Path(tmp)
         model = OnnxEmbedder(packaged_model_dir(), home / "models")  # no table: computes all
@@ -68,6 +73,8 @@ def passages_and_vectors(books: Sequence[Path]) -> tuple[list[str], Vectors, int
         container = Container(settings, embedder=recording)  # type: ignore[arg-type]
         for book in books:
             container.ingest.execute(book)
+        if with_examples:  # what the offline policy embeds on its first message
+            recording.embed([text for texts in examples().values() for text in texts])
         container.close()
     return recording.texts, np.concatenate(recording.vectors), model.max_tokens
 
@@ -94,7 +101,7 @@ def main() -> int:
             books, target = _test_excerpts(Path(tmp))
         else:
             books, target = [bundled_book()], model_dir / KNOWN_VECTORS_FILE
-        texts, vectors, window = passages_and_vectors(books)
+        texts, vectors, window = passages_and_vectors(books, with_examples=not args.tests)
     if args.check:
         known = read_known_vectors(target, model_dir, window)
         pairs = [(known.get(text_key(t)), v) for t, v in zip(texts, vectors, strict=True)]

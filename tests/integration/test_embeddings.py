@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from folio.adapters.embeddings import OnnxEmbedder, SentenceTransformerEmbedder
-from folio.adapters.embeddings.onnx import packaged_model_dir
+from folio.adapters.embeddings.onnx import KNOWN_VECTORS_FILE, packaged_model_dir
 
 pytestmark = pytest.mark.slow
 
@@ -324,6 +324,21 @@ def test_the_demo_books_passages_are_looked_up_and_are_what_the_model_computes(
     computed = model.embed([text for text, _ in sample])
     cosines = [float(vector @ row) for (_, vector), row in zip(sample, computed, strict=True)]
     assert min(cosines) > 0.9999, cosines
+
+
+def test_the_offline_policys_examples_are_looked_up_on_a_first_message(tmp_path: Path) -> None:
+    """A process's first message embeds every kind's examples (the offline policy): their vectors
+    ship in the table, so none is computed (scripts/known_vectors.py after editing them)."""
+    from folio.adapters.embeddings.onnx import read_known_vectors, text_key
+    from folio.agent.offline.kinds import examples
+
+    model = OnnxEmbedder(packaged_model_dir(), tmp_path)
+    table = read_known_vectors(
+        packaged_model_dir() / KNOWN_VECTORS_FILE, packaged_model_dir(), model.max_tokens
+    )
+    texts = [text for kind in examples().values() for text in kind]
+    missing = [text for text in texts if text_key(text) not in table]
+    assert not missing, f"{missing}: run python scripts/known_vectors.py"
 
 
 def test_a_table_of_known_vectors_is_used_only_for_the_model_and_window_it_was_made_with(

@@ -137,6 +137,12 @@ MIN_OWN_SIMILARITY = 0.45
 REMEMBERED = 4096  # messages whose kind is kept: each earlier question is embedded once
 
 
+def examples() -> dict[str, tuple[str, ...]]:
+    """Every kind's examples, ``LATER`` and ``BOOK`` included, in the order they are embedded
+    (their vectors ship with the model: ``scripts/known_vectors.py``)."""
+    return {**EXAMPLES, LATER: LATER_EXAMPLES, BOOK: BOOK_EXAMPLES}
+
+
 def masked(message: str, names: Sequence[str]) -> str:
     """``message`` with every word of ``names`` replaced by ``MASK``."""
     for word in {w for name in names for w in name.split()}:
@@ -153,9 +159,9 @@ class MessageKinds:
     ) -> None:
         self._embedder = embedder
         self._names = names
-        examples = {**EXAMPLES, LATER: LATER_EXAMPLES, BOOK: BOOK_EXAMPLES}
-        self._texts = [e for texts in examples.values() for e in texts]
-        self._labels = np.array([k for k, texts in examples.items() for _ in texts])
+        kinds = examples()
+        self._texts = [e for texts in kinds.values() for e in texts]
+        self._labels = np.array([k for k, texts in kinds.items() for _ in texts])
         self._examples: np.ndarray | None = None
         self._own: np.ndarray | None = None
         self._known: dict[str, str] = {}

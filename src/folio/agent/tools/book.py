@@ -41,7 +41,7 @@ class SearchBookTool(BaseTool):
     name = SEARCH_BOOK
     description = (
         "Search what the reader has read with a self-contained query (names, not pronouns). "
-        "Passages after the first two are cut ('…'): read_passage(chunk_id) reads more."
+        "Passages after the second are cut ('…'): read_passage(chunk_id) reads more."
     )
     parameters: Mapping[str, Any] = {
         "type": "object",

@@ -29,8 +29,9 @@ _PAGE = re.compile(r"\bp\. (\w+)\)")
 
 
 def _volume(folder: Path, number: int, name: str, chapters: int) -> Path:
-    def paragraph(c: int, p: int) -> str:
-        return f"{FILLER * 5}{name} stood by column {c}.{p} and spoke to the senators. {FILLER * 5}"
+    def paragraph(c: int, p: int) -> str:  # the name from chapter 4: past a short volume's pages
+        who = name if c >= 4 or chapters < 4 else "A senator"
+        return f"{FILLER * 5}{who} stood by column {c}.{p} and spoke to the senators. {FILLER * 5}"
 
     content = [
         (f"Chapter {c}", [paragraph(c, p) for p in range(5)]) for c in range(1, chapters + 1)

@@ -263,3 +263,47 @@ def test_search_book_searches_the_query_exactly_as_written_once(story: StoryLibr
     assert result.success
     assert recording.queries == [(query, 4)]
     assert "No passage read so far" in result.envelope()["data"]["note"]
+
+
+def _voyage(limit: int | None = None) -> tuple[StoryLibrary, Chunk]:
+    """One chapter of forty sentences and a chunk of three in its middle."""
+    sentences = [f"Sentence {n} tells of the long voyage to the north." for n in range(40)]
+    text = "Chapter 1. " + " ".join(sentences)
+    start = text.index("Sentence 20 ")
+    end = text.index("Sentence 23 ") - 1
+    chunk = Chunk("voyage-1", "voyage", 0, text[start:end], start, end, 1, 1, "Chapter 1", 1)
+    book = Book(
+        id="voyage",
+        title="Voyage",
+        author=None,
+        format=BookFormat.TXT,
+        source_name="voyage.txt",
+        content_hash="hash-voyage",
+        page_count=1,
+        char_count=len(text),
+        chapters=(Chapter(1, "Chapter 1", 0),),
+        pages=(Page(1, "1", 0, len(text)),),
+        created_at=datetime(2024, 1, 1, tzinfo=UTC),
+    )
+    position = ReadingPosition(limit if limit is not None else len(text))
+    book = book.with_position(position)
+    embedder = HashingEmbedder()
+    library = InMemoryLibrary()
+    library.add(book, text, [chunk], embedder.embed([chunk.text]))
+    return StoryLibrary(library, SearchBook(library, embedder), book, text), chunk
+
+
+def test_read_passage_around_a_chunk_begins_and_ends_on_whole_sentences() -> None:
+    """600 characters each side of a chunk cut sentences in two; the text read is widened to
+    whole ones (a quote from it is a sentence, not "... in his own pay,")."""
+    story, chunk = _voyage()
+    data = run(story, "read_passage", chunk_id=chunk.id).envelope()["data"]
+    text = data["text"]
+    assert chunk.text in text
+    assert text.startswith("Sentence ") and text.endswith("north."), text
+    assert data["char_start"] < chunk.char_start - 600 or data["char_start"] == 0
+    # never past the reader's position, though the sentence there goes on
+    limit = story.text.index("Sentence 33 ") + len("Sentence 33 tells")
+    near, chunk = _voyage(limit)
+    data = run(near, "read_passage", chunk_id=chunk.id).envelope()["data"]
+    assert data["char_end"] <= limit and "Sentence 34" not in data["text"]

@@ -25,11 +25,13 @@ from folio.domain.passages import (
     SearchResults,
     page_breaks,
 )
+from folio.domain.sentences import sentence_spans
 from folio.domain.window import Unread
 
 MAX_K = 10
 MAX_PAGES = 3  # per read_passage call
-CONTEXT_CHARS = 600  # read_passage(chunk_id): text kept on each side of the chunk
+CONTEXT_CHARS = 600  # read_passage(chunk_id): text kept on each side of the chunk...
+SENTENCE_REACH = 300  # ...and up to this much more, to begin and end on whole sentences
 
 
 def _chapter(book: Book, offset: int) -> str | None:
@@ -148,6 +150,7 @@ class ReadPassageTool(BaseTool):
             )
             if span is None:
                 break
+            span = _whole_sentences(ctx, services, volume.id, span)
             return _text_result(ctx, services, *span, truncated=span[1] < chunk.char_end,
                                 volume=volume)  # fmt: skip
         return ToolResult.fail(
@@ -200,6 +203,22 @@ def _cap_pages(book: Book, first: Page, last: Page) -> tuple[Page, bool]:
     if last.number - first.number < MAX_PAGES:
         return last, False
     return book.pages[first.number - 1 + MAX_PAGES - 1], True
+
+
+def _whole_sentences(
+    ctx: ToolContext, services: ToolServices, book_id: str, span: tuple[int, int]
+) -> tuple[int, int]:
+    """``span`` widened to whole sentences at both ends, by at most ``SENTENCE_REACH``
+    characters each, never outside what the reader has read (else ``span`` as it is)."""
+    window = ctx.window
+    wider = window.clip(book_id, max(0, span[0] - SENTENCE_REACH), span[1] + SENTENCE_REACH)
+    if wider is None or not (wider[0] <= span[0] and span[1] <= wider[1]):
+        return span
+    text = services.books.get_text(book_id, *wider)
+    sentences = [(wider[0] + a, wider[0] + b) for a, b in sentence_spans(text)]
+    start = next((a for a, b in sentences if a <= span[0] < b), span[0])
+    end = next((b for a, b in sentences if a < span[1] <= b), span[1])
+    return (start, end) if window.allows(book_id, start, end) else span
 
 
 def _text_result(

@@ -129,16 +129,19 @@ def best_quotes(
     about: Person | None = None,
     *,
     said: str = "",
+    around: Sequence[Passage] = (),
 ) -> list[Quote]:
     """The sentences that answer ``question`` best, first the one that answers (see the module
     docstring), above the embedder's relevance floor, none whose subject is someone else.
     ``about``: the person the question names (their first appearance among the passages);
     ``said``: the answer before, whose quotes come after new ones (a follow-up wants more
-    than the same sentences again), except the sentence that answers best."""
+    than the same sentences again), except the sentence that answers best; ``around``: text
+    read around the first passage, whose sentences rank as that passage's."""
     subject = None if about is None or _possessive(question, about) else about
-    pool = [*passages, *([about.first] if about else [])]
+    pool = [*passages, *around, *([about.first] if about else [])]
+    ranks = [*range(len(passages)), *(0 for _ in around), len(passages)]
     named = {w for p in pool for w in _MID_CAPITAL.findall(p.text) if w.lower() not in STOPWORDS}
-    candidates = _candidates(pool, subject, named)
+    candidates = _candidates(pool, subject, named, ranks)
     if not candidates:
         return []
     intro = _introduction(candidates, subject, question)
@@ -205,14 +208,14 @@ def in_quotes(sentence: str) -> str:
 
 
 def _candidates(
-    pool: Sequence[Passage], subject: Person | None, named: set[str]
+    pool: Sequence[Passage], subject: Person | None, named: set[str], ranks: Sequence[int]
 ) -> list[_Candidate]:
     """The sentences of ``pool`` that may be quoted, each once (the first copy, even when a later
     one was cut short): prose, and not about someone else than ``subject``. ``named``: the words
-    the passages write capitalised mid-sentence (names)."""
+    the passages write capitalised mid-sentence (names); ``ranks``: each passage's rank."""
     out: list[_Candidate] = []
     seen: set[str] = set()
-    for rank, passage in enumerate(pool):
+    for rank, passage in zip(ranks, pool, strict=False):
         sentences = split_sentences(passage.text)
         for i, sentence in enumerate(sentences):
             key = " ".join(sentence.lower().split()[:12])

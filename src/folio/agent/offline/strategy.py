@@ -257,8 +257,9 @@ class OfflineStrategy:
         if not found.success or not isinstance(found.payload, SearchResults):
             return f"I could not search the book: {found.error or 'the search failed.'}"
         where = read_through(found.payload.reading_limit)
-        passages = [*found.passages, *around]
-        quotes = best_quotes(self._embedder, question, passages, about, said=said)
+        quotes = best_quotes(
+            self._embedder, question, found.passages, about, said=said, around=around
+        )
         return compose(quotes, where)
 
 

@@ -252,8 +252,8 @@ class OfflineStrategy:
         said: str = "",
         around: Sequence[Passage] = (),
     ) -> str:
-        """The quotes answering ``question`` from the passages ``found`` (and the text read
-        ``around`` the first, after them)."""
+        """The quotes answering ``question`` from the passages ``found`` and the text read
+        ``around`` the first (whose sentences rank as that passage's)."""
         if not found.success or not isinstance(found.payload, SearchResults):
             return f"I could not search the book: {found.error or 'the search failed.'}"
         where = read_through(found.payload.reading_limit)

@@ -47,7 +47,8 @@ MAX_SENTENCES = 200  # sentences ranked in one chapter (evenly spread over a lon
 KEEP = 6  # sentences kept per chapter
 DAMPING = 0.85
 NEAR_COPY = 0.9  # cosine over which a sentence repeats one ranked higher
-OPENING_WITHIN = 5  # sentences of a chapter where its opening may be
+OPENING_WITHIN = 5  # sentences of a chapter where its opening may be...
+OPENING_CHARS = 3000  # ...within its first characters (only they are read)
 _WORD = re.compile(r"[a-z][a-z'’]+")
 _QUOTES = re.compile(r"[“”\"]|\n[ \t]*\n")
 _TRAILING = "”\"’'_)]*"
@@ -177,7 +178,7 @@ def rank_chapter(
 def opening(text: str, start: int, end: int, *, within: int = OPENING_WITHIN) -> Ranked | None:
     """How ``text[start:end]`` opens: its first summary sentence, when it is one of its first
     ``within`` sentences (a chapter opening in dialogue has none), with weight 0."""
-    first = sentence_spans(text, start, end)[:within]
+    first = sentence_spans(text, start, min(end, start + OPENING_CHARS))[:within]
     fit = set(summary_sentences(text, start, first[-1][1])) if first else set()
     return next((Ranked(s, e, 0.0) for s, e in first if (s, e) in fit), None)
 

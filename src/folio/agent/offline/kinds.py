@@ -163,7 +163,6 @@ class MessageKinds:
         self._texts = [e for texts in kinds.values() for e in texts]
         self._labels = np.array([k for k, texts in kinds.items() for _ in texts])
         self._examples: np.ndarray | None = None
-        self._own: np.ndarray | None = None
         self._known: dict[str, str] = {}
 
     def kind(self, message: str) -> str:
@@ -182,20 +181,21 @@ class MessageKinds:
         """How close ``message`` is to asking for the reader's own highlights and notes: its
         cosine to the nearest of that kind's examples, told with its ``names`` masked (whom a
         question is about does not make it one about the reader's notes)."""
-        if self._own is None:
-            texts = list(EXAMPLES[SEARCH_HIGHLIGHTS])
-            self._own = np.asarray(self._embedder.embed(texts), dtype=np.float32)
-        vector = np.asarray(self._embedder.embed([masked(message, names)]), dtype=np.float32)[0]
-        return float(np.max(self._own @ vector))
+        own = self._matrix()[self._labels == SEARCH_HIGHLIGHTS]
+        return float(np.max(own @ self._vector(masked(message, names))))
 
     def book_questions(self, messages: Sequence[str]) -> list[str]:
         """The messages that are questions about the book (later events' included)."""
         return [m for m in messages if self.kind(m) in (BOOK, LATER)]
 
-    def _nearest(self, message: str) -> str:
+    def _matrix(self) -> np.ndarray:
+        """Every example's vector (embedded once; shipped with the model)."""
         if self._examples is None:
             self._examples = np.asarray(self._embedder.embed(self._texts), dtype=np.float32)
-        similarities = self._examples @ self._vector(message)
+        return self._examples
+
+    def _nearest(self, message: str) -> str:
+        similarities = self._matrix() @ self._vector(message)
         asked = np.isin(self._labels, list(EXAMPLES))  # before masking: "thanks, Victor"
         best = int(np.argmax(np.where(asked, similarities, -1.0)))
         label = str(self._labels[best])
@@ -204,7 +204,7 @@ class MessageKinds:
             return label
         text = masked(message, self._names(message))
         if text != message:
-            similarities = self._examples @ self._vector(text)
+            similarities = self._matrix() @ self._vector(text)
         scores = {
             kind: float(np.mean(np.sort(similarities[self._labels == kind])[-NEAREST:]))
             for kind in (*CONTRASTED, BOOK)

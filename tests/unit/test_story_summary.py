@@ -21,6 +21,7 @@ from folio.domain.books import Book, BookFormat, Chapter, Chunk, Page, ParsedBoo
 from folio.domain.passages import RECAP, Recap
 from folio.domain.ports import Vectors
 from folio.domain.summary import (
+    KEEP,
     SUMMARY_INDEX,
     Ranked,
     StorySummary,
@@ -142,9 +143,13 @@ def test_a_summary_round_trips_through_json_and_another_version_reads_as_none() 
 
 def test_few_chapters_get_several_sentences_many_get_one_each_then_one_per_run() -> None:
     def chapters(n: int) -> list[list[Ranked]]:
-        return [[Ranked(i * 99 + k, i * 99 + k + 1, 1 - k / 9) for k in range(5)] for i in range(n)]
+        return [
+            [Ranked(i * 99 + k, i * 99 + k + 1, 1 - k / 9) for k in range(KEEP)] for i in range(n)
+        ]
 
-    assert len(choose(chapters(2), MAX_SENTENCES)) == 6  # at most 3 each
+    # four long stories read tell six sentences each: 3 each (MOST_PER_CHAPTER 3) said too little
+    assert len(choose(chapters(4), MAX_SENTENCES)) == 4 * KEEP
+    assert len(choose(chapters(2), MAX_SENTENCES)) == 2 * KEEP  # never more than a chapter keeps
     assert len(choose(chapters(12), MAX_SENTENCES)) == 24
     one_each = choose(chapters(20), MAX_SENTENCES)
     assert [i for i, _ in one_each] == list(range(20))
@@ -172,12 +177,12 @@ def test_a_chapter_opens_with_its_first_summary_sentence_when_it_comes_early() -
 def test_a_chapter_giving_several_sentences_leads_with_its_opening_one_giving_one_does_not() -> (
     None
 ):
-    ranked = [
-        [Ranked(i * 99 + k, i * 99 + k + 1, 1 - k / 9) for k in range(1, 6)] for i in range(2)
+    ranked = [  # eight chapters: three sentences each
+        [Ranked(i * 99 + k, i * 99 + k + 1, 1 - k / 9) for k in range(1, 6)] for i in range(8)
     ]
-    openings = [Ranked(i * 99, i * 99 + 1, 0.0) for i in range(2)]
+    openings = [Ranked(i * 99, i * 99 + 1, 0.0) for i in range(8)]
     picked = choose(ranked, MAX_SENTENCES, openings)
-    assert [(i, r.start) for i, r in picked] == [
+    assert [(i, r.start) for i, r in picked][:6] == [
         (0, 0),
         (0, 1),
         (0, 2),

@@ -7,7 +7,8 @@ model once and kept (``folio.agent.recaps``). Otherwise, and offline, the recap 
 and kept with the book (``services.summaries``); the chapter being read is ranked from its read
 part. A chapter that gives several sentences leads with its opening (where it sets its scene,
 ``folio.domain.summary.opening``), then its most central ones. The longer the reading, the fewer
-sentences per chapter, so that the recap stays within ``MAX_SENTENCES``: every chapter keeps one,
+sentences per chapter (a few long chapters, as four stories of a collection, give up to the six
+each keeps at import), so that the recap stays within ``MAX_SENTENCES``: every chapter keeps one,
 and past that many chapters, the first chapter keeps its best and each run of neighbouring
 chapters after it gives its most central sentence.
 
@@ -35,11 +36,11 @@ from folio.agent.tools.base import (
 from folio.domain.books import Book, Chapter
 from folio.domain.errors import ToolErrorCode
 from folio.domain.passages import RECAP, Passage, Recap
-from folio.domain.summary import OPENING_CHARS, Ranked, opening
+from folio.domain.summary import KEEP, OPENING_CHARS, Ranked, opening
 
 MAX_CHAPTERS = 12  # a model recaps the latest chapters only (a model call per chapter, once)
 MAX_SENTENCES = 24  # the extractive story so far, however long the reading
-MOST_PER_CHAPTER = 3
+MOST_PER_CHAPTER = KEEP  # a few long chapters read tell more each: what each keeps at import
 SENTENCES_FOR_ONE_CHAPTER = 4
 
 Read = tuple[Book, Chapter, int, int]

@@ -97,3 +97,36 @@ def test_asking_what_happened_next_in_the_text_read_is_not_about_later_events(
 def test_a_question_about_later_events_is_told(kinds: MessageKinds, message: str) -> None:
     assert kinds.asks_later(message)
     assert kinds.kind(message) == LATER
+
+
+@pytest.mark.parametrize(
+    "message",
+    [  # written apart from the examples, none refused outright
+        "Spoil the ending for me.",
+        "What will happen to Marianne?",
+        "What's the twist at the end?",
+        "Does the creature kill Victor in the end?",
+        "Is Colonel Brandon going to marry Marianne?",
+    ],
+)
+def test_a_question_that_may_ask_about_later_events_is_told_so(
+    kinds: MessageKinds, message: str
+) -> None:
+    assert kinds.may_ask_later(message) and not kinds.asks_later(message)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "What happened next?",
+        "What did Victor do after that?",
+        "What happens to him?",
+        "Why did Willoughby leave Barton so suddenly?",
+        "How did Father Brown work out that there was no Mr Glass?",
+        "What did he do then?",
+    ],
+)
+def test_a_question_about_the_text_read_is_not_told_it_may_ask_later(
+    kinds: MessageKinds, message: str
+) -> None:
+    assert not kinds.may_ask_later(message)

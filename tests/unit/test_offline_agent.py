@@ -271,6 +271,28 @@ def test_a_question_about_what_comes_later_gets_one_plain_sentence_and_no_quote(
     assert answered.answer.startswith("From the book") and "lamp burns out" in answered.answer
 
 
+def test_a_question_that_may_ask_about_later_events_is_told_plainly_above_its_quotes() -> None:
+    """Not sure enough to be refused ("Does the keeper die later?" is as near "did someone
+    die?"), it is answered from the text read, under one plain sentence that nothing past the
+    position can be told; with nothing found, that sentence alone."""
+    text = "The keeper was ill all winter and would not die. Gulls cry."
+    result, _ = ask("Does the keeper die later?", **{SEARCH_BOOK: found(passage(text))})
+    first, *rest = result.answer.splitlines()
+    assert first == (
+        "I cannot look past where you have read: this is only what the book says up to Chapter 5."
+    )
+    assert "would not die" in "\n".join(rest)
+    empty, _ = ask("Does the keeper die later?", **{SEARCH_BOOK: found(passage("Gulls cry."))})
+    assert empty.answer == (
+        "Nothing up to Chapter 5 answers this, and I cannot look past where you have read."
+    )
+    plain, _ = ask("Was the keeper ill?", **{SEARCH_BOOK: found(passage(text))})
+    assert plain.answer.startswith("From the book, up to Chapter 5:")
+    whole = ToolOutcome(True, payload=SearchResults("q", "the whole book", (passage(text),)))
+    read, _ = ask("Does the keeper die later?", **{SEARCH_BOOK: whole})  # nothing lies past
+    assert read.answer.startswith("From the book")
+
+
 def test_quotes_are_numbered_sources_best_first_each_once() -> None:
     text = "The lamp burns whale oil. The keeper trims the lamp wick nightly. Gulls cry."
     result, _ = ask(

@@ -93,6 +93,7 @@ SAME_SUBJECT = 2  # passages of a search holding a new name for it to be the sam
 # questions) the quotes were the same with and without it (quote_evidence.py, e3050cc)
 EXPLAINING = frozenset({"why", "how"})
 LATER_REPLY = "Nothing {where} answers this, and I cannot look past where you have read."
+LATER_NOTE = "I cannot look past where you have read: this is only what the book says {where}."
 _DELTA = re.compile(r"\S+\s*|\s+")
 _NUMBER = re.compile(r"\b\d+\b")
 REPLIES = {
@@ -214,6 +215,10 @@ class OfflineStrategy:
             question if asked_names(question) or not earlier else f"{question} {earlier[-1]}"
         )
         answer = self._answer(ranked_for, found, about, said, around)
+        if where != "in the book" and self._kinds.may_ask_later(question):
+            # said plainly above what the text read shows, or alone when it shows nothing
+            note, nothing = LATER_NOTE.format(where=where), LATER_REPLY.format(where=where)
+            answer = nothing if answer.startswith("Nothing") else f"{note}\n{answer}"
         if misquoted is not None:  # said first, alone on its line; the closest passages read
             # may still hold what the reader remembers in other words
             answer = misquoted if answer.startswith("Nothing") else f"{misquoted}\n{answer}"

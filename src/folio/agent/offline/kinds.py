@@ -167,9 +167,13 @@ class MessageKinds:
         self._texts = [e for texts in kinds.values() for e in texts]
         self._labels = np.array([k for k, texts in kinds.items() for _ in texts])
         self._examples: np.ndarray | None = None
-        self._known: dict[str, str] = {}
+        self._known: dict[str, tuple[str, bool]] = {}
 
     def kind(self, message: str) -> str:
+        return self._told(message)[0]
+
+    def _told(self, message: str) -> tuple[str, bool]:
+        """The kind of ``message`` and whether it may ask about later events, embedded once."""
         key = " ".join(message.lower().split())
         if key not in self._known:
             if len(self._known) >= REMEMBERED:
@@ -186,10 +190,7 @@ class MessageKinds:
         nearest later-events example (names masked) is at least ``MIN_MAY_LATER`` and closer
         than its nearest ordinary question: the answer then says plainly that nothing past the
         position can be told, above what the text read says."""
-        text = masked(message, self._names(message))
-        similarities = self._matrix() @ self._vector(text)
-        later, book = (float(np.max(similarities[self._labels == k])) for k in (LATER, BOOK))
-        return later >= MIN_MAY_LATER and later > book
+        return self._told(message)[1]
 
     def own_notes(self, message: str, names: Sequence[str]) -> float:
         """How close ``message`` is to asking for the reader's own highlights and notes: its
@@ -208,14 +209,14 @@ class MessageKinds:
             self._examples = np.asarray(self._embedder.embed(self._texts), dtype=np.float32)
         return self._examples
 
-    def _nearest(self, message: str) -> str:
+    def _nearest(self, message: str) -> tuple[str, bool]:
         similarities = self._matrix() @ self._vector(message)
         asked = np.isin(self._labels, list(EXAMPLES))  # before masking: "thanks, Victor"
         best = int(np.argmax(np.where(asked, similarities, -1.0)))
         label = str(self._labels[best])
         sure = similarities[best] >= MIN_SIMILARITY.get(label, MIN_TOOL_SIMILARITY)
         if label not in CONTRASTED and sure:  # small talk, folio itself, people, notes
-            return label
+            return label, False
         text = masked(message, self._names(message))
         if text != message:
             similarities = self._matrix() @ self._vector(text)
@@ -224,11 +225,13 @@ class MessageKinds:
             for kind in (*CONTRASTED, BOOK)
         }
         kind = max(scores, key=scores.__getitem__)
-        if kind == LATER:  # a refusal must be sure: its nearest example close, and closer than
-            # the nearest ordinary question ("what happens to him?" is asked of the text read)
-            later, book = (float(np.max(similarities[self._labels == k])) for k in (LATER, BOOK))
-            return LATER if later >= MIN_TOOL_SIMILARITY and later > book else BOOK
-        return kind if kind != BOOK and scores[kind] >= MIN_ASKED else BOOK
+        # nearest later-events example against the nearest ordinary question ("what happens
+        # to him?" is asked of the text read): a refusal must be sure, a note only closer
+        later, book = (float(np.max(similarities[self._labels == k])) for k in (LATER, BOOK))
+        may = later >= MIN_MAY_LATER and later > book
+        if kind == LATER:
+            return (LATER if later >= MIN_TOOL_SIMILARITY and later > book else BOOK), may
+        return (kind if kind != BOOK and scores[kind] >= MIN_ASKED else BOOK), may
 
     def _vector(self, text: str) -> np.ndarray:
         return np.asarray(self._embedder.embed([text])[0], dtype=np.float32)

@@ -23,7 +23,7 @@ from tests.e2e.web_support import chromium, fresh_page, shot
 from tests.series_books import write_epub
 
 BOOKS = Path(__file__).resolve().parents[3] / "shared" / "data" / "books"
-TWO_ON_ONE_PAGE = "What did Victor study?"  # at Chapter 5: two of its three quotes are on p. 34
+TWO_ON_ONE_PAGE = "What did Victor read as a boy?"  # at Chapter 5: two quotes on p. 21
 FILLER = "The rain fell on the old forum while the crowd waited in the square below the steps. "
 _PAGE = re.compile(r"\bp\. (\w+)\)")
 

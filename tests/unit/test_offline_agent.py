@@ -293,6 +293,12 @@ def test_a_question_that_may_ask_about_later_events_is_told_plainly_above_its_qu
     assert read.answer.startswith("From the book")
 
 
+def test_a_question_spoken_with_a_dialogue_tag_does_not_lead_as_an_answer() -> None:
+    text = '"Where is the lamp kept?" asked Tom. The lamp is kept in the tower room.'
+    result, _ = ask("Where is the lamp kept?", **{SEARCH_BOOK: found(passage(text))})
+    assert result.answer.splitlines()[1].startswith('- "The lamp is kept in the tower room."')
+
+
 def test_quotes_are_numbered_sources_best_first_each_once() -> None:
     text = "The lamp burns whale oil. The keeper trims the lamp wick nightly. Gulls cry."
     result, _ = ask(

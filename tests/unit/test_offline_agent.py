@@ -299,6 +299,12 @@ def test_a_question_spoken_with_a_dialogue_tag_does_not_lead_as_an_answer() -> N
     assert result.answer.splitlines()[1].startswith('- "The lamp is kept in the tower room."')
 
 
+def test_a_sentence_announcing_what_follows_does_not_lead_as_an_answer() -> None:
+    text = "Where the lamp is kept:\n\nThe lamp is kept in the tower."
+    result, _ = ask("Where is the lamp kept?", **{SEARCH_BOOK: found(passage(text))})
+    assert result.answer.splitlines()[1].startswith('- "The lamp is kept in the tower."')
+
+
 def test_quotes_are_numbered_sources_best_first_each_once() -> None:
     text = "The lamp burns whale oil. The keeper trims the lamp wick nightly. Gulls cry."
     result, _ = ask(

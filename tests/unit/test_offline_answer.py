@@ -138,3 +138,13 @@ def test_a_person_named_as_someones_is_not_whom_the_question_is_about() -> None:
     embedder = Scripted(question, {friend: 0.6})
     quotes = quoted(embedder, question, passage(friend), about=tom_hale(first))
     assert quotes == [friend]
+
+
+def test_the_words_a_question_asks_lead_over_the_names_it_uses() -> None:
+    """Equally close to the question, the sentence holding what it asks ("carry") leads the one
+    that merely names the people asked about: the names already found the passages."""
+    question = "What did Tom Keeper carry up the tower?"
+    names = "Tom Keeper sat by the fire with his dog all evening long."
+    carried = "He would carry the heavy oil cans up every single evening."
+    embedder = Scripted(question, {names: 0.6, carried: 0.6})
+    assert quoted(embedder, question, passage(f"{names} {carried}"))[0] == carried

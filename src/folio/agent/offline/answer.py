@@ -69,16 +69,19 @@ NAME_BONUS = 0.05  # a sentence naming the person asked about tells more about t
 # in 0.329 of the turns (0.301 without), any quote in 0.461 (0.455); for every sentence alike
 # 0.321 / 0.466, and 0.05 / 0.2 / 0.3 gave 0.310 / 0.318 / 0.316 first
 RANK_BONUS = 0.1
-# a sentence holding the question's own words of content gains OVERLAP_WEIGHT x the share of them
-# it holds (the meaning alone misses the words a reader takes from the text: a name, a thing).
-# Only the order changes: the relevance floor is the embedder's alone. CoQA dev (quote_evidence,
-# 773 turns): first quote 0.329 -> 0.351, any 0.459 -> 0.463 (at SHORTLIST 20, 0.15 / 0.3 / 0.5
-# gave 0.345 / 0.349 / 0.352 first)
+# a sentence holding the question's own words of content but its names gains OVERLAP_WEIGHT x
+# the share of them it holds (the meaning alone misses the words a reader takes from the text:
+# "rope", "poison"; the names already found the passages, and a sentence merely naming the people
+# asked about, or the title line, says nothing of what is asked). Only the order changes: the
+# relevance floor is the embedder's alone. CoQA dev (quote_evidence, 773 turns): first quote
+# 0.329 -> 0.358, any 0.459 -> 0.476 (names counted too: 0.352 / 0.466; at SHORTLIST 20 with
+# names, 0.15 / 0.3 / 0.5 gave 0.345 / 0.349 / 0.352 first)
 OVERLAP_WEIGHT = 0.3
 INTRO_REACH = 2  # sentences either side of a person's first mention that may introduce them
 SUBJECT_WORDS = 3  # "Mr. Lacey was", "Poor Miss Lacey sneered"
 _THROUGH = re.compile(r"^through (?P<where>.+?)(?: \(.*\))?$")
 _MID_CAPITAL = re.compile(r"(?<=[a-z,;] )[A-Z][a-z]+")
+_NAMING = re.compile(r"(?<=\S )[A-Z][a-z]+")  # a question's capitalised words but its first
 _WORD = re.compile(r"[A-Za-z]+")
 _QUOTE_MARKS = "\"“”‘’'()_*[] "
 # a speech ending the sentence but for a dialogue tag of a few words: its own mark is the end, so
@@ -168,8 +171,9 @@ def best_quotes(
             if c.rank < len(passages) and asked & set(query_terms(c.sentence))
         }
     )
+    told = asked - {w.lower() for w in _NAMING.findall(question)}  # what it asks of them
     scores.update(
-        {c: scores[c] + OVERLAP_WEIGHT * _share(asked, c.sentence) for c in shortlist if asked}
+        {c: scores[c] + OVERLAP_WEIGHT * _share(told, c.sentence) for c in shortlist if told}
     )
     floor = embedder.relevance_floor
     kept = [c for c in shortlist if gates[c] > floor or c is intro]
@@ -361,10 +365,12 @@ def _holds(passage: Passage, first: Passage) -> bool:
 
 
 def _answers(sentence: str, passage: Passage) -> bool:
-    """A sentence of prose: more than a word, not a line of the chapter's heading."""
+    """A sentence of prose: more than a word, not a line of the chapter's heading nor a note in
+    square brackets ("[Illustration]", a transcriber's title line)."""
     words = re.findall(r"\w+", sentence.lower())
     heading = re.findall(r"\w+", (passage.chapter or "").lower())
-    return len(words) > 2 and " ".join(words) not in " ".join(heading)
+    bracketed = sentence.startswith("[") and sentence.rstrip(".").endswith("]")
+    return len(words) > 2 and " ".join(words) not in " ".join(heading) and not bracketed
 
 
 def _someone_else(sentence: str, about: Person | None, named: set[str]) -> bool:

@@ -148,3 +148,14 @@ def test_the_words_a_question_asks_lead_over_the_names_it_uses() -> None:
     carried = "He would carry the heavy oil cans up every single evening."
     embedder = Scripted(question, {names: 0.6, carried: 0.6})
     assert quoted(embedder, question, passage(f"{names} {carried}"))[0] == carried
+
+
+def test_who_is_x_keeps_out_others_but_why_may_be_answered_by_what_others_did() -> None:
+    first = passage("Tom Hale, the keeper's son, rowed out to the wreck alone.", 9000)
+    ned = "Ned Gray sent Tom away to the lighthouse at dawn."
+    found = passage(f"{ned} Tom Hale walked the cliff path.", 5000)
+    why = "Why did Tom Hale leave the harbour?"
+    cosines = {ned: 0.7, "Tom Hale walked the cliff path.": 0.5}
+    assert quoted(Scripted(why, cosines), why, found, about=tom_hale(first))[0] == ned
+    who = "Who is Tom Hale?"
+    assert ned not in quoted(Scripted(who, cosines), who, found, about=tom_hale(first))

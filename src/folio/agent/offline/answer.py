@@ -16,8 +16,9 @@ question, each read with its neighbours, quoted and numbered as their sources.
   first;
 - a question that names a person only as someone's ("Who is Victor's friend?") is not about that
   person: it gets no introduction and may quote anyone;
-- a sentence whose subject (its first name) is another person than the one asked about is never
-  quoted ("Who is Miss Bingley?" quotes no sentence about Mr Bingley or Mr Darcy);
+- asked who someone is, a sentence whose subject (its first name) is another person is never
+  quoted ("Who is Miss Bingley?" quotes no sentence about Mr Bingley or Mr Darcy); asked what
+  they did or why, what others did may answer;
 - no sentence twice, and at most ``MAX_QUOTES``; the embedder reads at most ``SHORTLIST``
   sentences and ``WINDOWED`` windows a turn, in two calls;
 - when no sentence comes close enough, the answer says so: "Nothing up to Chapter 5 answers
@@ -148,7 +149,8 @@ def best_quotes(
     around: Sequence[Passage] = (),
 ) -> list[Quote]:
     """The sentences that answer ``question`` best, first the one that answers (see the module
-    docstring), above the embedder's relevance floor, none whose subject is someone else.
+    docstring), above the embedder's relevance floor, none whose subject is someone else when
+    asked who someone is.
     ``about``: the person the question names (their first appearance among the passages);
     ``said``: the answer before, whose quotes come after new ones (a follow-up wants more
     than the same sentences again), except the sentence that answers best; ``around``: text
@@ -157,7 +159,11 @@ def best_quotes(
     pool = [*passages, *around, *([about.first] if about else [])]
     ranks = [*range(len(passages)), *(0 for _ in around), len(passages)]
     named = {w for p in pool for w in _MID_CAPITAL.findall(p.text) if w.lower() not in STOPWORDS}
-    candidates = _candidates(pool, subject, named, ranks)
+    # only a question asking who someone is keeps out the sentences about someone else: one
+    # asking what they did or why may be answered by what others did (CoQA dev first quote
+    # 0.358 -> 0.370 against keeping them out for every question naming a person)
+    alone = subject if subject is not None and _only_names(question, subject) else None
+    candidates = _candidates(pool, alone, named, ranks)
     if not candidates:
         return []
     intro = _introduction(candidates, subject, question)

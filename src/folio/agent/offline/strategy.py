@@ -22,7 +22,8 @@
 - a question asking why or how (``explains``) also reads the text around the best passage found
   (``read_passage``, as a model would): a cause or a manner often lies beside the event;
 - the answer quotes the sentences of the passages found that the embedder puts closest to the
-  question, none about another person than the one asked about (``folio.agent.offline.answer``).
+  question, none about another person than the one a "who is" asks about
+  (``folio.agent.offline.answer``).
 
 It works on typed values only (the tools' results) and never reads an answer folio gave: a name
 only an answer mentioned is not the reader's. No model call is made (``llm_calls`` is 0); its usage

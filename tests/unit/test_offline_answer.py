@@ -159,3 +159,16 @@ def test_who_is_x_keeps_out_others_but_why_may_be_answered_by_what_others_did() 
     assert quoted(Scripted(why, cosines), why, found, about=tom_hale(first))[0] == ned
     who = "Who is Tom Hale?"
     assert ned not in quoted(Scripted(who, cosines), who, found, about=tom_hale(first))
+
+
+def test_who_is_x_is_not_introduced_by_a_speech_addressing_them() -> None:
+    """ "Come in, Tom Hale, the supper..." speaks to him and says nothing of who he is."""
+    called = "“Come in, Tom Hale, the supper is on the table,” said the old keeper."
+    told = "“Tom Hale is the keeper's eldest son and a fine oarsman,” said Ned."
+    text = f"{called} {told}"
+    found = passage(text, 1000)
+    first = Passage(None, "Chapter 2", "12", "12", 1000, 1000 + len(called), called)
+    question = "Who is Tom Hale?"
+    quotes = quoted(Scripted(question, {called: 0.6, told: 0.5}), question, found,
+                    about=tom_hale(first))  # fmt: skip
+    assert quotes[0] == told

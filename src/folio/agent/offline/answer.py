@@ -41,6 +41,7 @@ from folio.domain.passages import Passage, Person
 from folio.domain.ports import Embedder
 from folio.domain.search import STOPWORDS, query_terms
 from folio.domain.sentences import split_sentences
+from folio.domain.summary import quoted_ranges
 
 OFFLINE_NOTE = "(Offline mode: these are passages extracted from the book, not a generated answer.)"
 MAX_QUOTES = 3
@@ -278,7 +279,7 @@ def _introduction(
             break
     else:
         near = [c for c in candidates if c.passage is first]
-    telling = [c for c in near if _penalty(c.sentence) == 0]
+    telling = [c for c in near if _penalty(c.sentence) == 0 and not _addressed(c.sentence, subject)]
     return min(telling, key=lambda c: _dialogue(c.sentence), default=None)
 
 
@@ -347,6 +348,19 @@ def _mentions(question: str, person: Person) -> list[re.Match[str]]:
     ("Professor Waldman" for M. Waldman)."""
     words = {w for f in _forms(person) for w in f}
     return [m for m in RUN.finditer(question) if set(normal_form(m.group()).split()) & words]
+
+
+def _addressed(sentence: str, person: Person) -> bool:
+    """Is ``person`` spoken to in ``sentence``: named inside a speech, set off by its marks
+    ("It is a year, Grey Beaver, since she ran away")? Such a sentence does not say who they are."""
+    speech = quoted_ranges(sentence)
+    for m in _mentions(sentence, person):
+        if not any(a <= m.start() < b for a, b in speech):
+            continue
+        before, after = sentence[: m.start()].rstrip()[-1:], sentence[m.end() :].lstrip()[:1]
+        if before in (",", "“", '"', "‘") and after in (",", "!", "?", ".", "”", '"'):
+            return True
+    return False
 
 
 def _only_names(question: str, person: Person) -> bool:

@@ -107,6 +107,8 @@ def test_a_question_about_later_events_is_told(kinds: MessageKinds, message: str
         "What's the twist at the end?",
         "Does the creature kill Victor in the end?",
         "Is Colonel Brandon going to marry Marianne?",
+        "Is Willoughby coming back?",
+        "Will Marianne recover?",
     ],
 )
 def test_a_question_that_may_ask_about_later_events_is_told_so(

@@ -305,6 +305,12 @@ def test_a_sentence_announcing_what_follows_does_not_lead_as_an_answer() -> None
     assert result.answer.splitlines()[1].startswith('- "The lamp is kept in the tower."')
 
 
+def test_words_leading_into_a_speech_do_not_lead_as_an_answer() -> None:
+    text = "Where the lamp is kept,\n\nThe lamp is kept in the tower."
+    result, _ = ask("Where is the lamp kept?", **{SEARCH_BOOK: found(passage(text))})
+    assert result.answer.splitlines()[1].startswith('- "The lamp is kept in the tower."')
+
+
 def test_a_note_in_square_brackets_is_never_quoted() -> None:
     text = "[The Lamp of the Tower by A. Keeper 1901]\n\nThe lamp burns whale oil in the tower."
     result, _ = ask("What does the lamp of the tower burn?", **{SEARCH_BOOK: found(passage(text))})

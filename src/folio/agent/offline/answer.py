@@ -315,14 +315,14 @@ def _share(asked: set[str], sentence: str) -> float:
 
 def _penalty(sentence: str) -> float:
     """How much less ``sentence`` counts for saying little: a question (a speech asking, before
-    its dialogue tag, too), words leading into what follows (a colon), an exclamation, or few
-    distinct words of content (an address, a dialogue tag)."""
+    its dialogue tag, too), words leading into what follows (a colon, a comma), an exclamation,
+    or few distinct words of content (an address, a dialogue tag)."""
     words = {w for w in _WORD.findall(sentence.lower()) if len(w) > 1 and w not in STOPWORDS}
     missing = max(0, CONTENT_WORDS - len(words)) / CONTENT_WORDS
     tagged = _TAGGED.search(sentence)  # '"Have you never heard a ventriloquist?" asked he.'
     end = tagged.group(1) if tagged else sentence.rstrip(_QUOTE_MARKS)[-1:]
     return (
-        QUESTION_PENALTY * (end in ("?", ":"))  # a colon announces what follows: tells nothing
+        QUESTION_PENALTY * (end in ("?", ":", ","))  # a colon or comma leads into what follows
         + EXCLAMATION_PENALTY * (end == "!")
         + FRAGMENT_PENALTY * missing
     )

@@ -153,8 +153,10 @@ def test_few_chapters_get_several_sentences_many_get_one_each_then_one_per_run()
     assert len(choose(chapters(12), MAX_SENTENCES)) == 24
     one_each = choose(chapters(20), MAX_SENTENCES)
     assert [i for i, _ in one_each] == list(range(20))
+    # a few more chapters than sentences: as many sentences as allowed, runs of one or two
+    assert len(choose(chapters(25), MAX_SENTENCES)) == MAX_SENTENCES  # 13 before
     grouped = choose(chapters(61), MAX_SENTENCES)
-    assert len(grouped) <= MAX_SENTENCES and grouped[0][0] == 0  # the first chapter stays
+    assert len(grouped) == MAX_SENTENCES and grouped[0][0] == 0  # the first chapter stays
     runs = [i for i, _ in grouped[1:]]
     assert runs == sorted(runs) and runs[-1] >= 61 - 3  # the last chapters are there too
 

@@ -10,7 +10,7 @@ part. A chapter that gives several sentences leads with its opening (where it se
 sentences per chapter (a few long chapters, as four stories of a collection, give up to the six
 each keeps at import), so that the recap stays within ``MAX_SENTENCES``: every chapter keeps one,
 and past that many chapters, the first chapter keeps its best and each run of neighbouring
-chapters after it gives its most central sentence.
+chapters after it (``MAX_SENTENCES - 1`` runs, as even as can be) gives its most central sentence.
 
 In a series, the story so far runs across the earlier volumes (read in full) and this one up to
 the position.
@@ -21,7 +21,6 @@ position, no unread front or back matter and no later volume is ever summarised 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -138,17 +137,25 @@ def choose(
             picked += [(i, lead), *((i, r) for r in rest[: per - 1])]
     else:
         picked = [(0, ranked[0][0])] if ranked[0] else []
-        size = _run(n, budget)
-        for g in range(1, n, size):
-            firsts = [(i, ranked[i][0]) for i in range(g, min(n, g + size)) if ranked[i]]
+        for run in runs(n, budget):
+            firsts = [(i, ranked[i][0]) for i in run if ranked[i]]
             if firsts:
                 picked.append(max(firsts, key=lambda p: (p[1].weight, -p[0])))
     return sorted(picked, key=lambda p: (p[0], p[1].start))
 
 
-def _run(chapters: int, budget: int) -> int:
-    """How many neighbouring chapters give one sentence, the first chapter apart."""
-    return math.ceil((chapters - 1) / max(1, budget - 1))
+def runs(chapters: int, budget: int) -> list[range]:
+    """The runs of neighbouring chapters that give one sentence each, the first chapter apart:
+    the other chapters cut into ``budget - 1`` runs as even as can be (25 chapters: 23 runs of
+    one or two, so that the recap tells 24 sentences, not 13)."""
+    count = max(1, min(budget - 1, chapters - 1))
+    size, extra = divmod(chapters - 1, count)
+    out, start = [], 1
+    for k in range(count):
+        end = start + size + (1 if k < extra else 0)
+        out.append(range(start, end))
+        start = end
+    return out
 
 
 def _extractive(
@@ -172,8 +179,9 @@ def _extractive(
         passages.append(passage_of(volume, chapter.title, r.start, r.end, text, volume=book))
     note = None
     if len(read) > budget:
-        size = _run(len(read), budget)
-        note = f"{len(read)} chapters read: one sentence for every {size} chapters."
+        sizes = sorted({len(r) for r in runs(len(read), budget)})
+        every = " or ".join(str(k) for k in sizes)
+        note = f"{len(read)} chapters read: one sentence for every {every} chapters."
     return passages, note
 
 

@@ -351,15 +351,19 @@ def _mentions(question: str, person: Person) -> list[re.Match[str]]:
 
 
 def _addressed(sentence: str, person: Person) -> bool:
-    """Is ``person`` spoken to in ``sentence``: named inside a speech, set off by its marks
-    ("It is a year, Grey Beaver, since she ran away")? Such a sentence does not say who they are."""
-    speech = quoted_ranges(sentence)
-    for m in _mentions(sentence, person):
-        if not any(a <= m.start() < b for a, b in speech):
-            continue
-        before, after = sentence[: m.start()].rstrip()[-1:], sentence[m.end() :].lstrip()[:1]
-        if before in (",", "“", '"', "‘") and after in (",", "!", "?", ".", "”", '"'):
-            return True
+    """Is ``person`` spoken to in ``sentence``: named where a speech opens ("Grey Beaver, come
+    here!") or closes on the name ("Come in, Grey Beaver!")? Such a sentence does not say who they
+    are. A name set off by commas mid-speech may be described, not spoken to ("Married, 1810,
+    Charles, son and heir of Charles Musgrove"): it counts as neither."""
+    for a, b in quoted_ranges(sentence):
+        speech = sentence[a:b]
+        for m in _mentions(speech, person):
+            before = speech[: m.start()].strip()
+            after = speech[m.end() :].strip()
+            opens = before in ("“", '"', "‘") and after[:1] in (",", "!", "?")
+            closes = before.endswith(",") and after.rstrip("”\"’' ")[:1] in ("!", "?", ".", "")
+            if opens or closes:
+                return True
     return False
 
 

@@ -293,22 +293,23 @@ def test_a_question_that_may_ask_about_later_events_is_told_plainly_above_its_qu
     assert read.answer.startswith("From the book")
 
 
-def test_a_question_spoken_with_a_dialogue_tag_does_not_lead_as_an_answer() -> None:
-    text = '"Where is the lamp kept?" asked Tom. The lamp is kept in the tower room.'
+TOWER = "The lamp is kept in the tower."
+
+
+@pytest.mark.parametrize(
+    ("text", "answer"),
+    [  # a question spoken before its dialogue tag; words announcing, or leading into, what follows
+        ('"Where is the lamp kept?" asked Tom. The lamp is kept in the tower room.',
+         "The lamp is kept in the tower room."),
+        ("Where the lamp is kept:\n\nThe lamp is kept in the tower.", TOWER),
+        ("Where the lamp is kept,\n\nThe lamp is kept in the tower.", TOWER),
+    ],
+)  # fmt: skip
+def test_a_sentence_that_asks_or_leads_in_does_not_lead_as_an_answer(
+    text: str, answer: str
+) -> None:
     result, _ = ask("Where is the lamp kept?", **{SEARCH_BOOK: found(passage(text))})
-    assert result.answer.splitlines()[1].startswith('- "The lamp is kept in the tower room."')
-
-
-def test_a_sentence_announcing_what_follows_does_not_lead_as_an_answer() -> None:
-    text = "Where the lamp is kept:\n\nThe lamp is kept in the tower."
-    result, _ = ask("Where is the lamp kept?", **{SEARCH_BOOK: found(passage(text))})
-    assert result.answer.splitlines()[1].startswith('- "The lamp is kept in the tower."')
-
-
-def test_words_leading_into_a_speech_do_not_lead_as_an_answer() -> None:
-    text = "Where the lamp is kept,\n\nThe lamp is kept in the tower."
-    result, _ = ask("Where is the lamp kept?", **{SEARCH_BOOK: found(passage(text))})
-    assert result.answer.splitlines()[1].startswith('- "The lamp is kept in the tower."')
+    assert result.answer.splitlines()[1].startswith(f'- "{answer}"')
 
 
 def test_a_note_in_square_brackets_is_never_quoted() -> None:

@@ -19,6 +19,7 @@
   first;
 - a question about what comes after the position ("how does it end?", told by the embedder with
   the names masked) gets one plain sentence saying that folio cannot look past it, and no quotes;
+  one that may ask about it ("Will Marianne recover?") gets its quotes under a sentence saying so;
 - a question asking why or how (``explains``) also reads the text around the best passage found
   (``read_passage``, as a model would): a cause or a manner often lies beside the event;
 - the answer quotes the sentences of the passages found that the embedder puts closest to the

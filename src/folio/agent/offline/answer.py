@@ -158,7 +158,7 @@ def best_quotes(
     read around the first passage, whose sentences rank as that passage's."""
     subject = None if about is None or _possessive(question, about) else about
     pool = [*passages, *around, *([about.first] if about else [])]
-    ranks = [*range(len(passages)), *(0 for _ in around), len(passages)]
+    ranks = [*range(len(passages)), *(0 for _ in around), *([len(passages)] if about else [])]
     named = {w for p in pool for w in _MID_CAPITAL.findall(p.text) if w.lower() not in STOPWORDS}
     # only a question asking who someone is keeps out the sentences about someone else: one
     # asking what they did or why may be answered by what others did (CoQA dev first quote
@@ -242,7 +242,7 @@ def _candidates(
     the passages write capitalised mid-sentence (names); ``ranks``: each passage's rank."""
     out: list[_Candidate] = []
     seen: set[str] = set()
-    for rank, passage in zip(ranks, pool, strict=False):
+    for rank, passage in zip(ranks, pool, strict=True):
         sentences = split_sentences(passage.text)
         for i, sentence in enumerate(sentences):
             key = " ".join(sentence.lower().split()[:12])

@@ -161,19 +161,6 @@ def test_who_is_x_keeps_out_others_but_why_may_be_answered_by_what_others_did() 
     assert ned not in quoted(Scripted(who, cosines), who, found, about=tom_hale(first))
 
 
-def test_who_is_x_is_not_introduced_by_a_speech_addressing_them() -> None:
-    """ "Tom Hale, come in..." speaks to him and says nothing of who he is."""
-    called = "“Tom Hale, come in, the supper is on the table,” said the old keeper."
-    told = "“Tom Hale is the keeper's eldest son and a fine oarsman,” said Ned."
-    text = f"{called} {told}"
-    found = passage(text, 1000)
-    first = Passage(None, "Chapter 2", "12", "12", 1000, 1000 + len(called), called)
-    question = "Who is Tom Hale?"
-    quotes = quoted(Scripted(question, {called: 0.6, told: 0.5}), question, found,
-                    about=tom_hale(first))  # fmt: skip
-    assert quotes[0] == told
-
-
 def test_a_name_described_inside_a_quotation_still_introduces_them() -> None:
     """Set off by commas mid-quotation, the name is described, not spoken to."""
     entry = (

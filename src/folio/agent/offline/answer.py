@@ -41,7 +41,6 @@ from folio.domain.passages import Passage, Person
 from folio.domain.ports import Embedder
 from folio.domain.search import STOPWORDS, query_terms
 from folio.domain.sentences import split_sentences
-from folio.domain.summary import quoted_ranges
 
 OFFLINE_NOTE = "(Offline mode: these are passages extracted from the book, not a generated answer.)"
 MAX_QUOTES = 3
@@ -279,7 +278,7 @@ def _introduction(
             break
     else:
         near = [c for c in candidates if c.passage is first]
-    telling = [c for c in near if _penalty(c.sentence) == 0 and not _addressed(c.sentence, subject)]
+    telling = [c for c in near if _penalty(c.sentence) == 0]
     return min(telling, key=lambda c: _dialogue(c.sentence), default=None)
 
 
@@ -348,23 +347,6 @@ def _mentions(question: str, person: Person) -> list[re.Match[str]]:
     ("Professor Waldman" for M. Waldman)."""
     words = {w for f in _forms(person) for w in f}
     return [m for m in RUN.finditer(question) if set(normal_form(m.group()).split()) & words]
-
-
-def _addressed(sentence: str, person: Person) -> bool:
-    """Is ``person`` spoken to in ``sentence``: named where a speech opens ("Grey Beaver, come
-    here!") or closes on the name ("Come in, Grey Beaver!")? Such a sentence does not say who they
-    are. A name set off by commas mid-speech may be described, not spoken to ("Married, 1810,
-    Charles, son and heir of Charles Musgrove"): it counts as neither."""
-    for a, b in quoted_ranges(sentence):
-        speech = sentence[a:b]
-        for m in _mentions(speech, person):
-            before = speech[: m.start()].strip()
-            after = speech[m.end() :].strip()
-            opens = before in ("“", '"', "‘") and after[:1] in (",", "!", "?")
-            closes = before.endswith(",") and after.rstrip("”\"’' ")[:1] in ("!", "?", ".", "")
-            if opens or closes:
-                return True
-    return False
 
 
 def _only_names(question: str, person: Person) -> bool:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -158,6 +159,16 @@ def masked(message: str, names: Sequence[str]) -> str:
     return message
 
 
+@dataclass(frozen=True, slots=True)
+class _Told:
+    """A message's kind, whether it may ask about later events, and its closeness to asking for
+    the reader's own notes (names masked)."""
+
+    kind: str
+    may_later: bool
+    own: float
+
+
 class MessageKinds:
     """``kind(message)``: one of the keys of ``EXAMPLES``, ``LATER`` or ``BOOK``; ``names`` tells
     the names a message uses (masked before it is embedded)."""
@@ -171,13 +182,13 @@ class MessageKinds:
         self._texts = [e for texts in kinds.values() for e in texts]
         self._labels = np.array([k for k, texts in kinds.items() for _ in texts])
         self._examples: np.ndarray | None = None
-        self._known: dict[str, tuple[str, bool]] = {}
+        self._known: dict[str, _Told] = {}
 
     def kind(self, message: str) -> str:
-        return self._told(message)[0]
+        return self._told(message).kind
 
-    def _told(self, message: str) -> tuple[str, bool]:
-        """The kind of ``message`` and whether it may ask about later events, embedded once."""
+    def _told(self, message: str) -> _Told:
+        """What is told of ``message``, embedded once (and once more with its names masked)."""
         key = " ".join(message.lower().split())
         if key not in self._known:
             if len(self._known) >= REMEMBERED:
@@ -194,14 +205,13 @@ class MessageKinds:
         nearest later-events example (names masked) is at least ``MIN_MAY_LATER`` and closer
         than its nearest ordinary question: the answer then says plainly that nothing past the
         position can be told, above what the text read says."""
-        return self._told(message)[1]
+        return self._told(message).may_later
 
-    def own_notes(self, message: str, names: Sequence[str]) -> float:
+    def own_notes(self, message: str) -> float:
         """How close ``message`` is to asking for the reader's own highlights and notes: its
-        cosine to the nearest of that kind's examples, told with its ``names`` masked (whom a
+        cosine to the nearest of that kind's examples, told with its names masked (whom a
         question is about does not make it one about the reader's notes)."""
-        own = self._matrix()[self._labels == SEARCH_HIGHLIGHTS]
-        return float(np.max(own @ self._vector(masked(message, names))))
+        return self._told(message).own
 
     def book_questions(self, messages: Sequence[str]) -> list[str]:
         """The messages that are questions about the book (later events' included)."""
@@ -213,17 +223,18 @@ class MessageKinds:
             self._examples = np.asarray(self._embedder.embed(self._texts), dtype=np.float32)
         return self._examples
 
-    def _nearest(self, message: str) -> tuple[str, bool]:
+    def _nearest(self, message: str) -> _Told:
         similarities = self._matrix() @ self._vector(message)
         asked = np.isin(self._labels, list(EXAMPLES))  # before masking: "thanks, Victor"
         best = int(np.argmax(np.where(asked, similarities, -1.0)))
         label = str(self._labels[best])
         sure = similarities[best] >= MIN_SIMILARITY.get(label, MIN_TOOL_SIMILARITY)
-        if label not in CONTRASTED and sure:  # small talk, folio itself, people, notes
-            return label, False
         text = masked(message, self._names(message))
         if text != message:
             similarities = self._matrix() @ self._vector(text)
+        own = float(np.max(similarities[self._labels == SEARCH_HIGHLIGHTS]))
+        if label not in CONTRASTED and sure:  # small talk, folio itself, people, notes
+            return _Told(label, False, own)
         scores = {
             kind: float(np.mean(np.sort(similarities[self._labels == kind])[-NEAREST:]))
             for kind in (*CONTRASTED, BOOK)
@@ -234,8 +245,10 @@ class MessageKinds:
         later, book = (float(np.max(similarities[self._labels == k])) for k in (LATER, BOOK))
         may = later >= MIN_MAY_LATER and later > book
         if kind == LATER:
-            return (LATER if later >= MIN_TOOL_SIMILARITY and later > book else BOOK), may
-        return (kind if kind != BOOK and scores[kind] >= MIN_ASKED else BOOK), may
+            kind = LATER if later >= MIN_TOOL_SIMILARITY and later > book else BOOK
+        elif scores[kind] < MIN_ASKED:
+            kind = BOOK
+        return _Told(kind, may, own)
 
     def _vector(self, text: str) -> np.ndarray:
         return np.asarray(self._embedder.embed([text])[0], dtype=np.float32)

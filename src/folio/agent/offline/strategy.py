@@ -166,7 +166,7 @@ class OfflineStrategy:
         if SEARCH_HIGHLIGHTS not in available:
             return None
         names = asked_names(question)
-        closeness = self._kinds.own_notes(question, names)
+        closeness = self._kinds.own_notes(question)
         sure = kind == SEARCH_HIGHLIGHTS or closeness >= MIN_TOOL_SIMILARITY
         if not sure and closeness < MIN_OWN_SIMILARITY:
             return None

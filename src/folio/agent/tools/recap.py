@@ -35,7 +35,7 @@ from folio.agent.tools.base import (
 from folio.domain.books import Book, Chapter
 from folio.domain.errors import ToolErrorCode
 from folio.domain.passages import RECAP, Passage, Recap
-from folio.domain.summary import KEEP, OPENING_CHARS, Ranked, opening
+from folio.domain.summary import KEEP, Ranked, opening
 
 MAX_CHAPTERS = 12  # a model recaps the latest chapters only (a model call per chapter, once)
 MAX_SENTENCES = 24  # the extractive story so far, however long the reading
@@ -162,20 +162,24 @@ def _extractive(
     book: Book, read: Sequence[Read], services: ToolServices, budget: int
 ) -> tuple[list[Passage], str | None]:
     ranked = _ranked(read, services)
+    texts: dict[int, str] = {}
+
+    def text_of(i: int) -> str:  # each chapter read once, for its opening and its sentences
+        if i not in texts:
+            volume, _, start, end = read[i]
+            texts[i] = services.books.get_text(volume.id, start, end)
+        return texts[i]
+
     openings: list[Ranked | None] = []
     if len(read) <= budget and per_chapter(len(read), budget) > 1:
-        for volume, _, start, end in read:  # only each chapter's first lines are read
-            head = services.books.get_text(volume.id, start, min(end, start + OPENING_CHARS))
-            at = opening(head, 0, len(head))
+        for i, (_, _, start, _) in enumerate(read):  # opening() splits its first lines only
+            at = opening(text_of(i), 0, len(text_of(i)))
             openings.append(None if at is None else Ranked(at.start + start, at.end + start, 0.0))
     picked = choose(ranked, budget, openings)
-    texts: dict[int, str] = {}
     passages = []
     for i, r in picked:
-        volume, chapter, start, end = read[i]
-        if i not in texts:
-            texts[i] = services.books.get_text(volume.id, start, end)
-        text = texts[i][r.start - start : r.end - start]
+        volume, chapter, start, _ = read[i]
+        text = text_of(i)[r.start - start : r.end - start]
         passages.append(passage_of(volume, chapter.title, r.start, r.end, text, volume=book))
     note = None
     if len(read) > budget:

@@ -78,12 +78,17 @@ def make_story(book_id: str = "story") -> StoryLibrary:
                 chapter_index=chapters[-1].index,
             )
         )
-    book = Book(
+    book = _book(book_id, "The Modern Prometheus", text, chapters, pages)
+    return _stored(book.with_position(book.position_at_page("4")), text, chunks)
+
+
+def _book(book_id: str, title: str, text: str, chapters: list[Chapter], pages: list[Page]) -> Book:
+    return Book(
         id=book_id,
-        title="The Modern Prometheus",
+        title=title,
         author="Mary Shelley",
         format=BookFormat.TXT,
-        source_name="story.txt",
+        source_name=f"{book_id}.txt",
         content_hash=f"hash-{book_id}",
         page_count=len(pages),
         char_count=len(text),
@@ -91,7 +96,10 @@ def make_story(book_id: str = "story") -> StoryLibrary:
         pages=tuple(pages),
         created_at=datetime(2024, 1, 1, tzinfo=UTC),
     )
-    book = book.with_position(book.position_at_page("4"))
+
+
+def _stored(book: Book, text: str, chunks: list[Chunk]) -> StoryLibrary:
+    """``book`` in an in-memory library with its chunks embedded, searched as folio does."""
     embedder = HashingEmbedder()
     library = InMemoryLibrary()
     library.add(book, text, chunks, embedder.embed([c.text for c in chunks]))
@@ -272,25 +280,11 @@ def _voyage(limit: int | None = None) -> tuple[StoryLibrary, Chunk]:
     start = text.index("Sentence 20 ")
     end = text.index("Sentence 23 ") - 1
     chunk = Chunk("voyage-1", "voyage", 0, text[start:end], start, end, 1, 1, "Chapter 1", 1)
-    book = Book(
-        id="voyage",
-        title="Voyage",
-        author=None,
-        format=BookFormat.TXT,
-        source_name="voyage.txt",
-        content_hash="hash-voyage",
-        page_count=1,
-        char_count=len(text),
-        chapters=(Chapter(1, "Chapter 1", 0),),
-        pages=(Page(1, "1", 0, len(text)),),
-        created_at=datetime(2024, 1, 1, tzinfo=UTC),
+    book = _book(
+        "voyage", "Voyage", text, [Chapter(1, "Chapter 1", 0)], [Page(1, "1", 0, len(text))]
     )
     position = ReadingPosition(limit if limit is not None else len(text))
-    book = book.with_position(position)
-    embedder = HashingEmbedder()
-    library = InMemoryLibrary()
-    library.add(book, text, [chunk], embedder.embed([chunk.text]))
-    return StoryLibrary(library, SearchBook(library, embedder), book, text), chunk
+    return _stored(book.with_position(position), text, [chunk]), chunk
 
 
 def test_read_passage_around_a_chunk_begins_and_ends_on_whole_sentences() -> None:

@@ -314,3 +314,20 @@ def test_a_titled_name_does_not_join_a_fuller_form_through_a_name_used_on_its_ow
     lexicon = Lexicon.of(text)
     assert lexicon.find("Mrs Ward") is not None
     assert lexicon.find("Mrs Charles Ward") is not lexicon.find("Mrs Ward")
+
+
+def test_a_man_named_in_full_does_not_join_the_mrs_before_his_name() -> None:
+    """Persuasion: "Charles Musgrove" is not "Mrs Charles Musgrove", his wife, though the book
+    speaks of its "Mrs" names only faintly as "she" (they stand by their husbands' "he")."""
+    text = (
+        "Then Mrs Charles Ward came in, and she sat by Dr Lee. "
+        + (
+            "Charles Ward came in, and he sat down; then Charles Ward said that he was tired. "
+            "Later Mrs Oak came, and she sang; then Mrs Oak and he left, and Mrs Lane came, "
+            "and she smiled at him, and Mrs Lane and he sat. Dr Lee and Dr Oak sat with him. "
+        )
+        * 3
+    )
+    lexicon = Lexicon.of(text)
+    assert lexicon.find("Charles Ward") is not None
+    assert lexicon.find("Charles Ward") is not lexicon.find("Mrs Charles Ward")

@@ -64,7 +64,7 @@ MIN_DROPPED = 3  # letters a short form drops: more than an ending ("Bennets", "
 MAX_INTRODUCING = 3  # uses of a full name ("Dr Orion Hood") that introduce a shorter one
 # Raise it whenever what ``Lexicon.of`` builds changes: stored lexicons of another version are
 # built again from their book's text on first use.
-LEXICON_VERSION = 5
+LEXICON_VERSION = 6
 
 
 @dataclass(frozen=True, slots=True)
@@ -297,7 +297,7 @@ def _group(forms: dict[str, list[int]], titles: set[str], sexes: Mapping[str, fl
         earlier = [h for h in candidates if h in heads]
         holders = [h for h in earlier if _holds(h, form, titles)]
         holders = holders or _given_names_left_out(form, forms, heads, titles)
-        holder = _likeliest(holders, sexes, form)
+        holder = _likeliest(holders, sexes, form, titles)
         heads[form] = form if holder is None else heads[holder]
     members: dict[str, list[str]] = defaultdict(list)
     for form, head in heads.items():
@@ -340,15 +340,28 @@ def _given_names_left_out(
     return fits if introducing and len({heads[h] for h in fits}) == 1 else []
 
 
-def _likeliest(holders: Sequence[str], leans: Mapping[str, float], form: str) -> str | None:
+def _likeliest(
+    holders: Sequence[str], leans: Mapping[str, float], form: str, titles: set[str]
+) -> str | None:
     """The most mentioned of the forms holding ``form``, unless the text speaks of ``form``
     clearly as "he" or "she" (``leans``, from ``name_usage.leans``) and of that one far apart:
     then the one spoken of most alike. Never one spoken of clearly as of the other sex
-    ("Middleton", spoken of as "she", is not "Sir John Middleton")."""
+    ("Middleton", spoken of as "she", is not "Sir John Middleton"), nor one whose title the
+    text leans, however faintly, to the other sex and far apart ("Charles Musgrove", spoken of
+    as "he", is not "Mrs Charles Musgrove", his wife: a title's lean is that of all its names)."""
     lean = leans[form]
     if abs(lean) < MIN_LEAN:
         return holders[0] if holders else None
-    alike = [h for h in holders if lean * leans[h] >= 0 or abs(leans[h]) < MIN_LEAN]
+
+    def other_title(h: str) -> bool:
+        first = h.split()[0]
+        return first in titles and first != form.split()[0] and abs(leans[h] - lean) > MAX_APART
+
+    alike = [
+        h
+        for h in holders
+        if lean * leans[h] >= 0 or (abs(leans[h]) < MIN_LEAN and not other_title(h))
+    ]
     if not alike or abs(leans[alike[0]] - lean) <= MAX_APART:
         return alike[0] if alike else None
     return min(alike, key=lambda h: abs(leans[h] - lean))

@@ -22,7 +22,12 @@ def library(books_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterat
     home = tmp_path_factory.mktemp("people-not-places")
     env = {"FOLIO_HOME": str(home), "FOLIO_EMBEDDING_MODEL": "hashing"}
     container = Container(load_settings(env=env, conversation_store="sqlite"))
-    for name in ("pg1342_pride_and_prejudice.txt", "pg84_frankenstein.txt", "pg910_white_fang.txt"):
+    for name in (
+        "pg1342_pride_and_prejudice.txt",
+        "pg84_frankenstein.txt",
+        "pg910_white_fang.txt",
+        "austen-persuasion.txt",
+    ):
         container.ingest.execute(books_dir / name)
     yield container
 
@@ -61,3 +66,13 @@ def test_white_fang_two_men_are_two_people(library: Container) -> None:
     people = {p.name: p for p in found.people}
     assert {"Henry", "Bill", "One Eye"} <= set(people)  # "...the mouth of Bill. Henry rose"
     assert people["Henry"].aliases == () and people["Bill"].aliases == ()
+
+
+def test_persuasion_a_husband_and_the_mrs_of_his_name_are_two_people(library: Container) -> None:
+    """Chapter 8: Charles Musgrove and "Mrs Charles Musgrove" (Mary, his wife) are not one
+    person, though the book speaks of its "Mrs" names only faintly as "she"."""
+    found = _people(library, "austen-persuasion.txt", "Chapter 8")
+    people = {p.name: p for p in found.people}
+    assert "Charles Musgrove" in people["Charles"].aliases
+    assert not {"Mrs Charles", "Mrs Charles Musgrove"} & set(people["Charles"].aliases)
+    assert {"Anne", "Captain Wentworth", "Lady Russell", "Mrs Musgrove"} <= set(people)

@@ -82,3 +82,20 @@ def test_a_number_never_splits_the_text_a_quote_runs_on_in() -> None:
     assert numbered_answer(answer, sources) == (
         'He wrote "<b class="x">bold text</b>" [1] [2] on the wall.'
     )
+
+
+def test_a_quote_is_marked_where_it_stands_quoted_not_where_a_place_names_its_words() -> None:
+    """The people list: Hirsch is first met in the heading "The Duel of Dr Hirsch", which the
+    line before names in its place "(III. The Duel of Dr Hirsch, p. 40)"."""
+    answer = (
+        '- Flambeau, first met in III. The Duel of Dr Hirsch, p. 40: "his friend Flambeau sat'
+        ' down opposite."\n- Hirsch, first met in III. The Duel of Dr Hirsch, p. 34: "The Duel'
+        ' of Dr Hirsch"\n'
+    )
+    sources = [
+        Source("a", "III", "40", "40", 900, 950, quote="his friend Flambeau sat down opposite."),
+        Source("b", "III", "34", "34", 100, 121, quote="The Duel of Dr Hirsch"),
+    ]
+    numbered = numbered_answer(answer, sources)
+    assert 'opposite." [1]\n' in numbered and '"The Duel of Dr Hirsch" [2]\n' in numbered
+    assert "Hirsch, [2]" not in numbered and "Hirsch, p. 40: " in numbered

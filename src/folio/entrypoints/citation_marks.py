@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 _CLOSERS = "\"”’'"
+_OPENERS = ('"', "“", "‘", "'")
 _PAGE_PARENTHESIS = re.compile(r"\s*\([^()\n]{0,120}\bpp?\.\s*[0-9ivxlcdm]+[^()\n]{0,40}\)", re.I)
 # a quote mark that closes a quote: before white space or the end, punctuation between
 _CLOSING = re.compile(r"[\"”’'][.,;:!?)]*(?=\s|$)")
@@ -55,7 +56,11 @@ def _quote_end(answer: str, quote: str) -> int | None:
     words = quote.split()
     if not words:
         return None
-    found = re.search(r"\s+".join(re.escape(w) for w in words), answer)
+    every = list(re.finditer(r"\s+".join(re.escape(w) for w in words), answer))
+    # the words where they stand quoted, not where another quote's place names them (a quote
+    # "The Duel of Dr Hirsch" after "(III. The Duel of Dr Hirsch, p. 40)" of the line before)
+    found = next((m for m in every if answer[: m.start()].rstrip().endswith(_OPENERS)), None)
+    found = found or next(iter(every), None)
     if found is None:
         return None
     end = found.end()

@@ -89,3 +89,29 @@ def test_offline_recap_answer_quotes_with_places(story: StoryLibrary) -> None:
     answer = reader_answer(run(story, RECAP).outcome())
     assert answer.startswith("The story up to p. 4 of 6")
     assert "- Chapter 1, p. " in answer
+
+
+def test_a_person_is_first_met_in_the_story_not_in_a_heading_or_a_bracketed_note() -> None:
+    """The Wisdom of Father Brown: Hirsch was "first met" in the heading "The Duel of Dr
+    Hirsch", Father Brown in the transcriber's title line; the first sentence of the story that
+    names them is where the reader met them."""
+    from folio.domain.books import Chapter, Page
+    from tests.unit.test_book_tools import _book, _stored
+
+    body = (
+        "They were both pupils of the great Dr Hirsch, scientist and moralist. Dr Hirsch taught "
+        "them, and he smiled at the door. Then Dr Lee came, and he sat by the fire; Dr Lee and "
+        "Dr Hirsch spoke of the war, and he left the room by the window. "
+    ) * 3
+    parts = ["[The Tale of Dr Lee by A. Writer 1914]", "I. The Duel of Dr Hirsch", body]
+    text = "\n\n".join(parts) + "\n\n"
+    heading = text.index("I. The")
+    book = _book("duel", "The Tale", text, [Chapter(1, "I. The Duel of Dr Hirsch", heading)],
+                 [Page(1, "1", 0, len(text))])  # fmt: skip
+    story = _stored(book.with_position(book.position_at_page("1")), text, [])
+    result = run(story, PEOPLE)
+    firsts = {p.name: p.first.text for p in result.data.people}
+    assert firsts["Dr Hirsch"].startswith("They were both pupils of the great Dr Hirsch")
+    assert firsts["Dr Lee"].startswith("Then Dr Lee came")
+    [hirsch] = run(story, PEOPLE, name="Hirsch").data.people
+    assert hirsch.first.text.startswith("They were both pupils")

@@ -9,6 +9,8 @@ Invariant: every span ``(s, e)`` of ``sentence_spans(text, start, end)`` lies in
 
 from __future__ import annotations
 
+import re
+
 import sentencex
 
 LANGUAGE = "en"
@@ -33,3 +35,14 @@ def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tu
 def split_sentences(text: str) -> list[str]:
     """The sentences of ``text``, each on one line (inner whitespace runs become one space)."""
     return [" ".join(text[s:e].split()) for s, e in sentence_spans(text)]
+
+
+def is_prose(sentence: str, heading: str | None = None) -> bool:
+    """A sentence of the story: more than two words, not a line of its chapter's ``heading``
+    ("The Duel of Dr Hirsch" under "III. The Duel of Dr Hirsch") nor a note in square brackets
+    ("[Illustration]", a transcriber's title line "[The Wisdom of Father Brown by G. K.
+    Chesterton 1914]")."""
+    words = re.findall(r"\w+", sentence.lower())
+    title = " ".join(re.findall(r"\w+", (heading or "").lower()))
+    bracketed = sentence.startswith("[") and sentence.rstrip(".").endswith("]")
+    return len(words) > 2 and " ".join(words) not in title and not bracketed

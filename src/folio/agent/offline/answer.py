@@ -40,7 +40,7 @@ from folio.domain.lexicon import RUN, normal_form, runs
 from folio.domain.passages import Passage, Person
 from folio.domain.ports import Embedder
 from folio.domain.search import STOPWORDS, query_terms
-from folio.domain.sentences import split_sentences
+from folio.domain.sentences import is_prose, split_sentences
 
 OFFLINE_NOTE = "(Offline mode: these are passages extracted from the book, not a generated answer.)"
 MAX_QUOTES = 3
@@ -245,7 +245,7 @@ def _candidates(
         sentences = split_sentences(passage.text)
         for i, sentence in enumerate(sentences):
             key = " ".join(sentence.lower().split()[:12])
-            if key in seen or not _answers(sentence, passage):
+            if key in seen or not is_prose(sentence, passage.chapter):
                 continue
             seen.add(key)
             if not _someone_else(sentence, subject, named):
@@ -368,15 +368,6 @@ def _holds(passage: Passage, first: Passage) -> bool:
         passage.book_id == first.book_id
         and passage.char_start <= first.char_start < passage.char_end
     )
-
-
-def _answers(sentence: str, passage: Passage) -> bool:
-    """A sentence of prose: more than a word, not a line of the chapter's heading nor a note in
-    square brackets ("[Illustration]", a transcriber's title line)."""
-    words = re.findall(r"\w+", sentence.lower())
-    heading = re.findall(r"\w+", (passage.chapter or "").lower())
-    bracketed = sentence.startswith("[") and sentence.rstrip(".").endswith("]")
-    return len(words) > 2 and " ".join(words) not in " ".join(heading) and not bracketed
 
 
 def _someone_else(sentence: str, about: Person | None, named: set[str]) -> bool:

@@ -3,7 +3,9 @@ chapter read: ``folio.agent.tools.recap``) and the people met so far.
 
 The people are the names of the lexicon of the text read (``folio.domain.lexicon``: people told
 from places, each with the other forms the text read gives them), with how often they come up and
-the sentence they first appear in.
+the sentence they first appear in: the first of the story's, not a chapter's heading nor a note in
+square brackets ("The Duel of Dr Hirsch", "[The Wisdom of Father Brown by G. K. Chesterton
+1914]": ``sentences.is_prose``).
 
 In a series, the story so far and the people met run across the earlier volumes (read in full)
 and this one up to the position.
@@ -16,7 +18,7 @@ quoted.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from folio.agent.tools.base import (
@@ -31,11 +33,12 @@ from folio.agent.tools.recap import RecapTool
 from folio.domain.books import Book
 from folio.domain.lexicon import Lexicon
 from folio.domain.passages import PEOPLE, PeopleList, Person
-from folio.domain.sentences import sentence_spans
+from folio.domain.sentences import is_prose, sentence_spans
 
 MAX_PEOPLE = 12
 MAX_WORDS = 60
 AROUND = 1500  # characters read on each side of a first mention to find its sentence
+MAX_SKIPPED = 5  # first mentions passed over for standing in a heading or a bracketed note
 
 
 def _sentences(text: str, base: int) -> list[tuple[int, int, str]]:
@@ -74,15 +77,20 @@ class PeopleTool(BaseTool):
             at += len(t) + 2
         text = "\n\n".join(texts)
         people = []
+
         # built from the text read only: no alias or kind learned past the position
-        for known, mentions, offset in Lexicon.of(text).people(0, len(text), MAX_PEOPLE):
+        def met_at(offset: int) -> Met:
             i = max(j for j, base in enumerate(bases) if base <= offset)
             volume, start, _ = pieces[i]
             local = offset - bases[i]  # its sentence is found near it, not in the whole text
             lo, hi = max(0, local - AROUND), local + AROUND
             sentence = _sentence_at(texts[i][lo:hi], start + lo, start + local)
             chapter = volume.chapter_at(sentence[0])
-            title = chapter.title if chapter else None
+            return volume, chapter.title if chapter else None, sentence
+
+        for known, mentions, offset in Lexicon.of(text).people(0, len(text), MAX_PEOPLE):
+            later = [o for o in known.offsets if o >= offset][:MAX_SKIPPED]
+            volume, title, sentence = _told(later, met_at)
             first = passage_of(volume, title, *sentence, volume=book)
             others = tuple(sorted(a for a in known.aliases if a != known.name))
             people.append(Person(known.name, mentions, first, others))
@@ -98,7 +106,7 @@ def _one_name(ctx: ToolContext, services: ToolServices, name: str) -> ToolResult
     the mentions add up, and the first is where the reader met it. Only the other names the text
     read uses are given (a form the book takes up later is not)."""
     where = ctx.book.describe_position()
-    met: list[tuple[Book, str, int, int]] = []  # volume, name, mentions, first offset
+    met: list[tuple[Book, str, int, list[int]]] = []  # volume, name, mentions, first offsets
     aliases: set[str] = set()
     for volume in ctx.window.volumes if name else ():
         spans = ctx.window.spans(volume.id)
@@ -113,18 +121,20 @@ def _one_name(ctx: ToolContext, services: ToolServices, name: str) -> ToolResult
             forms = {f for f in known.aliases | {known.name} if any(_said(f, t) for _, t in texts)}
             # the book's usual name for them only if the text read uses it: else the reader's
             label = known.name if known.name in forms else name
-            met.append((volume, label, count, min([*firsts, *said[:1]])))
+            offsets = sorted({*firsts, *said[:MAX_SKIPPED], *known.offsets})
+            at = [o for o in offsets if any(a <= o < b for a, b in spans)]
+            met.append((volume, label, count, at[:MAX_SKIPPED]))
             aliases |= forms
             continue
         found = [a + m.start() for a, t in texts for m in _name_pattern(name).finditer(t)]
         if found:
-            met.append((volume, name, len(found), found[0]))
+            met.append((volume, name, len(found), found[:MAX_SKIPPED]))
     if not met:
         note = f"Nothing read so far ({where}) mentions {name}."
         return ToolResult.ok(PeopleList((), where, note), summary="0 names")
-    volume, label, _, first = met[0]
+    volume, label, _, firsts = met[0]
     mentions = sum(count for _, _, count, _ in met)
-    person = _person(ctx, services, volume, label, mentions, first, frozenset(aliases))
+    person = _person(ctx, services, volume, label, mentions, firsts, frozenset(aliases))
     return ToolResult.ok(PeopleList((person,), where), summary=f"1 name: {label}")
 
 
@@ -144,18 +154,36 @@ def _person(
     volume: Book,
     name: str,
     mentions: int,
-    offset: int,
+    offsets: Sequence[int],
     aliases: frozenset[str],
 ) -> Person:
-    """``name`` with the sentence it is first met in, in ``volume`` (text read only)."""
-    span = next((a, b) for a, b in ctx.window.spans(volume.id) if a <= offset < b)
-    lo, hi = max(span[0], offset - AROUND), min(span[1], offset + AROUND)
-    text = services.books.get_text(volume.id, lo, hi)
-    chapter = volume.chapter_at(offset)
-    title = chapter.title if chapter else None
+    """``name`` with the sentence it is first met in, in ``volume`` (text read only), of the
+    first ``offsets`` of its mentions."""
+
+    def met_at(offset: int) -> Met:
+        span = next((a, b) for a, b in ctx.window.spans(volume.id) if a <= offset < b)
+        lo, hi = max(span[0], offset - AROUND), min(span[1], offset + AROUND)
+        text = services.books.get_text(volume.id, lo, hi)
+        chapter = volume.chapter_at(offset)
+        return volume, chapter.title if chapter else None, _sentence_at(text, lo, offset)
+
+    _, title, sentence = _told(offsets, met_at)
     others = tuple(sorted(a for a in aliases if a != name))
-    first = passage_of(volume, title, *_sentence_at(text, lo, offset), volume=ctx.book)
+    first = passage_of(volume, title, *sentence, volume=ctx.book)
     return Person(name, mentions, first, others)
+
+
+Met = tuple[Book, str | None, tuple[int, int, str]]  # a mention's volume, chapter title, sentence
+
+
+def _told(offsets: Sequence[int], met_at: Callable[[int], Met]) -> Met:
+    """Of the mentions at ``offsets`` (read in order by ``met_at``, until one is found), the first
+    in a sentence of the story (``is_prose``), else the very first: where the reader met them."""
+    mentions = map(met_at, offsets)
+    first = next(mentions)
+    if is_prose(first[2][2], first[1]):
+        return first
+    return next((m for m in mentions if is_prose(m[2][2], m[1])), first)
 
 
 def _sentence_at(text: str, base: int, offset: int) -> tuple[int, int, str]:

@@ -78,7 +78,6 @@ class PeopleTool(BaseTool):
         text = "\n\n".join(texts)
         people = []
 
-        # built from the text read only: no alias or kind learned past the position
         def met_at(offset: int) -> Met:
             i = max(j for j, base in enumerate(bases) if base <= offset)
             volume, start, _ = pieces[i]
@@ -88,6 +87,7 @@ class PeopleTool(BaseTool):
             chapter = volume.chapter_at(sentence[0])
             return volume, chapter.title if chapter else None, sentence
 
+        # built from the text read only: no alias or kind learned past the position
         for known, mentions, offset in Lexicon.of(text).people(0, len(text), MAX_PEOPLE):
             later = [o for o in known.offsets if o >= offset][:MAX_SKIPPED]
             volume, title, sentence = _told(later, met_at)

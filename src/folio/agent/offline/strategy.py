@@ -216,14 +216,20 @@ class OfflineStrategy:
         ranked_for = (
             question if asked_names(question) or not earlier else f"{question} {earlier[-1]}"
         )
-        answer = self._answer(ranked_for, found, about, said, around)
+        if not found.success or not isinstance(payload, SearchResults):
+            failed = f"I could not search the book: {found.error or 'the search failed.'}"
+            return failed, calls, queries, "answered"
+        chosen = best_quotes(
+            self._embedder, ranked_for, found.passages, about, said=said, around=around
+        )
+        answer = compose(chosen, where)
         if where != "in the book" and self._kinds.may_ask_later(question):
             # said plainly above what the text read shows, or alone when it shows nothing
-            note, nothing = LATER_NOTE.format(where=where), LATER_REPLY.format(where=where)
-            answer = nothing if answer.startswith("Nothing") else f"{note}\n{answer}"
+            note = LATER_NOTE.format(where=where)
+            answer = f"{note}\n{answer}" if chosen else LATER_REPLY.format(where=where)
         if misquoted is not None:  # said first, alone on its line; the closest passages read
             # may still hold what the reader remembers in other words
-            answer = misquoted if answer.startswith("Nothing") else f"{misquoted}\n{answer}"
+            answer = f"{misquoted}\n{answer}" if chosen else misquoted
         return answer, calls, queries, "answered"
 
     def _names(
@@ -250,24 +256,6 @@ class OfflineStrategy:
                 )
             about = about or payload.people[0]
         return about, calls, None
-
-    def _answer(
-        self,
-        question: str,
-        found: ToolOutcome,
-        about: Person | None,
-        said: str = "",
-        around: Sequence[Passage] = (),
-    ) -> str:
-        """The quotes answering ``question`` from the passages ``found`` and the text read
-        ``around`` the first (whose sentences rank as that passage's)."""
-        if not found.success or not isinstance(found.payload, SearchResults):
-            return f"I could not search the book: {found.error or 'the search failed.'}"
-        where = read_through(found.payload.reading_limit)
-        quotes = best_quotes(
-            self._embedder, question, found.passages, about, said=said, around=around
-        )
-        return compose(quotes, where)
 
 
 def search_query(question: str, earlier: Sequence[str]) -> str:

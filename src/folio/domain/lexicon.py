@@ -83,6 +83,11 @@ class Name:
         i = bisect_left(self.offsets, start)
         return self.offsets[i] if i < len(self.offsets) and self.offsets[i] < end else None
 
+    def within(self, start: int, end: int, limit: int) -> tuple[int, ...]:
+        """The first ``limit`` mentions in ``[start, end)``."""
+        i = bisect_left(self.offsets, start)
+        return self.offsets[i : min(i + limit, bisect_left(self.offsets, end))]
+
 
 class Lexicon:
     """The names of one text (see the module docstring)."""

@@ -89,7 +89,7 @@ class PeopleTool(BaseTool):
 
         # built from the text read only: no alias or kind learned past the position
         for known, mentions, offset in Lexicon.of(text).people(0, len(text), MAX_PEOPLE):
-            later = [o for o in known.offsets if o >= offset][:MAX_SKIPPED]
+            later = known.within(offset, len(text), MAX_SKIPPED)
             volume, title, sentence = _told(later, met_at)
             first = passage_of(volume, title, *sentence, volume=book)
             others = tuple(sorted(a for a in known.aliases if a != known.name))
@@ -121,9 +121,8 @@ def _one_name(ctx: ToolContext, services: ToolServices, name: str) -> ToolResult
             forms = {f for f in known.aliases | {known.name} if any(_said(f, t) for _, t in texts)}
             # the book's usual name for them only if the text read uses it: else the reader's
             label = known.name if known.name in forms else name
-            offsets = sorted({*firsts, *said[:MAX_SKIPPED], *known.offsets})
-            at = [o for o in offsets if any(a <= o < b for a, b in spans)]
-            met.append((volume, label, count, at[:MAX_SKIPPED]))
+            held = (o for a, b in spans for o in known.within(a, b, MAX_SKIPPED))
+            met.append((volume, label, count, sorted({*said[:MAX_SKIPPED], *held})[:MAX_SKIPPED]))
             aliases |= forms
             continue
         found = [a + m.start() for a, t in texts for m in _name_pattern(name).finditer(t)]

@@ -172,3 +172,21 @@ def test_a_name_described_inside_a_quotation_still_introduces_them() -> None:
     quotes = quoted(Scripted(question, {"Tom Hale was seen at the harbour.": 0.8}), question,
                     later, about=tom_hale(first))  # fmt: skip
     assert quotes[0] == entry
+
+
+def test_a_passage_across_a_chapters_start_cites_the_next_chapter_and_quotes_no_heading() -> None:
+    """The Wisdom of Father Brown: a passage from the end of story II ran into "The Duel of Dr
+    Hirsch", the heading of III; the heading was quoted, and cited in II."""
+    end = "The brigands were taken on the road at dawn by the carabineers."
+    heading = "The Duel of Dr Hirsch"
+    text = f"{end}\n\n{heading}\n\nThey were both pupils of the great Dr Hirsch, a scientist."
+    start = text.index(heading)
+    across = Passage("c1", "II. The Paradise of Thieves", "33", "34", 0, len(text), text,
+                     chapters=((start, "III. The Duel of Dr Hirsch"),))  # fmt: skip
+    question = "Who taught them?"
+    pupils = "They were both pupils of the great Dr Hirsch, a scientist."
+    embedder = Scripted(question, {heading: 0.9, pupils: 0.6, end: 0.1})
+    quotes = best_quotes(embedder, question, [across])
+    assert [q.sentence for q in quotes] == [pupils]
+    assert quotes[0].location.startswith("III. The Duel of Dr Hirsch")
+    assert across.place(0, 10).chapter == "II. The Paradise of Thieves"

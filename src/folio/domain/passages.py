@@ -55,6 +55,10 @@ class Passage:
     volume: str | None = None
     breaks: tuple[tuple[int, str], ...] = ()
     shown: tuple[tuple[int, int], ...] | None = None
+    # the chapters it runs into after its first, as (where each begins, its title): a passage
+    # across a chapter's end names the next one where its quote lies ("Chapter 3, p. 34"), and
+    # the next one's heading line is not a sentence of the story (``sentences.is_prose``)
+    chapters: tuple[tuple[int, str], ...] = ()
 
     @property
     def pages(self) -> str:
@@ -65,6 +69,11 @@ class Passage:
     def location(self) -> str:
         """ "Chapter 5, p. 41" / "pp. 41-42" / "The Two Towers, Chapter 5, p. 41"."""
         return cite_location(self.chapter, self.page_start, self.page_end, volume=self.volume)
+
+    @property
+    def headings(self) -> tuple[str, ...]:
+        """The titles of the chapters it runs over."""
+        return tuple(t for t in (self.chapter, *(t for _, t in self.chapters)) if t)
 
     @property
     def key(self) -> tuple[str | None, str | None, int, int]:
@@ -136,8 +145,10 @@ class Passage:
         shown = self.shown
         if shown is not None:  # what was shown of this part
             shown = tuple((max(a, start), min(b, end)) for a, b in shown if a < end and b > start)
+        chapter = next((t for at, t in reversed(self.chapters) if at <= start), self.chapter)
         return replace(
             self,
+            chapter=chapter,
             char_start=start,
             char_end=end,
             page_start=first,
@@ -145,6 +156,7 @@ class Passage:
             text=text or self.text,
             breaks=breaks,
             shown=shown,
+            chapters=tuple((at, t) for at, t in self.chapters if start < at < end),
         )
 
 
@@ -159,6 +171,12 @@ def page_breaks(book: Book, start: int, end: int) -> tuple[tuple[int, str], ...]
         out.append((max(book.pages[i].char_start, start), book.pages[i].label))
         i += 1
     return tuple(out)
+
+
+def chapter_breaks(book: Book, start: int, end: int) -> tuple[tuple[int, str], ...]:
+    """The chapters of ``book`` that begin inside ``(start, end)``: (where, title), for
+    ``Passage.chapters``."""
+    return tuple((c.char_start, c.title) for c in book.chapters if start < c.char_start < end)
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,6 +10,7 @@ Invariant: every span ``(s, e)`` of ``sentence_spans(text, start, end)`` lies in
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 import sentencex
 
@@ -37,12 +38,12 @@ def split_sentences(text: str) -> list[str]:
     return [" ".join(text[s:e].split()) for s, e in sentence_spans(text)]
 
 
-def is_prose(sentence: str, heading: str | None = None) -> bool:
-    """A sentence of the story: more than two words, not a line of its chapter's ``heading``
-    ("The Duel of Dr Hirsch" under "III. The Duel of Dr Hirsch") nor a note in square brackets
-    ("[Illustration]", a transcriber's title line "[The Wisdom of Father Brown by G. K.
-    Chesterton 1914]")."""
-    words = re.findall(r"\w+", sentence.lower())
-    title = " ".join(re.findall(r"\w+", (heading or "").lower()))
+def is_prose(sentence: str, headings: Iterable[str | None] = ()) -> bool:
+    """A sentence of the story: more than two words, not a line of a chapter's heading among
+    ``headings`` ("The Duel of Dr Hirsch" under "III. The Duel of Dr Hirsch") nor a note in
+    square brackets ("[Illustration]", a transcriber's title line "[The Wisdom of Father Brown by
+    G. K. Chesterton 1914]")."""
+    words = " ".join(re.findall(r"\w+", sentence.lower()))
+    titles = [" ".join(re.findall(r"\w+", h.lower())) for h in headings if h]
     bracketed = sentence.startswith("[") and sentence.rstrip(".").endswith("]")
-    return len(words) > 2 and " ".join(words) not in title and not bracketed
+    return len(words.split()) > 2 and not any(words in t for t in titles) and not bracketed

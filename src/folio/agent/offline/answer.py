@@ -245,7 +245,7 @@ def _candidates(
         sentences = split_sentences(passage.text)
         for i, sentence in enumerate(sentences):
             key = " ".join(sentence.lower().split()[:12])
-            if key in seen or not is_prose(sentence, passage.chapter):
+            if key in seen or not is_prose(sentence, passage.headings):
                 continue
             seen.add(key)
             if not _someone_else(sentence, subject, named):

@@ -20,7 +20,13 @@ from folio.agent.summaries import StorySummaries
 from folio.domain.books import Book, Chapter, ReadingPosition
 from folio.domain.conversations import Conversation
 from folio.domain.llm import ToolDefinition
-from folio.domain.passages import Passage, ToolOutcome, ToolPayload, page_breaks
+from folio.domain.passages import (
+    Passage,
+    ToolOutcome,
+    ToolPayload,
+    chapter_breaks,
+    page_breaks,
+)
 from folio.domain.ports import BookRepository, BookSearcher, ChunkIndex, HighlightRepository
 from folio.domain.window import ReadingWindow
 
@@ -159,4 +165,5 @@ def passage_of(
     return Passage(None, chapter, first, last, start, end, " ".join(text.split()),
                    book_id=book.id if other else None,
                    volume=book.title if other else None,
-                   breaks=page_breaks(book, start, end))  # fmt: skip
+                   breaks=page_breaks(book, start, end),
+                   chapters=chapter_breaks(book, start, end))  # fmt: skip

@@ -23,6 +23,7 @@ from folio.domain.passages import (
     Passage,
     PassageText,
     SearchResults,
+    chapter_breaks,
     page_breaks,
 )
 from folio.domain.sentences import sentence_spans
@@ -100,6 +101,7 @@ def _passage(ctx: ToolContext, hit: SearchHit) -> Passage | None:
         text=chunk.text,
         score=hit.score,
         breaks=page_breaks(volume, chunk.char_start, chunk.char_end),
+        chapters=chapter_breaks(volume, chunk.char_start, chunk.char_end),
     )
 
 
@@ -245,7 +247,7 @@ def _text_result(
     passage = Passage(
         None, _chapter(book, start), first, last, start, end, text,
         book_id=book.id if other else None, volume=book.title if other else None,
-        breaks=page_breaks(book, start, end),
+        breaks=page_breaks(book, start, end), chapters=chapter_breaks(book, start, end),
     )  # fmt: skip
     data = PassageText(passage, ctx.book.describe_position(), truncated or cut_by_position)
     return ToolResult.ok(data, summary=f"p. {passage.pages} ({len(text)} chars)")

@@ -180,9 +180,9 @@ def _told(offsets: Sequence[int], met_at: Callable[[int], Met]) -> Met:
     in a sentence of the story (``is_prose``), else the very first: where the reader met them."""
     mentions = map(met_at, offsets)
     first = next(mentions)
-    if is_prose(first[2][2], first[1]):
+    if is_prose(first[2][2], [first[1]]):
         return first
-    return next((m for m in mentions if is_prose(m[2][2], m[1])), first)
+    return next((m for m in mentions if is_prose(m[2][2], [m[1]])), first)
 
 
 def _sentence_at(text: str, base: int, offset: int) -> tuple[int, int, str]:

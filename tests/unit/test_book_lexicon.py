@@ -316,6 +316,43 @@ def test_a_titled_name_does_not_join_a_fuller_form_through_a_name_used_on_its_ow
     assert lexicon.find("Mrs Charles Ward") is not lexicon.find("Mrs Ward")
 
 
+def test_a_titled_name_joins_the_fuller_form_through_a_given_name_of_her_own() -> None:
+    """The Wisdom of Father Brown: "Miss Aurora Rome" introduces "Miss Rome", though the book
+    also calls her "Aurora" alone: that given name is spoken of as "she", as the "Miss" names
+    are, so it is hers, not a husband's (as "Charles" of "Mrs Charles Ward" is)."""
+    text = (
+        "At last, Miss Aurora Rome came in, and she sat by Dr Lee. "
+        + (
+            "Aurora smiled, and she sang; then Aurora said that she was tired, and then Miss Rome "
+            "came, and she sat with Miss Oak, and Miss Oak said she was glad. Dr Lee and Dr Oak "
+            "sat, and he spoke. "
+        )
+        * 3
+    )
+    lexicon = Lexicon.of(text)
+    rome = lexicon.find("Miss Rome")
+    assert rome is not None and lexicon.find("Miss Aurora Rome") is rome
+    assert rome.first(0, len(text)) == text.index("Miss Aurora Rome")
+
+
+def test_a_title_after_a_name_in_one_run_starts_another_person() -> None:
+    """Emma: "...between Miss Woodhouse\nMiss Taylor..." wraps a line with no stop between
+    the two names: "Miss Taylor" is not an alias of "Miss Woodhouse"."""
+    text = (
+        "It was hard for Miss Woodhouse\nMiss Taylor was gone. "
+        + (
+            "Then Mr Knightley came, and Miss Woodhouse spoke to Miss Taylor, and she smiled "
+            "at Mr Weston and at Miss Taylor, and he spoke to Mr Weston. "
+        )
+        * 3
+    )
+    lexicon = Lexicon.of(text)
+    woodhouse, taylor = lexicon.find("Miss Woodhouse"), lexicon.find("Miss Taylor")
+    assert woodhouse is not None and taylor is not None and woodhouse is not taylor
+    assert "Miss Taylor" not in woodhouse.aliases
+    assert taylor.first(0, len(text)) == text.index("Miss Taylor")
+
+
 def test_a_man_named_in_full_does_not_join_the_mrs_before_his_name() -> None:
     """Persuasion: "Charles Musgrove" is not "Mrs Charles Musgrove", his wife, though the book
     speaks of its "Mrs" names only faintly as "she" (they stand by their husbands' "he")."""

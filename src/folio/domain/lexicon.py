@@ -55,6 +55,7 @@ _LOWER = re.compile(r"\b[a-z]{3,}\b")
 _MID_SENTENCE = re.compile(r"[a-z,;] $")
 _STOPPED = re.compile(r"\b([A-Z][a-z]{0,3})\.[ \t]*\n?[ \t]*([A-Z])")
 _SHORT = re.compile(r"\b[A-Z][a-z]{0,3}\b")
+_TOKEN = re.compile(r"\S+")
 MIN_LEAN = 0.3  # a form's lean this far from 0 says "he" or "she"
 MAX_APART = 0.5  # leans further apart than this keep a form from the most mentioned holder
 MIN_MENTIONS = 2
@@ -64,7 +65,7 @@ MIN_DROPPED = 3  # letters a short form drops: more than an ending ("Bennets", "
 MAX_INTRODUCING = 3  # uses of a full name ("Dr Orion Hood") that introduce a shorter one
 # Raise it whenever what ``Lexicon.of`` builds changes: stored lexicons of another version are
 # built again from their book's text on first use.
-LEXICON_VERSION = 6
+LEXICON_VERSION = 7
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,17 +209,39 @@ def _build(text: str) -> tuple[list[Name], frozenset[str]]:
     titles = _titles(mentions, named)
     named -= titles
     forms: dict[str, list[int]] = defaultdict(list)
-    for offset, _, form, _ in mentions:
-        kept = _trim(form.split(), named, titles)
-        if kept:
-            forms[" ".join(kept)].append(offset)
-    held = {o for offsets in forms.values() for o in offsets}
-    scores, of_people = person_scores(text, [m for m in mentions if m[0] in held], titles)
-    ends = {o: e for o, e, _, _ in mentions}
+    ends: dict[int, int] = {}
+    scored: list[Mention] = []  # a run holding one name is weighed as it is written
+    for mention in mentions:
+        found = _pieces(text, mention, named, titles)
+        for offset, end, form, _ in found:
+            forms[form].append(offset)
+            ends[offset] = end
+        scored += [mention] if len(found) == 1 and found[0][0] == mention[0] else found
+    scores, of_people = person_scores(text, scored, titles)
     names = [
         _kind(n, scores, of_people) for n in _group(forms, titles, leans(text, forms, ends, titles))
     ]
     return names, frozenset(titles)
+
+
+def _pieces(text: str, mention: Mention, named: set[str], titles: set[str]) -> list[Mention]:
+    """The names of one capitalised run: the run trimmed (``_trim``), cut before a title that
+    follows a name word ("Miss Woodhouse Miss Taylor", a run across a line break, is two
+    people). A run holding one name keeps its own start and end."""
+    start, end, form, mid = mention
+    parts = form.split()
+    cuts = [i for i in range(1, len(parts)) if parts[i] in titles and parts[i - 1] in named]
+    if not cuts:
+        kept = _trim(parts, named, titles)
+        return [(start, end, " ".join(kept), mid)] if kept else []
+    spans = [w.span() for w in _TOKEN.finditer(text, start, end) if normal_form(w.group())]
+    out = []
+    for a, b in pairwise([0, *cuts, len(parts)]):
+        kept = _trim(parts[a:b], named, titles)
+        if kept and len(spans) == len(parts):
+            at = start if a == 0 else spans[a][0]
+            out.append((at, spans[b - 1][1], " ".join(kept), mid or a > 0))
+    return out
 
 
 def _mentions(text: str) -> list[Mention]:
@@ -301,7 +324,7 @@ def _group(forms: dict[str, list[int]], titles: set[str], sexes: Mapping[str, fl
         candidates = by_word[first] if " " in form else [*by_word[first], *lone]
         earlier = [h for h in candidates if h in heads]
         holders = [h for h in earlier if _holds(h, form, titles)]
-        holders = holders or _given_names_left_out(form, forms, heads, titles)
+        holders = holders or _given_names_left_out(form, forms, heads, titles, sexes)
         holder = _likeliest(holders, sexes, form, titles)
         heads[form] = form if holder is None else heads[holder]
     members: dict[str, list[str]] = defaultdict(list)
@@ -316,7 +339,11 @@ def _group(forms: dict[str, list[int]], titles: set[str], sexes: Mapping[str, fl
 
 
 def _given_names_left_out(
-    form: str, forms: Mapping[str, Sequence[int]], heads: Mapping[str, str], titles: set[str]
+    form: str,
+    forms: Mapping[str, Sequence[int]],
+    heads: Mapping[str, str],
+    titles: set[str],
+    sexes: Mapping[str, float],
 ) -> list[str]:
     """The longer forms that introduce ``form``: its title and last words with given names
     between them ("Dr Orion Hood" for "Dr Hood"), written before ``form`` first is and at most
@@ -339,10 +366,21 @@ def _given_names_left_out(
     introducing = all(
         forms[h][0] < forms[form][0]
         and len(forms[h]) <= MAX_INTRODUCING
-        and not any(w in forms for w in h.split()[1 : -len(tail)])
+        and not any(_other_given(w, form, forms, sexes) for w in h.split()[1 : -len(tail)])
         for h in fits
     )
     return fits if introducing and len({heads[h] for h in fits}) == 1 else []
+
+
+def _other_given(
+    word: str, form: str, forms: Mapping[str, Sequence[int]], sexes: Mapping[str, float]
+) -> bool:
+    """Is ``word``, a given name inside a titled full form, someone other than ``form``? It is
+    used on its own, and not spoken of clearly as of ``form``'s sex: "Charles" ("he") of "Mrs
+    Charles Musgrove" is her husband; "Harriet" ("she") of "Miss Harriet Smith" is Miss Smith."""
+    if word not in forms:
+        return False
+    return sexes[word] * sexes[form] <= 0 or abs(sexes[word]) < MIN_LEAN
 
 
 def _likeliest(

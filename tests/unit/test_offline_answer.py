@@ -190,3 +190,23 @@ def test_a_passage_across_a_chapters_start_cites_the_next_chapter_and_quotes_no_
     assert [q.sentence for q in quotes] == [pupils]
     assert quotes[0].location.startswith("III. The Duel of Dr Hirsch")
     assert across.place(0, 10).chapter == "II. The Paradise of Thieves"
+
+
+def test_a_speech_beside_the_first_mention_that_does_not_name_them_does_not_introduce_them() -> None:
+    """Moby Dick: "Who is Captain Ahab?" led with "Well, sir, I want to see what whaling is.",
+    Ishmael's speech before the first mention (a question, which does not introduce). A speech
+    beside it introduces only when it names them; narration may (P&P: "The eldest of them, a
+    sensible, intelligent young woman, ... was Elizabeth's intimate friend." before
+    "Charlotte")."""
+    before = "“Well, I want to see the world and the wide sea.”"
+    first_words = "“Have ye seen Captain Hale yet?”"
+    after = "“Aye, Captain Hale is the master of this ship.”"
+    text = f"{before} {first_words} {after}"
+    found = passage(text, 1000)
+    at = 1000 + text.index(first_words)
+    first = Passage(None, "Chapter 2", "12", "12", at, at + len(first_words), first_words)
+    hale = Person("Captain Hale", 9, first, ("Hale",))
+    question = "Who is Captain Hale?"
+    quotes = quoted(Scripted(question, {before: 0.5, after: 0.4}), question, found, about=hale)
+    assert quotes[0] == after
+

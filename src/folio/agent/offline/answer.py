@@ -12,8 +12,8 @@ question, each read with its neighbours, quoted and numbered as their sources.
 - a question that names a person the reader has met and asks nothing else of them ("Who is
   Charlotte Lucas?") leads with their introduction: the sentence of narration nearest to where
   the people tool found them first (in a passage found that holds that place, else that sentence
-  alone), that says something; then the sentences closest to the question, those naming them
-  first;
+  alone), that says something (a speech there only when it names them); then the sentences
+  closest to the question, those naming them first;
 - a question that names a person only as someone's ("Who is Victor's friend?") is not about that
   person: it gets no introduction and may quote anyone;
 - asked who someone is, a sentence whose subject (its first name) is another person is never
@@ -90,6 +90,7 @@ _QUOTE_MARKS = "\"“”‘’'()_*[] "
 # -> 0.352: kept for what the reader reads first, not for the number)
 _TAGGED = re.compile(r"([?!])[”\"’']\s+(?:\S+\s+){0,3}\S+[.!]$")
 _OPENING_QUOTES = "\"“‘'"
+_SPEECH = re.compile('["“‘]')  # a sentence holding speech (not an apostrophe)
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,7 +262,8 @@ def _introduction(
     """The sentence introducing ``subject`` when the question asks who they are (it names them
     and nothing else): of the sentences within ``INTRO_REACH`` of their first mention, in a
     passage found that holds it (else that sentence alone), the nearest that says something,
-    narration before dialogue."""
+    narration before dialogue; a speech only when it names them (one beside the mention may be
+    anyone's: "Well, sir, I want to see what whaling is." before Captain Ahab is first named)."""
     if subject is None or not _only_names(question, subject):
         return None
     first = subject.first
@@ -278,7 +280,13 @@ def _introduction(
             break
     else:
         near = [c for c in candidates if c.passage is first]
-    telling = [c for c in near if _penalty(c.sentence) == 0]
+    names = {f.split()[-1] for f in (subject.name, *subject.aliases)}
+    telling = [
+        c
+        for c in near
+        if _penalty(c.sentence) == 0
+        and (names & set(_WORD.findall(c.sentence)) or not _SPEECH.search(c.sentence))
+    ]
     return min(telling, key=lambda c: _dialogue(c.sentence), default=None)
 
 

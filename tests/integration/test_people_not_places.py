@@ -76,3 +76,22 @@ def test_persuasion_a_husband_and_the_mrs_of_his_name_are_two_people(library: Co
     assert "Charles Musgrove" in people["Charles"].aliases
     assert not {"Mrs Charles", "Mrs Charles Musgrove"} & set(people["Charles"].aliases)
     assert {"Anne", "Captain Wentworth", "Lady Russell", "Mrs Musgrove"} <= set(people)
+
+
+def test_a_protagonists_name_comes_up_in_most_of_the_text_read(library: Container) -> None:
+    """Persuasion at Chapter 8: Anne is in most of what was read, Captain Wentworth in far
+    less (``Person.share``: the offline agent tells a protagonist's new name by it)."""
+    from folio.agent.offline.strategy import MIN_SHARE
+
+    [book] = [b for b in library.library.list_books() if b.source_name == "austen-persuasion.txt"]
+    book = library.library.set_position(book.id, chapter="Chapter 8")
+    services = ToolServices(library.searcher, library.books, library.chunk_index)
+
+    def share(name: str) -> float:
+        result = library.tools.execute(PEOPLE, ToolContext(book=book), services, {"name": name})
+        assert result.success and isinstance(result.data, PeopleList)
+        [person] = result.data.people
+        return person.share
+
+    anne, wentworth = share("Anne"), share("Captain Wentworth")
+    assert anne >= MIN_SHARE > wentworth > 0, (anne, wentworth)

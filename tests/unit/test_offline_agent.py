@@ -178,6 +178,59 @@ def test_a_new_name_the_conversations_search_misses_is_searched_on_its_own() -> 
     assert not switches_topic("Why does Ahab limp?", ahab_asked, [])  # a name just used
 
 
+class Searches(Runner):
+    """A runner whose searches answer by query (``found()`` for any other)."""
+
+    def __init__(self, searches: dict[str, ToolOutcome], **outcomes: ToolOutcome) -> None:
+        super().__init__(**{SEARCH_BOOK: found(), **outcomes})
+        self.searches = searches
+
+    def __call__(self, invocation: ToolInvocation) -> PromptMessage:
+        if invocation.tool_name == SEARCH_BOOK:
+            self.outcomes[SEARCH_BOOK] = self.searches.get(invocation.arguments["query"], found())
+        return super().__call__(invocation)
+
+
+def test_a_new_protagonists_question_is_searched_alone_too_and_switches_if_it_finds_elsewhere() -> (
+    None
+):
+    """Persuasion: "Why did Anne break off her engagement?" after "Who is Captain Wentworth?":
+    Anne is in most passages, so the conversation's search holding her name says nothing; the
+    question alone is searched too, and a search sharing no passage with the conversation's is
+    a new subject (recorded last: the next question leans on it alone)."""
+    deck = passage("Ishmael watched Captain Ahab pace the deck.", page="20")
+    mast = passage("Ishmael saw Captain Ahab nail the gold to the mast.", page="21")
+    sea = passage("Ishmael went to sea whenever he grew grim about the mouth.", page="2")
+    earlier = [("Who is Captain Ahab?", "x")]
+    question = "Why did Ishmael go to sea?"
+    conversation = f"{question} Who is Captain Ahab?"
+    named = passage("Call me Ishmael.", page="1")
+    ishmael = Person("Ishmael", 90, named, share=0.8)
+
+    def turn(alone: ToolOutcome, person: Person) -> tuple[list[str], str, list[PromptMessage]]:
+        runner = Searches(
+            {conversation: found(deck, mast), question: alone}, **{PEOPLE: met(person)}
+        )
+        messages = [PromptMessage.system("s")]
+        for q, a in earlier:
+            messages += [*searched(q, q)[:-1], PromptMessage.assistant(a)]
+        result = OfflineStrategy(BagOfWords()).execute(
+            OfflineChatProvider(), [*messages, PromptMessage.user(question)], TOOLS, runner
+        )
+        queries = [c.arguments["query"] for c in runner.calls if c.tool_name == SEARCH_BOOK]
+        head = [*messages[1:], PromptMessage.user(question), *result.new_messages]
+        return queries, result.answer, head
+
+    queries, answer, head = turn(found(sea), ishmael)
+    assert queries == [conversation, question] and "went to sea" in answer
+    assert subject_start(head) == 1  # a new subject starts with the question
+    queries, answer, head = turn(found(mast), ishmael)  # the same scene: the subject goes on
+    assert sorted(queries) == sorted([conversation, question]) and "went to sea" not in answer
+    assert subject_start(head) == 0  # the search answered from is recorded last
+    queries, _, _ = turn(found(sea), Person("Ishmael", 3, named, share=0.1))  # not a protagonist
+    assert queries == [conversation]
+
+
 def searched(question: str, *queries: str) -> list[PromptMessage]:
     """An earlier turn as ``RecentTurnsStrategy(keep_calls=True)`` renders it."""
     calls = [PromptMessage.assistant("", (ToolInvocation(SEARCH_BOOK, f"t{i}", {"query": q}),))

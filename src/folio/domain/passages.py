@@ -234,6 +234,9 @@ class Person:
     mentions: int
     first: Passage
     aliases: tuple[str, ...] = ()  # the other forms the book uses for them ("Lizzy", "Darcy")
+    # the share of the text read that mentions them (passage-lengths holding a mention, of those
+    # read; 0 when not counted): a protagonist's is high, so a passage naming them says little
+    share: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -328,6 +331,7 @@ def encode_payload(payload: ToolPayload | Any, *, brief: bool = False) -> Any:
                     "mentions": p.mentions,
                     "first": _passage_json(p.first, brief=brief),
                     **({"aliases": list(p.aliases)} if p.aliases else {}),
+                    **({"share": round(p.share, 2)} if p.share else {}),
                 }
                 for p in payload.people
             ],
@@ -417,7 +421,8 @@ def decode_payload(data: Any) -> ToolPayload | None:
             forms = tuple(str(a) for a in aliases) if isinstance(aliases, list) else ()
             if first is not None:
                 name, mentions = _str(entry.get("name")), _int(entry.get("mentions"))
-                people.append(Person(name, mentions, first, forms))
+                share = min(1.0, max(0.0, _float(entry.get("share"))))
+                people.append(Person(name, mentions, first, forms, share))
         return PeopleList(tuple(people), limit, str(note) if note else None)
     if isinstance(data.get("results"), list):
         passages = (decode_passage(r) for r in data["results"] if isinstance(r, Mapping))

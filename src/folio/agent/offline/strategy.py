@@ -37,7 +37,7 @@ from __future__ import annotations
 import math
 import re
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -89,6 +89,8 @@ MAX_NAMES = 2  # names of one question looked up
 EARLIER_CHARS = 2000  # of earlier questions in a search query: one bounded search however long
 RECENT_QUESTIONS = 3  # a name none of these used starts a new topic
 SAME_SUBJECT = 2  # passages of a search holding a new name for it to be the same subject
+# a name coming up in this share of the text read is in 2 of 5 passages of any search, about
+MIN_SHARE = 0.4
 # the interrogatives that ask for a cause or a manner: the sentences around the event found may
 # hold it. "Why did the banker Harrogate get himself captured by the brigands?" finds the arrest;
 # the policeman's explanation follows it, in the next passage. On the CoQA dev set (78 such
@@ -186,7 +188,7 @@ class OfflineStrategy:
         available: set[str],
     ) -> tuple[str, tuple[PromptMessage, ...], tuple[str, ...], str]:
         """The answer from the book's passages: (answer, tool calls, queries, stop reason)."""
-        about, calls, unmet = self._names(question, run_tool, available)
+        about, met, calls, unmet = self._names(question, run_tool, available)
         asked = [m.content for m in head if m.role is PromptRole.USER]
         earlier = self._kinds.book_questions(asked)
         query = search_query(question, self._kinds.book_questions(asked[subject_start(head) :]))
@@ -198,6 +200,13 @@ class OfflineStrategy:
             query = question  # a new subject: searched on its own, answered from that search
             found, more = _call(run_tool, SEARCH_BOOK, {"query": query, "k": self.k})
             queries, calls = (*queries, query), (*calls, *more)
+        elif not quotes and query != question and common_new_name(question, earlier, met):
+            alone, more = _call(run_tool, SEARCH_BOOK, {"query": question, "k": self.k})
+            if not {p.chunk_id for p in alone.passages} & {p.chunk_id for p in found.passages}:
+                found, query = alone, question  # a new subject, answered from its own search
+                queries, calls = (*queries, question), (*calls, *more)
+            else:  # the same subject: recorded before the search answered from
+                queries, calls = (question, *queries), (*more, *calls)
         payload = found.payload
         where = read_through(payload.reading_limit if isinstance(payload, SearchResults) else "")
         if unmet is not None:  # a name not met: its sentence and nothing that reads as a hint
@@ -234,13 +243,15 @@ class OfflineStrategy:
 
     def _names(
         self, question: str, run_tool: ToolRunner, available: set[str]
-    ) -> tuple[Person | None, tuple[PromptMessage, ...], str | None]:
-        """Whom the question is about (the first name it uses that the reader has met), the
-        people calls made, and the honest reply when it uses a name not met so far."""
+    ) -> tuple[Person | None, dict[str, Person], tuple[PromptMessage, ...], str | None]:
+        """Whom the question is about (the first name it uses that the reader has met), each
+        name it uses that the reader has met, the people calls made, and the honest reply when
+        it uses a name not met so far."""
         about: Person | None = None
+        met: dict[str, Person] = {}
         calls: tuple[PromptMessage, ...] = ()
         if PEOPLE not in available:
-            return None, (), None
+            return None, met, (), None
         for name in asked_names(question)[:MAX_NAMES]:
             outcome, more = _call(run_tool, PEOPLE, {"name": name})
             calls = (*calls, *more)
@@ -249,13 +260,10 @@ class OfflineStrategy:
                 continue
             if not payload.people:
                 where = read_through(payload.reading_limit)
-                return (
-                    None,
-                    calls,
-                    f"Nothing {where} mentions {name}.",
-                )
+                return None, met, calls, f"Nothing {where} mentions {name}."
             about = about or payload.people[0]
-        return about, calls, None
+            met[name] = payload.people[0]
+        return about, met, calls, None
 
 
 def search_query(question: str, earlier: Sequence[str]) -> str:
@@ -287,18 +295,16 @@ def subject_start(head: Sequence[PromptMessage]) -> int:
     they fight?" is searched with it, without the questions about story I before it. Needs the
     earlier turns' calls in ``head`` (``RecentTurnsStrategy(keep_calls=True)``); without them
     (history seeded from elsewhere) the subject is the whole conversation."""
-    start, index = 0, -1
     questions: list[str] = []
+    last: dict[int, str] = {}  # each question's last search
     for message in head:
         if message.role is PromptRole.USER:
             questions.append(message.content.strip())
-            index += 1
             continue
         for call in message.tool_invocations:
-            query = str(call.arguments.get("query", "")).strip()
-            if call.tool_name == SEARCH_BOOK and index >= 0 and query == questions[index]:
-                start = index
-    return start
+            if call.tool_name == SEARCH_BOOK and questions:
+                last[len(questions) - 1] = str(call.arguments.get("query", "")).strip()
+    return max((i for i, query in last.items() if query == questions[i]), default=0)
 
 
 def switches_topic(question: str, earlier: Sequence[str], found: Sequence[Passage]) -> bool:
@@ -316,6 +322,16 @@ def switches_topic(question: str, earlier: Sequence[str], found: Sequence[Passag
         return sum(1 for t in texts if word.search(t))
 
     return any(holders(n) < SAME_SUBJECT for n in new)
+
+
+def common_new_name(question: str, earlier: Sequence[str], met: Mapping[str, Person]) -> bool:
+    """Does ``question`` name someone none of the latest ``RECENT_QUESTIONS`` questions did who
+    comes up in so much of the text read (``Person.share`` at least ``MIN_SHARE``: a
+    protagonist) that any search finds passages naming them? Then that the conversation's
+    search found such passages does not say the subject is the same ("Why did Anne break off her
+    engagement?" after "Who is Captain Wentworth?"): the question is searched on its own too."""
+    recent = " ".join(earlier[-RECENT_QUESTIONS:]).lower()
+    return any(p.share >= MIN_SHARE for n, p in met.items() if n.lower() not in recent)
 
 
 def explains(question: str) -> bool:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from folio.agent.tools.base import (
@@ -39,6 +40,9 @@ MAX_PEOPLE = 12
 MAX_WORDS = 60
 AROUND = 1500  # characters read on each side of a first mention to find its sentence
 MAX_SKIPPED = 5  # first mentions passed over for standing in a heading or a bracketed note
+PASSAGE_CHARS = (
+    1200  # about a passage (200 words): a name's share of the text read is counted in these
+)
 
 
 def _sentences(text: str, base: int) -> list[tuple[int, int, str]]:
@@ -108,6 +112,8 @@ def _one_name(ctx: ToolContext, services: ToolServices, name: str) -> ToolResult
     where = ctx.book.describe_position()
     met: list[tuple[Book, str, int, list[int]]] = []  # volume, name, mentions, first offsets
     aliases: set[str] = set()
+    held: set[tuple[str, int]] = set()  # passage-lengths of text read holding a mention
+    read = 0  # and passage-lengths read in all
     for volume in ctx.window.volumes if name else ():
         spans = ctx.window.spans(volume.id)
         texts = [(a, services.books.get_text(volume.id, a, b)) for a, b in spans]
@@ -121,19 +127,23 @@ def _one_name(ctx: ToolContext, services: ToolServices, name: str) -> ToolResult
             forms = {f for f in known.aliases | {known.name} if any(_said(f, t) for _, t in texts)}
             # the book's usual name for them only if the text read uses it: else the reader's
             label = known.name if known.name in forms else name
-            held = (o for a, b in spans for o in known.within(a, b, MAX_SKIPPED))
-            met.append((volume, label, count, sorted({*said[:MAX_SKIPPED], *held})[:MAX_SKIPPED]))
+            early = (o for a, b in spans for o in known.within(a, b, MAX_SKIPPED))
+            met.append((volume, label, count, sorted({*said[:MAX_SKIPPED], *early})[:MAX_SKIPPED]))
             aliases |= forms
-            continue
-        found = [a + m.start() for a, t in texts for m in _name_pattern(name).finditer(t)]
-        if found:
-            met.append((volume, name, len(found), found[:MAX_SKIPPED]))
+            every = [o for a, b in spans for o in known.within(a, b, known.mentions(a, b))]
+        else:
+            every = [a + m.start() for a, t in texts for m in _name_pattern(name).finditer(t)]
+            if every:
+                met.append((volume, name, len(every), every[:MAX_SKIPPED]))
+        held |= {(volume.id, o // PASSAGE_CHARS) for o in every}
+        read += sum(max(1, (b - a) // PASSAGE_CHARS) for a, b in spans)
     if not met:
         note = f"Nothing read so far ({where}) mentions {name}."
         return ToolResult.ok(PeopleList((), where, note), summary="0 names")
     volume, label, _, firsts = met[0]
     mentions = sum(count for _, _, count, _ in met)
     person = _person(ctx, services, volume, label, mentions, firsts, frozenset(aliases))
+    person = replace(person, share=min(1.0, len(held) / max(1, read)))
     return ToolResult.ok(PeopleList((person,), where), summary=f"1 name: {label}")
 
 

@@ -192,7 +192,9 @@ def test_a_passage_across_a_chapters_start_cites_the_next_chapter_and_quotes_no_
     assert across.place(0, 10).chapter == "II. The Paradise of Thieves"
 
 
-def test_a_speech_beside_the_first_mention_that_does_not_name_them_does_not_introduce_them() -> None:
+def test_a_speech_beside_the_first_mention_that_does_not_name_them_does_not_introduce_them() -> (
+    None
+):
     """Moby Dick: "Who is Captain Ahab?" led with "Well, sir, I want to see what whaling is.",
     Ishmael's speech before the first mention (a question, which does not introduce). A speech
     beside it introduces only when it names them; narration may (P&P: "The eldest of them, a
@@ -210,3 +212,19 @@ def test_a_speech_beside_the_first_mention_that_does_not_name_them_does_not_intr
     quotes = quoted(Scripted(question, {before: 0.5, after: 0.4}), question, found, about=hale)
     assert quotes[0] == after
 
+
+def test_asked_only_who_someone_is_more_of_the_sentences_naming_them_are_read() -> None:
+    """Moby Dick: "Who is Queequeg?" found "Queequeg was a native of Rokovoko..." first, but the
+    sentences read are chosen by the words they share with the question (and their neighbours'),
+    and a question asking only who someone is has no word but the name: a scene naming him in
+    every line filled them. Twice as many are read for it."""
+    first = passage("Tom Hale, the keeper's son, rowed out to the wreck alone.", 9000)
+    native = "Tom Hale was a native of the north isles, far away."
+    best = passage(f"The rain fell. {native} The sea was grey.", 100)
+    scene = passage(" ".join(f"Tom Hale sat down by fire number {n}." for n in range(12)), 900)
+    question = "Who is Tom Hale?"
+    embedder = Scripted(question, {native: 0.7}, floor=0.2)
+    assert native in quoted(embedder, question, scene, best, about=tom_hale(first))
+    asked = "Why did Tom Hale sit down?"  # asks more: the usual number is read
+    assert native not in quoted(Scripted(asked, {native: 0.7}, floor=0.2), asked, scene, best,
+                                about=tom_hale(first))  # fmt: skip

@@ -20,7 +20,8 @@ question, each read with its neighbours, quoted and numbered as their sources.
   quoted ("Who is Miss Bingley?" quotes no sentence about Mr Bingley or Mr Darcy); asked what
   they did or why, what others did may answer;
 - no sentence twice, and at most ``MAX_QUOTES``; the embedder reads at most ``SHORTLIST``
-  sentences and ``WINDOWED`` windows a turn, in two calls;
+  sentences (twice as many when the question asks only who someone is: its one word, the name,
+  cannot tell the sentences naming them apart) and ``WINDOWED`` windows a turn, in two calls;
 - when no sentence comes close enough, the answer says so: "Nothing up to Chapter 5 answers
   this."
 
@@ -168,7 +169,7 @@ def best_quotes(
     if not candidates:
         return []
     intro = _introduction(candidates, subject, question)
-    shortlist = _shortlist(question, candidates, intro)
+    shortlist = _shortlist(question, candidates, intro, 2 * SHORTLIST if alone else SHORTLIST)
     scores, gates = _scores(embedder, question, shortlist)
     asked = set(query_terms(question))
     scores.update(
@@ -291,10 +292,10 @@ def _introduction(
 
 
 def _shortlist(
-    question: str, candidates: Sequence[_Candidate], intro: _Candidate | None
+    question: str, candidates: Sequence[_Candidate], intro: _Candidate | None, size: int
 ) -> list[_Candidate]:
     """The introduction, then the candidates sharing most words with the question (then with
-    their window, then from the best passages), ``SHORTLIST`` in all: the embedder reads a few
+    their window, then from the best passages), ``size`` in all: the embedder reads a few
     sentences a turn, not every one found."""
     terms = set(query_terms(question))
 
@@ -304,7 +305,7 @@ def _shortlist(
         return (-own, -around, c.rank)
 
     rest = sorted((c for c in candidates if c is not intro), key=overlap)
-    return [*([intro] if intro else []), *rest][:SHORTLIST]
+    return [*([intro] if intro else []), *rest][:size]
 
 
 def closeness(embedder: Embedder, query: str, texts: Sequence[str]) -> list[float]:

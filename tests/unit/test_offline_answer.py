@@ -228,3 +228,16 @@ def test_asked_only_who_someone_is_more_of_the_sentences_naming_them_are_read() 
     asked = "Why did Tom Hale sit down?"  # asks more: the usual number is read
     assert native not in quoted(Scripted(asked, {native: 0.7}, floor=0.2), asked, scene, best,
                                 about=tom_hale(first))  # fmt: skip
+
+
+def test_the_sentence_a_person_is_first_met_in_introduces_them_whatever_name_opens_it() -> None:
+    """The Man Who Was Thursday: "Who is Gregory?" had no introduction: his first sentence, "And
+    Mr. Lucian Gregory, the red-haired poet, ...", opens (in its first three words) with "Mr.
+    Lucian", which is no form of "Gregory", so it was kept out as about someone else."""
+    intro = "And Mr. Lucian Gregory, the red-haired poet, was really a man worth listening to."
+    first = passage(intro, 9000)
+    later = passage("Gregory began in a smooth voice. Lucian smiled at the poet.", 5000)
+    gregory = Person("Gregory", 9, first, ("Comrade Gregory",))
+    question = "Who is Gregory?"
+    embedder = Scripted(question, {"Gregory began in a smooth voice.": 0.8})
+    assert quoted(embedder, question, later, about=gregory)[0] == intro

@@ -239,22 +239,30 @@ def _candidates(
     pool: Sequence[Passage], subject: Person | None, named: set[str], ranks: Sequence[int]
 ) -> list[_Candidate]:
     """The sentences of ``pool`` that may be quoted, each once (the first copy, even when a later
-    one was cut short): prose, and not about someone else than ``subject``. ``named``: the words
-    the passages write capitalised mid-sentence (names); ``ranks``: each passage's rank."""
+    one was cut short): prose, and not about someone else than ``subject`` (but for the sentence
+    they are first met in: it names them, and its opening name may be theirs cut short, "And Mr.
+    Lucian" of "And Mr. Lucian Gregory, the red-haired poet, was..."). ``named``: the words the
+    passages write capitalised mid-sentence (names); ``ranks``: each passage's rank."""
     out: list[_Candidate] = []
     seen: set[str] = set()
+    first = _key(subject.first.text) if subject is not None else None
     for rank, passage in zip(ranks, pool, strict=True):
         sentences = split_sentences(passage.text)
         for i, sentence in enumerate(sentences):
-            key = " ".join(sentence.lower().split()[:12])
+            key = _key(sentence)
             if key in seen or not is_prose(sentence, passage.headings):
                 continue
             seen.add(key)
-            if not _someone_else(sentence, subject, named):
+            if key == first or not _someone_else(sentence, subject, named):
                 before = sentences[i - 1] if i else ""
                 after = sentences[i + 1] if i + 1 < len(sentences) else ""
                 out.append(_Candidate(sentence, passage, rank, i, before, after))
     return out
+
+
+def _key(sentence: str) -> str:
+    """A sentence as told apart from others: its first words, in lower case."""
+    return " ".join(sentence.lower().split()[:12])
 
 
 def _introduction(

@@ -48,3 +48,16 @@ def test_a_chunk_never_ends_after_mr() -> None:
     book = make_book(text, chapter_starts=[], page_cuts=[len(text) // 2])
     chunks = chunk_book("b", book, target_words=20, overlap_words=0, max_words=30)
     assert len(chunks) > 5 and all(c.text.endswith("Netherfield.") for c in chunks)
+
+
+def test_a_quote_mark_opening_the_next_word_starts_the_next_sentence() -> None:
+    """Moby Dick: 'Captain Ahab did not name himself. '' was quoted, the mark of "'Twas" left at
+    its end by the segmenter."""
+    text = "\"Yes,\" said he.  'Twas a foolish whim.  He went out. 'Tis late.  "
+    assert split_sentences(text) == [
+        '"Yes," said he.',
+        "'Twas a foolish whim.",
+        "He went out.",
+        "'Tis late.",
+    ]
+    assert split_sentences("He smiled. '") == ["He smiled."]

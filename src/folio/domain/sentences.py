@@ -15,6 +15,7 @@ from collections.abc import Iterable
 import sentencex
 
 LANGUAGE = "en"
+_OPENING_LEFT = re.compile(r"\s(['\"‘“])$")  # a mark after a space, the sentence's last
 
 
 def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
@@ -34,8 +35,17 @@ def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tu
 
 
 def split_sentences(text: str) -> list[str]:
-    """The sentences of ``text``, each on one line (inner whitespace runs become one space)."""
-    return [" ".join(text[s:e].split()) for s, e in sentence_spans(text)]
+    """The sentences of ``text``, each on one line (inner whitespace runs become one space). A
+    quote mark the segmenter left at a sentence's end after a space opens the next one ("...
+    did not name himself. 'Twas a foolish whim": "'Twas" starts the next sentence)."""
+    out = [" ".join(text[s:e].split()) for s, e in sentence_spans(text)]
+    for i, sentence in enumerate(out):
+        mark = _OPENING_LEFT.search(sentence)
+        if mark is not None:
+            out[i] = sentence[: mark.start()]
+            if i + 1 < len(out):
+                out[i + 1] = mark.group(1) + out[i + 1]
+    return [sentence for sentence in out if sentence]
 
 
 def is_prose(sentence: str, headings: Iterable[str | None] = ()) -> bool:

@@ -227,6 +227,8 @@ def test_a_new_protagonists_question_is_searched_alone_too_and_switches_if_it_fi
     queries, answer, head = turn(found(mast), ishmael)  # the same scene: the subject goes on
     assert sorted(queries) == sorted([conversation, question]) and "went to sea" not in answer
     assert subject_start(head) == 0  # the search answered from is recorded last
+    queries, answer, head = turn(found(), ishmael)  # its own search found nothing: no switch
+    assert len(queries) == 2 and "watched Captain Ahab" in answer and subject_start(head) == 0
     queries, _, _ = turn(found(sea), Person("Ishmael", 3, named, share=0.1))  # not a protagonist
     assert queries == [conversation]
 

@@ -202,7 +202,8 @@ class OfflineStrategy:
             queries, calls = (*queries, query), (*calls, *more)
         elif not quotes and query != question and common_new_name(question, earlier, met):
             alone, more = _call(run_tool, SEARCH_BOOK, {"query": question, "k": self.k})
-            if not {p.chunk_id for p in alone.passages} & {p.chunk_id for p in found.passages}:
+            ids = {p.chunk_id for p in found.passages}
+            if alone.passages and not ids & {p.chunk_id for p in alone.passages}:
                 found, query = alone, question  # a new subject, answered from its own search
                 queries, calls = (*queries, question), (*calls, *more)
             else:  # the same subject: recorded before the search answered from

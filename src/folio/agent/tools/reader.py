@@ -40,9 +40,8 @@ MAX_PEOPLE = 12
 MAX_WORDS = 60
 AROUND = 1500  # characters read on each side of a first mention to find its sentence
 MAX_SKIPPED = 5  # first mentions passed over for standing in a heading or a bracketed note
-PASSAGE_CHARS = (
-    1200  # about a passage (200 words): a name's share of the text read is counted in these
-)
+# about a passage (200 words): a name's share of the text read is counted in these
+PASSAGE_CHARS = 1200
 
 
 def _sentences(text: str, base: int) -> list[tuple[int, int, str]]:

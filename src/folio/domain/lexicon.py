@@ -231,14 +231,15 @@ def _pieces(text: str, mention: Mention, named: set[str], titles: set[str]) -> l
     start, end, form, mid = mention
     parts = form.split()
     cuts = [i for i in range(1, len(parts)) if parts[i] in titles and parts[i - 1] in named]
-    if not cuts:
+    words = _TOKEN.finditer(text, start, end) if cuts else ()
+    spans = [w.span() for w in words if normal_form(w.group())]
+    if len(spans) != len(parts) or not cuts:
         kept = _trim(parts, named, titles)
         return [(start, end, " ".join(kept), mid)] if kept else []
-    spans = [w.span() for w in _TOKEN.finditer(text, start, end) if normal_form(w.group())]
     out = []
     for a, b in pairwise([0, *cuts, len(parts)]):
         kept = _trim(parts[a:b], named, titles)
-        if kept and len(spans) == len(parts):
+        if kept:
             at = start if a == 0 else spans[a][0]
             out.append((at, spans[b - 1][1], " ".join(kept), mid or a > 0))
     return out
@@ -350,7 +351,9 @@ def _given_names_left_out(
     ``MAX_INTRODUCING`` times, and all one name. A full form the text keeps using ("Mr John
     Knightley" beside "Mr Knightley") or first writes later ("Miss Lucy Steele" after "Miss
     Steele", her elder sister) is someone else's; so is one whose given name the text uses on
-    its own ("Mrs Charles Musgrove", the wife of a Charles, is not "Mrs Musgrove"), and so are
+    its own and does not speak of as of the title's sex (``_other_given``: "Mrs Charles
+    Musgrove", the wife of a Charles, is not "Mrs Musgrove"; "Miss Aurora Rome" is "Miss
+    Rome"), and so are
     several names that fit ("Miss Bennet": "Miss Jane Bennet" or "Miss Elizabeth Bennet")."""
     inner = form.split()
     if len(inner) < 2 or inner[0] not in titles:

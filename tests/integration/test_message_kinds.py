@@ -132,3 +132,12 @@ def test_a_question_about_the_text_read_is_not_told_it_may_ask_later(
     kinds: MessageKinds, message: str
 ) -> None:
     assert not kinds.may_ask_later(message)
+
+
+def test_each_name_is_masked_as_one_someone() -> None:
+    """The examples ask of "someone"; a name of two words was "someone someone" ("Does someone
+    catch someone someone?"), and "Mr. Knightley" "someone. someone"."""
+    from folio.agent.offline.kinds import masked
+
+    question = "Does Ahab catch Moby Dick, or does Mr. Knightley?"
+    assert masked(question, asked_names(question)) == "Does someone catch someone, or does someone?"

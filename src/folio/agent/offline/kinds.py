@@ -153,9 +153,11 @@ def examples() -> dict[str, tuple[str, ...]]:
 
 
 def masked(message: str, names: Sequence[str]) -> str:
-    """``message`` with every word of ``names`` replaced by ``MASK``."""
-    for word in {w for name in names for w in name.split()}:
-        message = re.sub(rf"\b{re.escape(word)}\b", MASK, message)
+    """``message`` with each of ``names`` replaced by one ``MASK`` ("Does Ahab catch Moby
+    Dick?" -> "Does someone catch someone?"; "Mr. Knightley": its stops too)."""
+    for name in sorted(names, key=len, reverse=True):
+        words = r"\.?\s+".join(re.escape(w) for w in name.split())
+        message = re.sub(rf"\b{words}\b", MASK, message)
     return message
 
 

@@ -12,7 +12,7 @@ import pytest
 from folio.agent.tools.base import ToolContext, ToolServices
 from folio.bootstrap import Container
 from folio.config import load_settings
-from folio.domain.passages import PEOPLE, PeopleList
+from folio.domain.passages import PEOPLE, PeopleList, Person
 
 pytestmark = pytest.mark.data
 
@@ -95,3 +95,28 @@ def test_a_protagonists_name_comes_up_in_most_of_the_text_read(library: Containe
 
     anne, wentworth = share("Anne"), share("Captain Wentworth")
     assert anne >= MIN_SHARE > wentworth > 0, (anne, wentworth)
+
+
+def test_someone_first_named_in_a_speech_is_also_told_where_the_story_names_them(
+    library: Container,
+) -> None:
+    """Pride and Prejudice at Chapter XII: Charlotte is first named in Mrs. Bennet's speech
+    ("..., Charlotte,"); ``Person.told`` is the first sentence the story names her in its own
+    voice. Mr. Darcy is first named in narration: nothing more to tell."""
+    [book] = [
+        b for b in library.library.list_books() if b.source_name == "pg1342_pride_and_prejudice.txt"
+    ]
+    book = library.library.set_position(book.id, chapter="Chapter XII")
+    services = ToolServices(library.searcher, library.books, library.chunk_index)
+
+    def person(name: str) -> Person:
+        result = library.tools.execute(PEOPLE, ToolContext(book=book), services, {"name": name})
+        assert result.success and isinstance(result.data, PeopleList)
+        [found] = result.data.people
+        return found
+
+    charlotte = person("Charlotte Lucas")
+    assert "Charlotte" in charlotte.first.text and charlotte.told is not None
+    assert charlotte.told.char_start > charlotte.first.char_start
+    assert "Charlotte" in charlotte.told.text
+    assert person("Mr. Darcy").told is None

@@ -241,3 +241,26 @@ def test_the_sentence_a_person_is_first_met_in_introduces_them_whatever_name_ope
     question = "Who is Gregory?"
     embedder = Scripted(question, {"Gregory began in a smooth voice.": 0.8})
     assert quoted(embedder, question, later, about=gregory)[0] == intro
+
+
+def test_first_met_in_a_speech_the_story_s_own_first_words_about_them_introduce_them() -> None:
+    """Moby Dick: "Who is Flask?" had no introduction: he is first named in Captain Bildad's
+    farewell ("Luck to ye, Mr. Flask"), with only speech around it; "The third mate was Flask, a
+    native of Tisbury" is where the story itself first tells of him (``Person.told``). Narration
+    beside a first mention in speech still comes first (P&P: "The eldest of them, ..." just before
+    Mrs. Bennet's "..., Charlotte,")."""
+    farewell = "“Luck to ye, Mr. Flask, and good-bye to ye all, lads!”"
+    first = passage(farewell, 100)
+    told = passage("The third mate was Flask, a native of Tisbury, in the islands.", 9000)
+    later = passage("Flask sat down last at the dinner table.", 5000)
+    flask = Person("Flask", 9, first, ("Mr Flask",), told=told)
+    question = "Who is Flask?"
+    embedder = Scripted(question, {"Flask sat down last at the dinner table.": 0.8})
+    assert quoted(embedder, question, later, about=flask)[0] == told.text
+    eldest = "The eldest of them, a sensible young woman, was the keeper's friend."
+    scene = passage(f"{eldest} “You began the evening well, Flask,” said the keeper.", 100)
+    at = scene.text.index("“You")
+    spoken = Passage(None, "Chapter 2", "12", "12", 100 + at, 100 + len(scene.text),
+                     scene.text[at:])  # fmt: skip
+    flask = Person("Flask", 9, spoken, ("Mr Flask",), told=told)
+    assert quoted(embedder, question, later, scene, about=flask)[0] == eldest

@@ -237,6 +237,9 @@ class Person:
     # the share of the text read that mentions them (passage-lengths holding a mention, of those
     # read; 0 when not counted): a protagonist's is high, so a passage naming them says little
     share: float = 0.0
+    # the first sentence naming them that the story tells in its own voice, not inside someone's
+    # speech, when that is not ``first`` (one-name lookups): where the book may introduce them
+    told: Passage | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -332,6 +335,7 @@ def encode_payload(payload: ToolPayload | Any, *, brief: bool = False) -> Any:
                     "first": _passage_json(p.first, brief=brief),
                     **({"aliases": list(p.aliases)} if p.aliases else {}),
                     **({"share": round(p.share, 2)} if p.share else {}),
+                    **({"told": _passage_json(p.told, brief=brief)} if p.told else {}),
                 }
                 for p in payload.people
             ],
@@ -422,7 +426,9 @@ def decode_payload(data: Any) -> ToolPayload | None:
             if first is not None:
                 name, mentions = _str(entry.get("name")), _int(entry.get("mentions"))
                 share = min(1.0, max(0.0, _float(entry.get("share"))))
-                people.append(Person(name, mentions, first, forms, share))
+                told = entry.get("told")
+                told = decode_passage(told) if isinstance(told, Mapping) else None
+                people.append(Person(name, mentions, first, forms, share, told))
         return PeopleList(tuple(people), limit, str(note) if note else None)
     if isinstance(data.get("results"), list):
         passages = (decode_passage(r) for r in data["results"] if isinstance(r, Mapping))

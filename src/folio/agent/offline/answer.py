@@ -158,8 +158,9 @@ def best_quotes(
     than the same sentences again), except the sentence that answers best; ``around``: text
     read around the first passage, whose sentences rank as that passage's."""
     subject = None if about is None or _possessive(question, about) else about
-    pool = [*passages, *around, *([about.first] if about else [])]
-    ranks = [*range(len(passages)), *(0 for _ in around), *([len(passages)] if about else [])]
+    own = [p for p in (about.first, about.told) if p is not None] if about else []
+    pool = [*passages, *around, *own]
+    ranks = [*range(len(passages)), *(0 for _ in around), *(len(passages) for _ in own)]
     named = {w for p in pool for w in _MID_CAPITAL.findall(p.text) if w.lower() not in STOPWORDS}
     # only a question asking who someone is keeps out the sentences about someone else: one
     # asking what they did or why may be answered by what others did (CoQA dev first quote
@@ -245,7 +246,7 @@ def _candidates(
     passages write capitalised mid-sentence (names); ``ranks``: each passage's rank."""
     out: list[_Candidate] = []
     seen: set[str] = set()
-    first = _key(subject.first.text) if subject is not None else None
+    own = {_key(p.text) for p in (subject.first, subject.told) if p} if subject else set()
     for rank, passage in zip(ranks, pool, strict=True):
         sentences = split_sentences(passage.text)
         for i, sentence in enumerate(sentences):
@@ -253,7 +254,7 @@ def _candidates(
             if key in seen or not is_prose(sentence, passage.headings):
                 continue
             seen.add(key)
-            if key == first or not _someone_else(sentence, subject, named):
+            if key in own or not _someone_else(sentence, subject, named):
                 before = sentences[i - 1] if i else ""
                 after = sentences[i + 1] if i + 1 < len(sentences) else ""
                 out.append(_Candidate(sentence, passage, rank, i, before, after))
@@ -272,7 +273,10 @@ def _introduction(
     and nothing else): of the sentences within ``INTRO_REACH`` of their first mention, in a
     passage found that holds it (else that sentence alone), the nearest that says something,
     narration before dialogue; a speech only when it names them (one beside the mention may be
-    anyone's: "Well, sir, I want to see what whaling is." before Captain Ahab is first named)."""
+    anyone's: "Well, sir, I want to see what whaling is." before Captain Ahab is first named).
+    When no narration there says something and they were first met in a speech, the first
+    sentence the story tells of them in its own voice (``Person.told``: "The third mate was
+    Flask, a native of Tisbury", not Captain Bildad's "Luck to ye, Mr. Flask")."""
     if subject is None or not _only_names(question, subject):
         return None
     first = subject.first
@@ -296,6 +300,10 @@ def _introduction(
         if _penalty(c.sentence) == 0
         and (names & set(_WORD.findall(c.sentence)) or not _SPEECH.search(c.sentence))
     ]
+    told = _key(subject.told.text) if subject.told else None
+    voiced = [c for c in candidates if _key(c.sentence) == told and _penalty(c.sentence) == 0]
+    if voiced and not any(not _SPEECH.search(c.sentence) for c in telling):
+        return voiced[0]  # first met in a speech: the story's own first words about them
     return min(telling, key=lambda c: _dialogue(c.sentence), default=None)
 
 

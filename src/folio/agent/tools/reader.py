@@ -39,7 +39,8 @@ from folio.domain.sentences import is_prose, sentence_spans
 MAX_PEOPLE = 12
 MAX_WORDS = 60
 AROUND = 1500  # characters read on each side of a first mention to find its sentence
-MAX_SKIPPED = 5  # first mentions passed over for standing in a heading or a bracketed note
+MAX_SKIPPED = 5  # first mentions passed over for standing in a heading, a note or a speech
+_BLANK_LINE = re.compile(r"\n[ \t]*\n")
 # about a passage (200 words): a name's share of the text read is counted in these
 PASSAGE_CHARS = 1200
 
@@ -173,12 +174,29 @@ def _person(
         lo, hi = max(span[0], offset - AROUND), min(span[1], offset + AROUND)
         text = services.books.get_text(volume.id, lo, hi)
         chapter = volume.chapter_at(offset)
-        return volume, chapter.title if chapter else None, _sentence_at(text, lo, offset)
+        sentence = _sentence_at(text, lo, offset)
+        spoken[sentence[0]] = _spoken(text[: offset - lo])
+        return volume, chapter.title if chapter else None, sentence
 
+    spoken: dict[int, bool] = {}
     _, title, sentence = _told(offsets, met_at)
     others = tuple(sorted(a for a in aliases if a != name))
     first = passage_of(volume, title, *sentence, volume=ctx.book)
-    return Person(name, mentions, first, others)
+    # the first the story tells in its own voice ("The third mate was Flask, a native of
+    # Tisbury", after Captain Bildad's "Luck to ye, Mr. Flask"), when the first is in a speech
+    voiced = (m for m in map(met_at, offsets) if is_prose(m[2][2], [m[1]]) and not spoken[m[2][0]])
+    told = next(voiced, None) if spoken.get(sentence[0]) else None
+    own = passage_of(volume, told[1], *told[2], volume=ctx.book) if told else None
+    return Person(name, mentions, first, others, told=own)
+
+
+def _spoken(before: str) -> bool:
+    """Is the text after ``before`` inside a speech: does its paragraph (from the last blank line
+    of ``before``) leave a quotation open (an odd number of straight double quotes, or more
+    “ than ”)?"""
+    paragraph = _BLANK_LINE.split(before)[-1]
+    straight = paragraph.count('"') % 2 == 1
+    return straight or paragraph.count("“") > paragraph.count("”")
 
 
 Met = tuple[Book, str | None, tuple[int, int, str]]  # a mention's volume, chapter title, sentence

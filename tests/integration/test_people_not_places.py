@@ -78,20 +78,24 @@ def test_persuasion_a_husband_and_the_mrs_of_his_name_are_two_people(library: Co
     assert {"Anne", "Captain Wentworth", "Lady Russell", "Mrs Musgrove"} <= set(people)
 
 
+def _one(container: Container, source: str, chapter: str, name: str) -> Person:
+    """The people tool's lookup of one name, at ``chapter`` of the book read from ``source``."""
+    [book] = [b for b in container.library.list_books() if b.source_name == source]
+    book = container.library.set_position(book.id, chapter=chapter)
+    services = ToolServices(container.searcher, container.books, container.chunk_index)
+    result = container.tools.execute(PEOPLE, ToolContext(book=book), services, {"name": name})
+    assert result.success and isinstance(result.data, PeopleList)
+    [person] = result.data.people
+    return person
+
+
 def test_a_protagonists_name_comes_up_in_most_of_the_text_read(library: Container) -> None:
     """Persuasion at Chapter 8: Anne is in most of what was read, Captain Wentworth in far
     less (``Person.share``: the offline agent tells a protagonist's new name by it)."""
     from folio.agent.offline.strategy import MIN_SHARE
 
-    [book] = [b for b in library.library.list_books() if b.source_name == "austen-persuasion.txt"]
-    book = library.library.set_position(book.id, chapter="Chapter 8")
-    services = ToolServices(library.searcher, library.books, library.chunk_index)
-
     def share(name: str) -> float:
-        result = library.tools.execute(PEOPLE, ToolContext(book=book), services, {"name": name})
-        assert result.success and isinstance(result.data, PeopleList)
-        [person] = result.data.people
-        return person.share
+        return _one(library, "austen-persuasion.txt", "Chapter 8", name).share
 
     anne, wentworth = share("Anne"), share("Captain Wentworth")
     assert anne >= MIN_SHARE > wentworth > 0, (anne, wentworth)
@@ -103,17 +107,9 @@ def test_someone_first_named_in_a_speech_is_also_told_where_the_story_names_them
     """Pride and Prejudice at Chapter XII: Charlotte is first named in Mrs. Bennet's speech
     ("..., Charlotte,"); ``Person.told`` is the first sentence the story names her in its own
     voice. Mr. Darcy is first named in narration: nothing more to tell."""
-    [book] = [
-        b for b in library.library.list_books() if b.source_name == "pg1342_pride_and_prejudice.txt"
-    ]
-    book = library.library.set_position(book.id, chapter="Chapter XII")
-    services = ToolServices(library.searcher, library.books, library.chunk_index)
 
     def person(name: str) -> Person:
-        result = library.tools.execute(PEOPLE, ToolContext(book=book), services, {"name": name})
-        assert result.success and isinstance(result.data, PeopleList)
-        [found] = result.data.people
-        return found
+        return _one(library, "pg1342_pride_and_prejudice.txt", "Chapter XII", name)
 
     charlotte = person("Charlotte Lucas")
     assert "Charlotte" in charlotte.first.text and charlotte.told is not None

@@ -40,6 +40,7 @@ MAX_PEOPLE = 12
 MAX_WORDS = 60
 AROUND = 1500  # characters read on each side of a first mention to find its sentence
 MAX_SKIPPED = 5  # first mentions passed over for standing in a heading, a note or a speech
+MAX_TOLD = 12  # first mentions read for the first the story tells in its own voice
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 # about a passage (200 words): a name's share of the text read is counted in these
 PASSAGE_CHARS = 1200
@@ -127,14 +128,14 @@ def _one_name(ctx: ToolContext, services: ToolServices, name: str) -> ToolResult
             forms = {f for f in known.aliases | {known.name} if any(_said(f, t) for _, t in texts)}
             # the book's usual name for them only if the text read uses it: else the reader's
             label = known.name if known.name in forms else name
-            early = (o for a, b in spans for o in known.within(a, b, MAX_SKIPPED))
-            met.append((volume, label, count, sorted({*said[:MAX_SKIPPED], *early})[:MAX_SKIPPED]))
+            early = (o for a, b in spans for o in known.within(a, b, MAX_TOLD))
+            met.append((volume, label, count, sorted({*said[:MAX_TOLD], *early})[:MAX_TOLD]))
             aliases |= forms
             every = [o for a, b in spans for o in known.within(a, b, known.mentions(a, b))]
         else:
             every = [a + m.start() for a, t in texts for m in _name_pattern(name).finditer(t)]
             if every:
-                met.append((volume, name, len(every), every[:MAX_SKIPPED]))
+                met.append((volume, name, len(every), every[:MAX_TOLD]))
         held |= {(volume.id, o // PASSAGE_CHARS) for o in every}
         read += sum(max(1, (b - a) // PASSAGE_CHARS) for a, b in spans)
     if not met:
@@ -179,7 +180,7 @@ def _person(
         return volume, chapter.title if chapter else None, sentence
 
     spoken: dict[int, bool] = {}
-    _, title, sentence = _told(offsets, met_at)
+    _, title, sentence = _told(offsets[:MAX_SKIPPED], met_at)
     others = tuple(sorted(a for a in aliases if a != name))
     first = passage_of(volume, title, *sentence, volume=ctx.book)
     # the first the story tells in its own voice ("The third mate was Flask, a native of

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from functools import cache
 from typing import Any
 
 from folio.agent.tools.base import (
@@ -33,7 +33,7 @@ from folio.agent.tools.base import (
 from folio.agent.tools.recap import RecapTool
 from folio.domain.books import Book
 from folio.domain.lexicon import Lexicon
-from folio.domain.passages import PEOPLE, PeopleList, Person
+from folio.domain.passages import PEOPLE, Passage, PeopleList, Person
 from folio.domain.sentences import is_prose, sentence_spans
 
 MAX_PEOPLE = 12
@@ -86,11 +86,7 @@ class PeopleTool(BaseTool):
         def met_at(offset: int) -> Met:
             i = max(j for j, base in enumerate(bases) if base <= offset)
             volume, start, _ = pieces[i]
-            local = offset - bases[i]  # its sentence is found near it, not in the whole text
-            lo, hi = max(0, local - AROUND), local + AROUND
-            sentence = _sentence_at(texts[i][lo:hi], start + lo, start + local)
-            chapter = volume.chapter_at(sentence[0])
-            return volume, chapter.title if chapter else None, sentence
+            return _mention(volume, texts[i], start, offset - bases[i])
 
         # built from the text read only: no alias or kind learned past the position
         for known, mentions, offset in Lexicon.of(text).people(0, len(text), MAX_PEOPLE):
@@ -111,7 +107,8 @@ def _one_name(ctx: ToolContext, services: ToolServices, name: str) -> ToolResult
     the mentions add up, and the first is where the reader met it. Only the other names the text
     read uses are given (a form the book takes up later is not)."""
     where = ctx.book.describe_position()
-    met: list[tuple[Book, str, int, list[int]]] = []  # volume, name, mentions, first offsets
+    # volume, its text read, name, mentions, first offsets
+    met: list[tuple[Book, Texts, str, int, list[int]]] = []
     aliases: set[str] = set()
     held: set[tuple[str, int]] = set()  # passage-lengths of text read holding a mention
     read = 0  # and passage-lengths read in all
@@ -129,22 +126,29 @@ def _one_name(ctx: ToolContext, services: ToolServices, name: str) -> ToolResult
             # the book's usual name for them only if the text read uses it: else the reader's
             label = known.name if known.name in forms else name
             early = (o for a, b in spans for o in known.within(a, b, MAX_TOLD))
-            met.append((volume, label, count, sorted({*said[:MAX_TOLD], *early})[:MAX_TOLD]))
+            firsts = sorted({*said[:MAX_TOLD], *early})[:MAX_TOLD]
+            met.append((volume, texts, label, count, firsts))
             aliases |= forms
             every = [o for a, b in spans for o in known.within(a, b, known.mentions(a, b))]
         else:
             every = [a + m.start() for a, t in texts for m in _name_pattern(name).finditer(t)]
             if every:
-                met.append((volume, name, len(every), every[:MAX_TOLD]))
+                met.append((volume, texts, name, len(every), every[:MAX_TOLD]))
         held |= {(volume.id, o // PASSAGE_CHARS) for o in every}
         read += sum(max(1, (b - a) // PASSAGE_CHARS) for a, b in spans)
     if not met:
         note = f"Nothing read so far ({where}) mentions {name}."
         return ToolResult.ok(PeopleList((), where, note), summary="0 names")
-    volume, label, _, firsts = met[0]
-    mentions = sum(count for _, _, count, _ in met)
-    person = _person(ctx, services, volume, label, mentions, firsts, frozenset(aliases))
-    person = replace(person, share=min(1.0, len(held) / max(1, read)))
+    volume, shown, label, _, firsts = met[0]
+    first, told = _first_met(volume, shown, firsts, ctx.book)
+    person = Person(
+        label,
+        sum(m[3] for m in met),
+        first,
+        tuple(sorted(a for a in aliases if a != label)),
+        share=min(1.0, len(held) / max(1, read)),
+        told=told,
+    )
     return ToolResult.ok(PeopleList((person,), where), summary=f"1 name: {label}")
 
 
@@ -158,37 +162,37 @@ def _said(form: str, text: str) -> bool:
     return _name_pattern(form, 0).search(text) is not None
 
 
-def _person(
-    ctx: ToolContext,
-    services: ToolServices,
-    volume: Book,
-    name: str,
-    mentions: int,
-    offsets: Sequence[int],
-    aliases: frozenset[str],
-) -> Person:
-    """``name`` with the sentence it is first met in, in ``volume`` (text read only), of the
-    first ``offsets`` of its mentions."""
+def _first_met(
+    volume: Book, texts: Texts, offsets: Sequence[int], book: Book
+) -> tuple[Passage, Passage | None]:
+    """The sentence a person is first met in, of the first ``MAX_SKIPPED`` of their mentions at
+    ``offsets`` in ``volume`` (its ``texts`` read: ``(start, text)``), and, when that is in
+    someone's speech, the first sentence the story names them in its own voice ("The third mate
+    was Flask, a native of Tisbury", after Captain Bildad's "Luck to ye, Mr. Flask")."""
 
-    def met_at(offset: int) -> Met:
-        span = next((a, b) for a, b in ctx.window.spans(volume.id) if a <= offset < b)
-        lo, hi = max(span[0], offset - AROUND), min(span[1], offset + AROUND)
-        text = services.books.get_text(volume.id, lo, hi)
-        chapter = volume.chapter_at(offset)
-        sentence = _sentence_at(text, lo, offset)
-        spoken[sentence[0]] = _spoken(text[: offset - lo])
-        return volume, chapter.title if chapter else None, sentence
+    @cache
+    def at(offset: int) -> tuple[Met, bool]:  # a mention, and whether it stands in a speech
+        start, text = next((a, t) for a, t in texts if a <= offset < a + len(t))
+        local = offset - start
+        return _mention(volume, text, start, local), _spoken(text[max(0, local - AROUND) : local])
 
-    spoken: dict[int, bool] = {}
-    _, title, sentence = _told(offsets[:MAX_SKIPPED], met_at)
-    others = tuple(sorted(a for a in aliases if a != name))
-    first = passage_of(volume, title, *sentence, volume=ctx.book)
-    # the first the story tells in its own voice ("The third mate was Flask, a native of
-    # Tisbury", after Captain Bildad's "Luck to ye, Mr. Flask"), when the first is in a speech
-    voiced = (m for m in map(met_at, offsets) if is_prose(m[2][2], [m[1]]) and not spoken[m[2][0]])
-    told = next(voiced, None) if spoken.get(sentence[0]) else None
-    own = passage_of(volume, told[1], *told[2], volume=ctx.book) if told else None
-    return Person(name, mentions, first, others, told=own)
+    first = _told(offsets[:MAX_SKIPPED], lambda o: at(o)[0])
+    spoken = next(s for m, s in map(at, offsets) if m is first)
+    voiced = (m for m, s in map(at, offsets) if not s and is_prose(m[2][2], [m[1]]))
+    told = next(voiced, None) if spoken else None
+    return (
+        passage_of(volume, first[1], *first[2], volume=book),
+        passage_of(volume, told[1], *told[2], volume=book) if told else None,
+    )
+
+
+def _mention(volume: Book, text: str, start: int, local: int) -> Met:
+    """The mention at ``local`` in ``text`` (the text read of ``volume`` from ``start``): its
+    sentence, found near it rather than in the whole text, and the chapter it stands in."""
+    lo = max(0, local - AROUND)
+    sentence = _sentence_at(text[lo : local + AROUND], start + lo, start + local)
+    chapter = volume.chapter_at(sentence[0])
+    return volume, chapter.title if chapter else None, sentence
 
 
 def _spoken(before: str) -> bool:
@@ -201,6 +205,7 @@ def _spoken(before: str) -> bool:
 
 
 Met = tuple[Book, str | None, tuple[int, int, str]]  # a mention's volume, chapter title, sentence
+Texts = Sequence[tuple[int, str]]  # a volume's text read: (start, text) of each span
 
 
 def _told(offsets: Sequence[int], met_at: Callable[[int], Met]) -> Met:

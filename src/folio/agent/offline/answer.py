@@ -302,7 +302,7 @@ def _introduction(
     ]
     told = _key(subject.told.text) if subject.told else None
     voiced = [c for c in candidates if _key(c.sentence) == told and _penalty(c.sentence) == 0]
-    if voiced and not any(not _SPEECH.search(c.sentence) for c in telling):
+    if voiced and all(_SPEECH.search(c.sentence) for c in telling):
         return voiced[0]  # first met in a speech: the story's own first words about them
     return min(telling, key=lambda c: _dialogue(c.sentence), default=None)
 

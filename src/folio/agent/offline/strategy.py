@@ -188,7 +188,8 @@ class OfflineStrategy:
         available: set[str],
     ) -> tuple[str, tuple[PromptMessage, ...], tuple[str, ...], str]:
         """The answer from the book's passages: (answer, tool calls, queries, stop reason)."""
-        about, met, calls, unmet = self._names(question, run_tool, available)
+        met, calls, unmet = self._names(question, run_tool, available)
+        about = next(iter(met.values()), None)  # whom the question is about: the first met
         asked = [m.content for m in head if m.role is PromptRole.USER]
         earlier = self._kinds.book_questions(asked)
         query = search_query(question, self._kinds.book_questions(asked[subject_start(head) :]))
@@ -244,15 +245,13 @@ class OfflineStrategy:
 
     def _names(
         self, question: str, run_tool: ToolRunner, available: set[str]
-    ) -> tuple[Person | None, dict[str, Person], tuple[PromptMessage, ...], str | None]:
-        """Whom the question is about (the first name it uses that the reader has met), each
-        name it uses that the reader has met, the people calls made, and the honest reply when
-        it uses a name not met so far."""
-        about: Person | None = None
+    ) -> tuple[dict[str, Person], tuple[PromptMessage, ...], str | None]:
+        """Each name the question uses that the reader has met (in the question's order), the
+        people calls made, and the honest reply when it uses a name not met so far."""
         met: dict[str, Person] = {}
         calls: tuple[PromptMessage, ...] = ()
         if PEOPLE not in available:
-            return None, met, (), None
+            return met, (), None
         for name in asked_names(question)[:MAX_NAMES]:
             outcome, more = _call(run_tool, PEOPLE, {"name": name})
             calls = (*calls, *more)
@@ -261,10 +260,9 @@ class OfflineStrategy:
                 continue
             if not payload.people:
                 where = read_through(payload.reading_limit)
-                return None, met, calls, f"Nothing {where} mentions {name}."
-            about = about or payload.people[0]
+                return met, calls, f"Nothing {where} mentions {name}."
             met[name] = payload.people[0]
-        return about, met, calls, None
+        return met, calls, None
 
 
 def search_query(question: str, earlier: Sequence[str]) -> str:
@@ -314,8 +312,7 @@ def switches_topic(question: str, earlier: Sequence[str], found: Sequence[Passag
     most one passage that search found holds that name (its last word: "Clerval" of "Henry
     Clerval"). A new name most of the found passages hold is the same subject: a character of
     the scene being discussed, where the conversation still helps."""
-    recent = " ".join(earlier[-RECENT_QUESTIONS:]).lower()
-    new = [n for n in asked_names(question) if n.lower() not in recent]
+    new = new_names(question, earlier)
     texts = [p.text.lower() for p in found]
 
     def holders(name: str) -> int:
@@ -331,8 +328,14 @@ def common_new_name(question: str, earlier: Sequence[str], met: Mapping[str, Per
     protagonist) that any search finds passages naming them? Then that the conversation's
     search found such passages does not say the subject is the same ("Why did Anne break off her
     engagement?" after "Who is Captain Wentworth?"): the question is searched on its own too."""
+    new = new_names(question, earlier)
+    return any(p.share >= MIN_SHARE for n, p in met.items() if n in new)
+
+
+def new_names(question: str, earlier: Sequence[str]) -> list[str]:
+    """The names ``question`` uses that none of the latest ``RECENT_QUESTIONS`` questions did."""
     recent = " ".join(earlier[-RECENT_QUESTIONS:]).lower()
-    return any(p.share >= MIN_SHARE for n, p in met.items() if n.lower() not in recent)
+    return [n for n in asked_names(question) if n.lower() not in recent]
 
 
 def explains(question: str) -> bool:

@@ -9,7 +9,7 @@ the person is (an introduction), not merely mention them. Diff two runs, one per
     PYTHONPATH=src .venv/bin/python benchmarks/who_questions.py > /tmp/after.txt
     diff /tmp/before.txt /tmp/after.txt
 
-The books are imported once into ``--cache-dir`` (about 8 minutes with the shipped embedder; a run
+The books are imported once into ``--cache-dir`` (about 4 minutes with the shipped embedder; a run
 after that takes about a minute).
 """
 

@@ -80,6 +80,24 @@ def test_a_heading_keyword_inside_prose_is_not_a_chapter(tmp_path: Path) -> None
     assert [c.title for c in book.chapters] == ["Chapter 1"]
 
 
+def test_a_modern_plays_scenes_are_chapters_titled_with_their_act_and_setting(
+    tmp_path: Path,
+) -> None:
+    """A scene's setting is its title, in sentence case; the act heading just before folds in."""
+    content = (
+        "ACT I\n\nSCENE I. Elsinore. A platform before the castle.\n\nEnter Bernardo.\n\n"
+        "BERNARDO. Who's there?\n\nSCENE II. A room of state in the castle.\n\n"
+        "KING. Though yet of Hamlet our dear brother's death.\n\nACT II\n\n"
+        "SCENE I. A room in Polonius's house.\n\nPOLONIUS. Give him this money.\n"
+    )
+    book, _ = parse_book(write(tmp_path, "hamlet.txt", content))
+    assert [c.title for c in book.chapters] == [
+        "Act I, Scene I. Elsinore. A platform before the castle",
+        "Act I, Scene II. A room of state in the castle",
+        "Act II, Scene I. A room in Polonius's house",
+    ]
+
+
 def test_a_binary_file_named_txt_is_corrupt(tmp_path: Path) -> None:
     with pytest.raises(IngestError) as caught:
         parse_book(write(tmp_path, "binary.txt", b"\x00\x01\x02" * 100))

@@ -36,8 +36,10 @@ TXT_CHAPTERS = {
     "pg84_frankenstein.txt": 28,
     "pg910_white_fang.txt": 25,
     "shakespeare-caesar.txt": 5,
-    "shakespeare-hamlet.txt": 2,  # this edition marks only the first two acts
-    "shakespeare-macbeth.txt": 5,
+    # scenes: this edition of Hamlet marks only the first two acts and three of their scenes;
+    # Julius Caesar only its acts
+    "shakespeare-hamlet.txt": 5,
+    "shakespeare-macbeth.txt": 27,
     "whitman-leaves.txt": 34,
 }
 # Sections that are not the story (front matter before it), by book; none in the others.
@@ -189,11 +191,32 @@ def test_frankenstein_text_skips_its_table_of_contents(books_dir: Path) -> None:
     assert book.text[first_story.char_start :].startswith("Letter 1")
 
 
-def test_part_headings_fold_into_the_first_chapter_of_the_part(books_dir: Path) -> None:
+def test_part_headings_fold_into_the_chapters_of_the_part(books_dir: Path) -> None:
     book, _ = parse_book(books_dir / "pg910_white_fang.txt")
     titles = chapter_titles(book)
     assert titles[0] == "Part I, Chapter I. The Trail of the Meat"  # capitals in title case
-    assert titles[1] == "Chapter II. The She-Wolf"
+    # each "Chapter II" says which part it is in: a position or a citation names one chapter
+    assert titles[1] == "Part I, Chapter II. The She-Wolf"
+    assert titles[4] == "Part II, Chapter II. The Lair"
+    emma, _ = parse_book(books_dir / "austen-emma.txt")
+    assert chapter_titles(emma)[18:20] == ["Volume II, Chapter I", "Volume II, Chapter II"]
+
+
+def test_a_plays_scenes_are_its_chapters_within_its_acts(books_dir: Path) -> None:
+    """The First Folio's Latin ("Actus Secundus. Scena Prima"): a scene heading names its act,
+    and the stage direction after a heading is no title."""
+    macbeth, _ = parse_book(books_dir / "shakespeare-macbeth.txt")
+    titles = chapter_titles(macbeth)
+    assert titles[:3] == [
+        "Actus Primus. Scoena Prima",
+        "Actus Primus, Scena Secunda",
+        "Actus Primus, Scena Tertia",
+    ]
+    assert titles[7:9] == ["Actus Secundus. Scena Prima", "Actus Secundus, Scena Secunda"]
+    scene = macbeth.chapters[8]
+    assert macbeth.text[scene.char_start :].startswith("Scena Secunda.")
+    hamlet, _ = parse_book(books_dir / "shakespeare-hamlet.txt")
+    assert chapter_titles(hamlet)[3] == "Actus Secundus"  # not "Enter Polonius, and Reynoldo"
 
 
 BAD_CODES = {

@@ -162,3 +162,27 @@ def test_the_system_prompt_names_the_last_chapter_read_never_an_index() -> None:
     assert 'everything after the end of "Chapter 5" is unread' in prompt
     assert "chapter 9" not in prompt.lower()
     assert "finished the book" in conversation_system_prompt(FRANKENSTEIN)
+
+
+PLAY = make_book(
+    ["Actus Primus. Scoena Prima", "Actus Primus, Scena Secunda", "Actus Secundus. Scena Prima",
+     "Actus Secundus, Scena Secunda", "Actus Secundus, Scena Tertia"]
+)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("ref", "index"),
+    [("act 1 scene 2", 2), ("Act II, Scene 1", 3), ("act 2 scene 3", 5), ("Act 2", 5),
+     ("act i", 2), ("Actus Secundus, Scena Secunda", 4)],
+)  # fmt: skip
+def test_a_plays_scenes_are_named_with_their_act_in_any_spelling(ref: str, index: int) -> None:
+    """The First Folio's Latin ordinals are numbers; an act alone means through its last scene."""
+    assert PLAY.find_chapters(ref) == [PLAY.chapters[index - 1]]
+    assert to_number("Secunda") == 2 and to_number("quintus") == 5
+
+
+def test_a_scene_several_acts_have_is_asked_for_with_its_act() -> None:
+    with pytest.raises(BookError) as caught:
+        PLAY.with_position(PLAY.position_at_percent(100)).position_at_chapter("scene 2")
+    assert caught.value.code is BookErrorCode.AMBIGUOUS
+    assert "with its part ('act 1 scene 2')" in caught.value.message

@@ -392,8 +392,8 @@ class Book:
                 names += ", and chapters not named here"
             raise BookError(
                 f"{wanted!r} matches several chapters of {self.name!r}{': ' if names else ''}"
-                f"{names}. Name the one you mean by more of its title, or with its part ('part 2"
-                " chapter 5').",
+                f"{names}. Name the one you mean by more of its title, or with its part "
+                f"({self._reference_example(shown)!r}).",
                 code=BookErrorCode.AMBIGUOUS,
                 candidates=[c.title for c in shown],
             )
@@ -401,6 +401,15 @@ class Book:
             f"{self.name!r} has no chapter {wanted!r}: {self._chapters_hint(named)}",
             code=BookErrorCode.INVALID_POSITION,
         )
+
+    def _reference_example(self, chapters: list[Chapter]) -> str:
+        """How to name the first of ``chapters`` with its part, as the book numbers them ("act 2
+        scene 2" in a play); "part 2 chapter 5" when none of them can be."""
+        story = tuple(c for c in self.chapters if c.is_story) or self.chapters
+        for chapter, parts in zip(story, chapter_label_parts(story), strict=True):
+            if chapter in chapters and len(parts) > 1 and all(p.keyword for p in parts):
+                return " ".join(f"{p.keyword} {p.number}" for p in parts)
+        return "part 2 chapter 5"
 
     def _chapters_hint(self, named: tuple[Chapter, ...]) -> str:
         """What a reader may name, naming only the chapters the window lets them see."""

@@ -45,6 +45,18 @@ _WORD_NUMBERS = {
     )
     for w in words
 }
+# the Latin ordinals of the First Folio's plays ("Actus Secundus. Scena Prima"), both genders,
+# "u" for "v" as it prints them ("Octaua")
+_LATIN_ORDINALS = {
+    w: i
+    for i, stem in enumerate(
+        ("prim", "secund", "terti", "quart", "quint", "sext", "septim", "octav", "non", "decim"),
+        start=1,
+    )
+    for spelling in {stem, stem.replace("v", "u")}
+    for w in (f"{spelling}us", f"{spelling}a")
+}
+_WORD_NUMBERS |= _LATIN_ORDINALS
 #: Division names, innermost last: a bare number means the innermost numbered division.
 KEYWORDS = (
     "volume",
@@ -59,9 +71,14 @@ KEYWORDS = (
     "section",
     "fytte",
 )
-MAJOR_KEYWORDS = frozenset({"volume", "book", "part"})
+# a play's acts hold its scenes as a novel's parts hold its chapters: "act 2" alone means through
+# its last scene, and a scene heading that does not name its act is in the act before it
+MAJOR_KEYWORDS = frozenset({"volume", "book", "part", "act"})
+# other spellings of a keyword: the First Folio's Latin ("Actus Primus. Scoena Prima")
+SPELLINGS = {"actus": "act", "scena": "scene", "scaena": "scene", "scoena": "scene"}
 _NUMBER = r"\d{1,4}|[mdclxvi]+|" + "|".join(sorted(_WORD_NUMBERS, key=len, reverse=True))
-_PAIR = re.compile(rf"\b(?P<kw>{'|'.join(KEYWORDS)})\b\.?\s*(?P<num>{_NUMBER})\b", re.IGNORECASE)
+_KEYWORD = "|".join([*KEYWORDS, *SPELLINGS])
+_PAIR = re.compile(rf"\b(?P<kw>{_KEYWORD})\b\.?\s*(?P<num>{_NUMBER})\b", re.IGNORECASE)
 _LEADING_NUMBER = re.compile(rf"^\s*(?P<num>{_NUMBER})\s*(?:[.:\-—–)]|$)", re.IGNORECASE)
 _NOT_WORD = re.compile(r"[\W_]+")
 
@@ -98,7 +115,8 @@ def label_parts(title: str) -> tuple[LabelPart, ...]:
     for m in _PAIR.finditer(head):
         number = to_number(m.group("num"))
         if number is not None:
-            parts.append(LabelPart(m.group("kw").lower(), number))
+            keyword = m.group("kw").lower()
+            parts.append(LabelPart(SPELLINGS.get(keyword, keyword), number))
     if parts:
         return tuple(parts)
     leading = _LEADING_NUMBER.match(head)

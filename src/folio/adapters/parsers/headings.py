@@ -1,5 +1,8 @@
 """Chapter headings in plain text ("CHAPTER IV", "Letter 3", "BOOK II", "ACT I", "PART 2", ...).
 
+A play's scenes are its chapters, its acts folded into them like parts ("ACT II, SCENE I"; the
+First Folio's "Actus Secundus. Scena Prima" too).
+
 Used by the plain-text and PDF parsers. A heading line may carry its title ("CHAPTER 1.
 Loomings.") or be followed by a short title paragraph ("CHAPTER 42" / "The Whiteness of The
 Whale."). Headings with no body before the next heading are a table of contents and are dropped,
@@ -19,11 +22,18 @@ _ROMAN = r"(?=[MDCLXVI])M{0,3}(?:C[MD]|D?C{0,3})(?:X[CL]|L?X{0,3})(?:I[XV]|V?I{0
 _WORDS = (
     r"(?i:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|"
     r"fifteen|sixteen|seventeen|eighteen|nineteen|twenty|first|second|third|fourth|fifth|sixth|"
-    r"seventh|eighth|ninth|tenth|last|primus|secundus|tertius|quartus|quintus)"
+    r"seventh|eighth|ninth|tenth|last|"
+    # the First Folio's Latin: "Actus Secundus. Scena Prima", "Scaena Tertia"
+    r"(?:prim|secund|terti|quart|quint|sext|septim|octa[uv]|non|decim)(?:us|a))"
 )
 _NUMBER = rf"(?:\d{{1,3}}|{_ROMAN}|{_WORDS})"
-_MAJOR = ("VOLUME", "BOOK", "PART")  # a heading of these may be folded into the chapter after it
-_KEYWORDS = ("CHAPTER", "LETTER", "STAVE", "CANTO", "ACT", "ACTUS", *_MAJOR)
+# a play's divisions: a line after their heading is a stage direction ("Enter Polonius, and
+# Reynoldo."), not a title
+_ACTS = ("ACT", "ACTUS")
+_SCENES = ("SCENE", "SCENA", "SCAENA", "SCOENA")
+# a heading of these may be folded into the chapter (or scene) after it
+_MAJOR = ("VOLUME", "BOOK", "PART", *_ACTS)
+_KEYWORDS = ("CHAPTER", "LETTER", "STAVE", "CANTO", *_SCENES, *_MAJOR)
 _KEYWORD = "|".join(f"{k}|{k.title()}" for k in _KEYWORDS)
 _NUMBERED = re.compile(rf"^\s{{0,40}}\[?(?P<head>(?P<kw>{_KEYWORD})\s+{_NUMBER})\b(?P<rest>.*)$")
 _NAMED = re.compile(r"^\s{0,40}(?P<head>EPILOGUE|Epilogue|PROLOGUE|Prologue)\.?\s*$")
@@ -54,6 +64,7 @@ class _Heading:
     start: int
     title: str
     major: bool
+    head: str  # "Volume II" of "Volume II. The Return"
 
 
 def _lines(text: str) -> list[_Line]:
@@ -81,7 +92,10 @@ def _match_heading(lines: list[_Line], i: int) -> tuple[str, str | None, bool] |
         if _REST_EMPTY.match(rest):
             return _clean_head(m.group("head")), None, major
         titled = _REST_PUNCT_TITLE.match(rest) or _REST_CAPS_TITLE.match(rest)
-        if titled and _title_like(titled.group("title")):
+        # a scene's title is where it is set, in sentence case: "SCENE I. Elsinore. A platform
+        # before the castle."
+        staged = m.group("kw").upper() in (*_ACTS, *_SCENES)
+        if titled and (staged or _title_like(titled.group("title"))):
             return _clean_head(m.group("head")), titled.group("title"), major
         return None
     if m := _NAMED.match(text):
@@ -134,10 +148,11 @@ def _candidates(lines: list[_Line]) -> Iterator[_Heading]:
             continue
         head, title, major = found
         last = i
-        if title is None and (sub := _subtitle(lines, i)) is not None:
+        staged = head.split()[0].upper() in (*_ACTS, *_SCENES)
+        if title is None and not staged and (sub := _subtitle(lines, i)) is not None:
             title, last = sub
         full = f"{head}. {title}" if title else head
-        yield _Heading(i, last, lines[i].start, full, major)
+        yield _Heading(i, last, lines[i].start, full, major, head)
 
 
 def _has_body(lines: list[_Line], after: int, before: int) -> bool:
@@ -150,6 +165,7 @@ def find_headings(text: str) -> list[tuple[int, str]]:
     found = list(_candidates(lines))
     out: list[tuple[int, str]] = []
     run: list[_Heading] = []
+    within = ""  # the part (act, volume) the chapters since its heading lie in: "Volume II"
     for k, heading in enumerate(found):
         run.append(heading)
         next_line = found[k + 1].line if k + 1 < len(found) else len(lines)
@@ -159,7 +175,11 @@ def find_headings(text: str) -> list[tuple[int, str]]:
         before = run[-2] if len(run) >= 2 else None
         if before is not None and before.major and not last.major:
             out.append((before.start, f"{before.title}, {last.title}"))
-        else:
+            within = before.head
+        elif last.major:
             out.append((last.start, last.title))
+            within = last.head
+        else:  # named with its part: Emma's three "Chapter II" are "Volume II, Chapter II"...
+            out.append((last.start, f"{within}, {last.title}" if within else last.title))
         run = []
     return out

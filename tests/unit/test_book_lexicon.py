@@ -368,3 +368,21 @@ def test_a_man_named_in_full_does_not_join_the_mrs_before_his_name() -> None:
     lexicon = Lexicon.of(text)
     assert lexicon.find("Charles Ward") is not None
     assert lexicon.find("Charles Ward") is not lexicon.find("Mrs Charles Ward")
+
+
+def test_a_word_that_only_opens_sentences_before_names_is_no_title() -> None:
+    """A play's stage directions ("Enter Macbeth.") and a novel's "Poor Elinor!" put a capitalised
+    word before several names, but never mid-sentence as a title stands ("said Mr Lee"): "Enter
+    Macbeth" is Macbeth, not a person of its own."""
+    scene = (
+        "Enter Macbeth.\nHe spoke to Banquo, and then Mr Lee said that Macbeth was brave.\n"
+        "Enter Banquo.\nHe spoke to Macbeth, and she saw Mr Ross with Banquo.\n"
+        "Enter Ross.\nThen Mr Ross and Mr Lee sat with Macbeth, and he slept.\n"
+        "Poor Banquo! Poor Macbeth!\n"
+    )
+    lexicon = Lexicon.of(scene * 6)  # each opens ten sentences or more: enough to tell
+    assert "Enter" not in lexicon.titles and "Poor" not in lexicon.titles
+    assert "Mr" in lexicon.titles
+    macbeth = lexicon.find("Macbeth")
+    assert macbeth is not None and macbeth.aliases == frozenset({"Macbeth"})
+    assert lexicon.find("Enter Macbeth") in (None, macbeth)

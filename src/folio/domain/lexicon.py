@@ -60,12 +60,16 @@ MIN_LEAN = 0.3  # a form's lean this far from 0 says "he" or "she"
 MAX_APART = 0.5  # leans further apart than this keep a form from the most mentioned holder
 MIN_MENTIONS = 2
 MIN_TITLED = 2  # distinct names a title stands before
+# share of the runs a title opens that stand mid-sentence ("to Mr Darcy"): a word that opens
+# only sentences before names is no title ("Enter Macbeth and Banquo.", a play's stage direction)
+MIN_MID_TITLED = 0.1
+MIN_OPENING = 10  # runs a word must open for that share to tell (the titles of novels: 0.7)
 PREFIX_LETTERS = 4  # "Eliza" is a form of "Elizabeth"
 MIN_DROPPED = 3  # letters a short form drops: more than an ending ("Bennets", "European")
 MAX_INTRODUCING = 3  # uses of a full name ("Dr Orion Hood") that introduce a shorter one
 # Raise it whenever what ``Lexicon.of`` builds changes: stored lexicons of another version are
 # built again from their book's text on first use.
-LEXICON_VERSION = 7
+LEXICON_VERSION = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,8 +210,8 @@ def _build(text: str) -> tuple[list[Name], frozenset[str]]:
         and w.lower() not in STOPWORDS
         and lower[w.lower()] * 4 < capitalised[w]
     }
-    titles = _titles(mentions, named)
-    named -= titles
+    titles, openers = _titles(mentions, named)
+    named -= titles | openers
     forms: dict[str, list[int]] = defaultdict(list)
     ends: dict[int, int] = {}
     scored: list[Mention] = []  # a run holding one name is weighed as it is written
@@ -217,7 +221,8 @@ def _build(text: str) -> tuple[list[Name], frozenset[str]]:
             forms[form].append(offset)
             ends[offset] = end
         scored += [mention] if len(found) == 1 and found[0][0] == mention[0] else found
-    scores, of_people = person_scores(text, scored, titles)
+    # a word opening sentences before names still says where people stand ("Enter Banquo")
+    scores, of_people = person_scores(text, scored, titles | openers)
     names = [
         _kind(n, scores, of_people) for n in _group(forms, titles, leans(text, forms, ends, titles))
     ]
@@ -284,20 +289,29 @@ def _kind(name: Name, scores: Mapping[int, float], of_people: set[str]) -> Name:
     return Name(name.name, name.aliases, name.offsets, person)
 
 
-def _titles(mentions: Sequence[Mention], named: set[str]) -> set[str]:
+def _titles(mentions: Sequence[Mention], named: set[str]) -> tuple[set[str], set[str]]:
     """Words that stand before several different names, more often than they end a name
-    ("Sir John": "John" is a name, not a title, though "John Dashwood" too)."""
+    ("Sir John": "John" is a name, not a title, though "John Dashwood" too): the titles, and
+    those that only open sentences (``MIN_MID_TITLED``), which are no part of a name."""
     before: dict[str, set[str]] = defaultdict(set)
     titled: Counter[str] = Counter()
     last: Counter[str] = Counter()
-    for _, _, form, _ in mentions:
+    opening: Counter[str] = Counter()  # runs a word opens, and those of them mid-sentence
+    inside: Counter[str] = Counter()
+    for _, _, form, mid in mentions:
         parts = form.split()
+        opening[parts[0]] += 1
+        inside[parts[0]] += mid
         for a, b in pairwise(parts):
             if b in named:
                 before[a].add(b)
                 titled[a] += 1
         last[parts[-1]] += 1
-    return {t for t, after in before.items() if len(after) >= MIN_TITLED and last[t] < titled[t]}
+    found = {t for t, after in before.items() if len(after) >= MIN_TITLED and last[t] < titled[t]}
+    openers = {
+        t for t in found if opening[t] >= MIN_OPENING and inside[t] < MIN_MID_TITLED * opening[t]
+    }
+    return found - openers, openers
 
 
 def _trim(parts: list[str], named: set[str], titles: set[str]) -> list[str]:

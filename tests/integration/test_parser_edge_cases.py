@@ -98,6 +98,17 @@ def test_a_modern_plays_scenes_are_chapters_titled_with_their_act_and_setting(
     ]
 
 
+def test_a_title_before_the_first_verse_is_a_book_of_scripture(tmp_path: Path) -> None:
+    """Only before "1:1": a title-like line before any other paragraph is no chapter."""
+    content = (
+        "The Holy Bible\n\nThe Book of Ruth\n\n1:1 Now it came to pass in the days.\n\n"
+        "1:2 And the name of the man was Elimelech.\n\nA Note On The Text\n\n"
+        "2:1 And Naomi had a kinsman.\n\nEzra\n\n\n1:1 Now in the first year of Cyrus.\n"
+    )
+    book, _ = parse_book(write(tmp_path, "bible.txt", content))
+    assert [c.title for c in book.chapters] == ["The Book of Ruth", "Ezra"]
+
+
 def test_a_binary_file_named_txt_is_corrupt(tmp_path: Path) -> None:
     with pytest.raises(IngestError) as caught:
         parse_book(write(tmp_path, "binary.txt", b"\x00\x01\x02" * 100))

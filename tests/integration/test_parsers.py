@@ -24,7 +24,7 @@ TXT_CHAPTERS = {
     "austen-emma.txt": 55,
     "austen-persuasion.txt": 24,
     "austen-sense.txt": 50,
-    "bible-kjv.txt": 0,
+    "bible-kjv.txt": 66,  # its books, each opening at verse 1:1
     "blake-poems.txt": 0,
     "chesterton-ball.txt": 20,
     "chesterton-brown.txt": 12,
@@ -200,6 +200,20 @@ def test_part_headings_fold_into_the_chapters_of_the_part(books_dir: Path) -> No
     assert titles[4] == "Part II, Chapter II. The Lair"
     emma, _ = parse_book(books_dir / "austen-emma.txt")
     assert chapter_titles(emma)[18:20] == ["Volume II, Chapter I", "Volume II, Chapter II"]
+
+
+def test_the_books_of_a_bible_are_its_chapters(books_dir: Path) -> None:
+    """A title standing alone before verse 1:1 names a book of scripture: a reader sets their
+    position with "Exodus" and a citation names the book."""
+    bible, _ = parse_book(books_dir / "bible-kjv.txt")
+    titles = chapter_titles(bible)
+    assert titles[:2] == [
+        "The First Book of Moses: Called Genesis",
+        "The Second Book of Moses: Called Exodus",
+    ]
+    assert "Ezra" in titles and titles[-1] == "The Revelation of Saint John the Devine"
+    exodus = bible.chapters[1]
+    assert bible.text[exodus.char_start :].startswith("The Second Book of Moses")
 
 
 def test_a_plays_scenes_are_its_chapters_within_its_acts(books_dir: Path) -> None:

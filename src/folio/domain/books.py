@@ -390,10 +390,11 @@ class Book:
             names = "; ".join(f"{c.title} (p. {self.page_label(c.char_start)})" for c in shown)
             if shown and len(shown) < len(found):  # no count, no page: nothing of them is told
                 names += ", and chapters not named here"
+            example = self._reference_example(shown)
             raise BookError(
                 f"{wanted!r} matches several chapters of {self.name!r}{': ' if names else ''}"
-                f"{names}. Name the one you mean by more of its title, or with its part "
-                f"({self._reference_example(shown)!r}).",
+                f"{names}. Name the one you mean by more of its title"
+                + (f", or with its part ({example!r})." if example else "."),
                 code=BookErrorCode.AMBIGUOUS,
                 candidates=[c.title for c in shown],
             )
@@ -402,14 +403,14 @@ class Book:
             code=BookErrorCode.INVALID_POSITION,
         )
 
-    def _reference_example(self, chapters: list[Chapter]) -> str:
-        """How to name the first of ``chapters`` with its part, as the book numbers them ("act 2
-        scene 2" in a play); "part 2 chapter 5" when none of them can be."""
+    def _reference_example(self, chapters: list[Chapter]) -> str | None:
+        """How to name the first of ``chapters`` with its part, as the book numbers them ("act 1
+        scene 2" in a play; none when its titles number no parts, as a Bible's books)."""
         story = tuple(c for c in self.chapters if c.is_story) or self.chapters
         for chapter, parts in zip(story, chapter_label_parts(story), strict=True):
             if chapter in chapters and len(parts) > 1 and all(p.keyword for p in parts):
                 return " ".join(f"{p.keyword} {p.number}" for p in parts)
-        return "part 2 chapter 5"
+        return None
 
     def _chapters_hint(self, named: tuple[Chapter, ...]) -> str:
         """What a reader may name, naming only the chapters the window lets them see."""

@@ -39,6 +39,7 @@ _NUMBERED = re.compile(rf"^\s{{0,40}}\[?(?P<head>(?P<kw>{_KEYWORD})\s+{_NUMBER})
 _NAMED = re.compile(r"^\s{0,40}(?P<head>EPILOGUE|Epilogue|PROLOGUE|Prologue)\.?\s*$")
 _ROMAN_TITLED = re.compile(rf"^\s{{0,40}}(?P<head>{_ROMAN})\.\s+(?P<title>[A-Z][^,;]{{0,60}})$")
 _REST_EMPTY = re.compile(r"^[\s.:\]]*$")
+_FIRST_VERSE = re.compile(r"^1:1\s")
 _REST_PUNCT_TITLE = re.compile(r"^\s*[.:\-—–]+\s*(?P<title>[\w\"'‘“].{0,80}?)\s*\]?\s*$")
 _REST_CAPS_TITLE = re.compile(r"^\s+(?P<title>[A-Z][A-Z0-9 ,;:'’\-]{1,80}?)\s*\]?\s*$")
 _TITLE_WORD = re.compile(r"[^\W\d_][\w'’-]*")
@@ -103,7 +104,18 @@ def _match_heading(lines: list[_Line], i: int) -> tuple[str, str | None, bool] |
     m = _ROMAN_TITLED.match(text)
     if m and _stands_alone(lines, i) and _title_like(m.group("title")):
         return m.group("head"), m.group("title"), False
+    if _stands_alone(lines, i) and _title_like(text) and _opens_verses(lines, i):
+        return " ".join(text.split()), None, False
     return None
+
+
+def _opens_verses(lines: list[_Line], i: int) -> bool:
+    """Does the first paragraph after line ``i`` open with chapter 1, verse 1 ("1:1 In the
+    beginning...")? Then line ``i`` names a book of scripture ("The Book of Ruth", "Ezra")."""
+    j = i + 1
+    while j < len(lines) and j <= i + 3 and not lines[j].text:
+        j += 1
+    return j < len(lines) and _FIRST_VERSE.match(lines[j].text) is not None
 
 
 def _blank(lines: list[_Line], i: int) -> bool:

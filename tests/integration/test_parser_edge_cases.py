@@ -109,6 +109,19 @@ def test_a_title_before_the_first_verse_is_a_book_of_scripture(tmp_path: Path) -
     assert [c.title for c in book.chapters] == ["The Book of Ruth", "Ezra"]
 
 
+def test_a_book_of_poems_without_headings_takes_its_titles_in_capitals(tmp_path: Path) -> None:
+    """Only when nothing else heads a chapter, five titles or more, and never a line on every page
+    (a running head)."""
+    poems = ["THE LAMB", "THE SICK ROSE", "THE FLY", "THE TIGER", "LONDON"]
+    body = "Little lamb, who made thee?\nDost thou know who made thee?\n\nPOEMS\n\n"
+    content = "".join(f"{title}\n\n{body}" for title in poems)
+    book, _ = parse_book(write(tmp_path, "poems.txt", content))
+    assert [c.title for c in book.chapters] == ["The Lamb", "The Sick Rose", "The Fly", "The Tiger",
+                                                "London"]  # fmt: skip
+    few, _ = parse_book(write(tmp_path, "few.txt", "".join(f"{t}\n\n{body}" for t in poems[:4])))
+    assert few.chapters == ()
+
+
 def test_a_binary_file_named_txt_is_corrupt(tmp_path: Path) -> None:
     with pytest.raises(IngestError) as caught:
         parse_book(write(tmp_path, "binary.txt", b"\x00\x01\x02" * 100))

@@ -25,7 +25,7 @@ TXT_CHAPTERS = {
     "austen-persuasion.txt": 24,
     "austen-sense.txt": 50,
     "bible-kjv.txt": 66,  # its books, each opening at verse 1:1
-    "blake-poems.txt": 0,
+    "blake-poems.txt": 48,  # its poems, titled in capitals (two called "Introduction": below)
     "chesterton-ball.txt": 20,
     "chesterton-brown.txt": 12,
     "chesterton-thursday.txt": 15,
@@ -49,6 +49,8 @@ TXT_MATTER = {
     "pg599_vanity_fair.txt": [("Contents", "front_matter")],
     "pg84_frankenstein.txt": [("Contents", "front_matter")],
     "pg910_white_fang.txt": [("Contents", "front_matter")],
+    # the first poem of Songs of Innocence and of Songs of Experience, read as an editor's
+    "blake-poems.txt": [("Introduction", "commentary"), ("Introduction", "commentary")],
 }  # fmt: skip
 
 

@@ -15,6 +15,7 @@ Invariant: the returned offsets are sorted and point at the first character of a
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -48,6 +49,10 @@ _SMALL_WORDS = frozenset(
     | {"the", "to", "with", "which"}
 )
 _TITLE_DECORATION = "_*}{ "
+MIN_SHOUTED = 5  # titles in capitals a text without other headings needs for them to count
+MAX_SHOUTED_CHARS = 60
+MAX_SHOUTED_REPEATS = 3  # "HOLY THURSDAY" of Innocence and of Experience
+_CAPITALS = re.compile(r"[A-Z]{2}")
 MAX_TITLE_WORDS = 16
 MAX_TITLE_CHARS = 100
 
@@ -107,6 +112,18 @@ def _match_heading(lines: list[_Line], i: int) -> tuple[str, str | None, bool] |
     if _stands_alone(lines, i) and _title_like(text) and _opens_verses(lines, i):
         return " ".join(text.split()), None, False
     return None
+
+
+def _shouted(lines: list[_Line], i: int) -> bool:
+    """A short line in capitals standing alone: "THE SICK ROSE", "NURSE'S SONG"."""
+    text = lines[i].text
+    return (
+        _stands_alone(lines, i)
+        and len(text) <= MAX_SHOUTED_CHARS
+        and text.upper() == text
+        and _CAPITALS.search(text) is not None
+        and not text.startswith("[")
+    )
 
 
 def _opens_verses(lines: list[_Line], i: int) -> bool:
@@ -172,9 +189,18 @@ def _has_body(lines: list[_Line], after: int, before: int) -> bool:
 
 
 def find_headings(text: str) -> list[tuple[int, str]]:
-    """``(char_start, title)`` of each chapter heading in ``text``, in order."""
+    """``(char_start, title)`` of each chapter heading in ``text``, in order; in a text with no
+    heading of those, its titles in capitals standing alone (a book of poems: "THE TIGER"), when
+    it has ``MIN_SHOUTED`` of them."""
     lines = _lines(text)
     found = list(_candidates(lines))
+    if not found:
+        shouted = [_Heading(i, i, lines[i].start, lines[i].text, False, lines[i].text)
+                   for i in range(len(lines)) if _shouted(lines, i)]  # fmt: skip
+        # a line on every page (a running head: "THE GREAT GATSBY") titles nothing
+        times = Counter(h.title for h in shouted)
+        shouted = [h for h in shouted if times[h.title] <= MAX_SHOUTED_REPEATS]
+        found = shouted if len(shouted) >= MIN_SHOUTED else []
     out: list[tuple[int, str]] = []
     run: list[_Heading] = []
     within = ""  # the part (act, volume) the chapters since its heading lie in: "Volume II"

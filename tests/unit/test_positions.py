@@ -186,3 +186,15 @@ def test_a_scene_several_acts_have_is_asked_for_with_its_act() -> None:
         PLAY.with_position(PLAY.position_at_percent(100)).position_at_chapter("scene 2")
     assert caught.value.code is BookErrorCode.AMBIGUOUS
     assert "with its part ('act 1 scene 2')" in caught.value.message
+
+
+def test_an_ambiguous_title_in_a_book_without_parts_is_asked_for_by_more_of_it() -> None:
+    """A Bible's "Kings" names four books: no 'part 2 chapter 5' to suggest, as none is numbered."""
+    bible = make_book(["The First Book of the Kings", "The Second Book of the Kings", "Ezra"])
+    with pytest.raises(BookError) as caught:
+        bible.with_position(bible.position_at_percent(100)).position_at_chapter("Kings")
+    message = caught.value.message
+    assert caught.value.code is BookErrorCode.AMBIGUOUS
+    assert "The Second Book of the Kings" in message
+    assert message.endswith("Name the one you mean by more of its title.")
+    assert bible.find_chapters("Ezra") == [bible.chapters[2]]

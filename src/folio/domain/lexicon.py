@@ -6,8 +6,9 @@ General signals only, the same for any English prose (no list of names or titles
 - a name is a capitalised word the book writes mid-sentence, hardly ever in lower case, and not a
   stopword ("Elizabeth", "Darcy", "London");
 - a title is a capitalised word that stands before several different names ("Mr", "Miss",
-  "Lady", "Professor") more often than it ends one ("Sir John": "John" is no title): it makes a
-  name of its own ("Miss Bingley" is not "Mr Bingley");
+  "Lady", "Professor") more often than it ends one ("Sir John": "John" is no title), and
+  mid-sentence too ("to Mr Darcy"; a play's "Enter Macbeth." or "Poor Elinor!" only opens
+  sentences): it makes a name of its own ("Miss Bingley" is not "Mr Bingley");
 - a mention is a run of capitalised words holding a name ("Sir William Lucas", "Miss Bennet"),
   cut at a full stop unless the word before it is one the book abbreviates ("Mr.", not "Bill.");
   its shorter forms ("Sir William", "Lucas", "Miss Eliza", whose "Eliza" begins "Elizabeth")

@@ -32,6 +32,7 @@ _NUMBER = rf"(?:\d{{1,3}}|{_ROMAN}|{_WORDS})"
 # Reynoldo."), not a title
 _ACTS = ("ACT", "ACTUS")
 _SCENES = ("SCENE", "SCENA", "SCAENA", "SCOENA")
+_STAGED = frozenset((*_ACTS, *_SCENES))
 # a heading of these may be folded into the chapter (or scene) after it
 _MAJOR = ("VOLUME", "BOOK", "PART", *_ACTS)
 _KEYWORDS = ("CHAPTER", "LETTER", "STAVE", "CANTO", *_SCENES, *_MAJOR)
@@ -100,7 +101,7 @@ def _match_heading(lines: list[_Line], i: int) -> tuple[str, str | None, bool] |
         titled = _REST_PUNCT_TITLE.match(rest) or _REST_CAPS_TITLE.match(rest)
         # a scene's title is where it is set, in sentence case: "SCENE I. Elsinore. A platform
         # before the castle."
-        staged = m.group("kw").upper() in (*_ACTS, *_SCENES)
+        staged = m.group("kw").upper() in _STAGED
         if titled and (staged or _title_like(titled.group("title"))):
             return _clean_head(m.group("head")), titled.group("title"), major
         return None
@@ -177,7 +178,7 @@ def _candidates(lines: list[_Line]) -> Iterator[_Heading]:
             continue
         head, title, major = found
         last = i
-        staged = head.split()[0].upper() in (*_ACTS, *_SCENES)
+        staged = head.split()[0].upper() in _STAGED
         if title is None and not staged and (sub := _subtitle(lines, i)) is not None:
             title, last = sub
         full = f"{head}. {title}" if title else head

@@ -16,6 +16,7 @@ from folio.adapters.llm.offline import OfflineChatProvider
 from folio.agent.offline.strategy import (
     OfflineStrategy,
     asked_names,
+    common_new_name,
     reader_answer,
     search_query,
     subject_start,
@@ -231,6 +232,19 @@ def test_a_new_protagonists_question_is_searched_alone_too_and_switches_if_it_fi
     assert len(queries) == 2 and "watched Captain Ahab" in answer and subject_start(head) == 0
     queries, _, _ = turn(found(sea), Person("Ishmael", 3, named, share=0.1))  # not a protagonist
     assert queries == [conversation]
+
+
+def test_a_protagonists_question_pointing_at_someone_else_leans_on_the_conversation() -> None:
+    """Emma: "What did Emma plan for her?" after "Who is Harriet Smith?" is about Harriet too
+    (an object pronoun is someone else than its subject): searched with the conversation only.
+    "Why did Emma break off her engagement?" ("her": Emma's own) is searched alone too."""
+    emma = {"Emma": Person("Emma", 900, passage("Emma Woodhouse, handsome."), share=0.7)}
+    earlier = ["Who is Harriet Smith?"]
+    assert common_new_name("Why did Emma break off her engagement?", earlier, emma)
+    assert common_new_name("Did Emma like her new friend?", earlier, emma)
+    for leaning in ("What did Emma plan for her?", "What did Emma tell him?",
+                    "Why did Emma visit them?", "What did Emma think of her?"):  # fmt: skip
+        assert not common_new_name(leaning, earlier, emma), leaning
 
 
 def searched(question: str, *queries: str) -> list[PromptMessage]:

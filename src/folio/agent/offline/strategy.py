@@ -99,6 +99,12 @@ EXPLAINING = frozenset({"why", "how"})
 LATER_REPLY = "Nothing {where} answers this, and I cannot look past where you have read."
 LATER_NOTE = "I cannot look past where you have read: this is only what the book says {where}."
 _DELTA = re.compile(r"\S+\s*|\s+")
+# a pronoun that is the object of the question, so someone other than its subject: someone the
+# conversation named ("What did Emma plan for her?"; "her engagement" is the subject's own)
+_OBJECT = re.compile(
+    r"\b(?:him|them)\b|\bher\b(?=\s*(?:[?.!,;]|$|(?:to|for|with|about|from|at|by|on)\b))",
+    re.IGNORECASE,
+)
 _NUMBER = re.compile(r"\b\d+\b")
 REPLIES = {
     GREETING: "Hello! Ask me about the book: characters, events, places. I will quote the pages.",
@@ -327,9 +333,12 @@ def common_new_name(question: str, earlier: Sequence[str], met: Mapping[str, Per
     comes up in so much of the text read (``Person.share`` at least ``MIN_SHARE``: a
     protagonist) that any search finds passages naming them? Then that the conversation's
     search found such passages does not say the subject is the same ("Why did Anne break off her
-    engagement?" after "Who is Captain Wentworth?"): the question is searched on its own too."""
+    engagement?" after "Who is Captain Wentworth?"): the question is searched on its own too.
+    Not when it also points at someone else with an object pronoun: "What did Emma plan for
+    her?" after "Who is Harriet Smith?" is about Harriet too."""
     new = new_names(question, earlier)
-    return any(p.share >= MIN_SHARE for n, p in met.items() if n in new)
+    common = any(p.share >= MIN_SHARE for n, p in met.items() if n in new)
+    return common and _OBJECT.search(question) is None
 
 
 def new_names(question: str, earlier: Sequence[str]) -> list[str]:

@@ -8,7 +8,7 @@ import pytest
 from folio.agent.offline.strategy import reader_answer
 from folio.agent.tools import default_registry
 from folio.agent.tools.base import ToolContext
-from folio.domain.lexicon import Lexicon
+from folio.domain.lexicon import Lexicon, singular
 from folio.domain.passages import PEOPLE, RECAP, PeopleList, Recap
 from folio.domain.summary import rank_chapter
 from tests.unit.test_book_tools import SECRET_WORDS, StoryLibrary, make_story
@@ -75,6 +75,16 @@ def test_one_name_is_looked_up_in_the_text_read_only(story: StoryLibrary) -> Non
     unmet = run(story, PEOPLE, name="Justine")  # met only past the position
     assert unmet.success and unmet.data.people == ()
     assert "mentions Justine" in (unmet.data.note or "")
+
+
+def test_a_family_named_in_the_plural_is_the_name_the_book_uses(story: StoryLibrary) -> None:
+    """ "How did she come to live with the Frankensteins?" was answered "Nothing up to Chapter 12
+    mentions Frankensteins.": a name not met is looked up again without its plural ending."""
+    [clerval] = run(story, PEOPLE, name="Clervals").data.people
+    assert "Clerval" in clerval.name
+    assert "mentions Justines" in (run(story, PEOPLE, name="Justines").data.note or "")
+    assert (singular("the Frankensteins"), singular("Bennets'"), singular("Ross")) == (
+        "the Frankenstein", "Bennet", None)  # fmt: skip
 
 
 def test_ranked_sentences_keep_the_texts_offsets() -> None:

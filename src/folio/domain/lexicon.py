@@ -57,6 +57,8 @@ _MID_SENTENCE = re.compile(r"[a-z,;] $")
 _STOPPED = re.compile(r"\b([A-Z][a-z]{0,3})\.[ \t]*\n?[ \t]*([A-Z])")
 _SHORT = re.compile(r"\b[A-Z][a-z]{0,3}\b")
 _TOKEN = re.compile(r"\S+")
+_PLURAL = re.compile(r"(?<=[^sS])s['’]?$")
+MIN_SINGULAR = 3  # letters of a name without its plural ending
 MIN_LEAN = 0.3  # a form's lean this far from 0 says "he" or "she"
 MAX_APART = 0.5  # leans further apart than this keep a form from the most mentioned holder
 MIN_MENTIONS = 2
@@ -187,6 +189,13 @@ def normal_form(text: str) -> str:
     """ "Mr. Darcy's" -> "Mr Darcy": no full stops, no possessive, single spaces."""
     words = [w.rstrip(".").removesuffix("'s").removesuffix("’s") for w in text.split()]
     return " ".join(w for w in words if w)
+
+
+def singular(name: str) -> str | None:
+    """``name`` without the ending a reader puts on a family's name ("the Frankensteins", "the
+    Bennets'"), when it has one (none for "Ross")."""
+    bare = _PLURAL.sub("", name)
+    return bare if bare != name and len(bare.split()[-1]) >= MIN_SINGULAR else None
 
 
 def runs(text: str) -> Iterable[str]:

@@ -32,7 +32,7 @@ from folio.agent.tools.base import (
 )
 from folio.agent.tools.recap import RecapTool
 from folio.domain.books import Book
-from folio.domain.lexicon import Lexicon
+from folio.domain.lexicon import Lexicon, singular
 from folio.domain.passages import PEOPLE, Passage, PeopleList, Person
 from folio.domain.sentences import is_prose, sentence_spans
 
@@ -67,7 +67,12 @@ class PeopleTool(BaseTool):
         self, ctx: ToolContext, services: ToolServices, *, name: str | None = None
     ) -> ToolResult:
         if name is not None:
-            return _one_name(ctx, services, name.strip())
+            found = _one_name(ctx, services, name.strip())
+            one = singular(name.strip())  # looked up when the name as written is not met
+            if one and isinstance(found.data, PeopleList) and not found.data.people:
+                plain = _one_name(ctx, services, one)  # "the Frankensteins": Frankenstein
+                return plain if isinstance(plain.data, PeopleList) and plain.data.people else found
+            return found
         book = ctx.book
         window = ctx.window
         pieces = [(v, a, b) for v in window.volumes for a, b in window.spans(v.id)]

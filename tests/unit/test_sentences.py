@@ -61,3 +61,18 @@ def test_a_quote_mark_opening_the_next_word_starts_the_next_sentence() -> None:
         "'Tis late.",
     ]
     assert split_sentences("He smiled. '") == ["He smiled."]
+
+
+def test_a_dialogue_tag_cut_off_a_question_or_an_exclamation_stays_with_it() -> None:
+    """White Fang: "Bill asked anxiously." was quoted on its own for "What happened to Bill?"."""
+    text = (
+        "Bill held up the empty cup. “Where is it?” Bill asked anxiously. Henry looked about. "
+        "“Go away!” He left the room quietly and never came back."
+    )
+    assert split_sentences(text) == [
+        "Bill held up the empty cup.",
+        "“Where is it?” Bill asked anxiously.",
+        "Henry looked about.",
+        "“Go away!”",  # more than a tag's few words follow: a sentence of its own
+        "He left the room quietly and never came back.",
+    ]

@@ -16,6 +16,11 @@ import sentencex
 
 LANGUAGE = "en"
 _OPENING_LEFT = re.compile(r"\s(['\"‘“])$")  # a mark after a space, the sentence's last
+# a speech ending in a question or an exclamation, and the few words after it that say who spoke
+# ('"Where is the cup?" / "Bill asked anxiously."): one sentence, as "asked Bill" would be
+_ASKED = re.compile(r"[?!][”\"’']$")
+_TAG = re.compile(r"^[^\"“”‘’']{1,40}\.$")
+MAX_TAG_WORDS = 4
 
 
 def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
@@ -45,6 +50,10 @@ def split_sentences(text: str) -> list[str]:
             out[i] = sentence[: mark.start()]
             if i + 1 < len(out):
                 out[i + 1] = mark.group(1) + out[i + 1]
+    for i in range(len(out) - 1, 0, -1):  # a dialogue tag the segmenter cut off its speech
+        tag = out[i]
+        if _ASKED.search(out[i - 1]) and _TAG.match(tag) and len(tag.split()) <= MAX_TAG_WORDS:
+            out[i - 1], out[i] = f"{out[i - 1]} {tag}", ""
     return [sentence for sentence in out if sentence]
 
 

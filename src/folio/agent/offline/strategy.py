@@ -100,11 +100,9 @@ LATER_REPLY = "Nothing {where} answers this, and I cannot look past where you ha
 LATER_NOTE = "I cannot look past where you have read: this is only what the book says {where}."
 _DELTA = re.compile(r"\S+\s*|\s+")
 # a pronoun that is the object of the question, so someone other than its subject: someone the
-# conversation named ("What did Emma plan for her?"; "her engagement" is the subject's own)
-_OBJECT = re.compile(
-    r"\b(?:him|them)\b|\bher\b(?=\s*(?:[?.!,;]|$|(?:to|for|with|about|from|at|by|on)\b))",
-    re.IGNORECASE,
-)
+# conversation named ("What did Emma plan for her?"). "her" is one only before a stopword or the
+# end ("her engagement" is the subject's own)
+_OBJECT = re.compile(r"\b(?:him|them)\b|\bher\b(?:\W*$|\s+(?P<next>[A-Za-z]+))", re.IGNORECASE)
 _NUMBER = re.compile(r"\b\d+\b")
 REPLIES = {
     GREETING: "Hello! Ask me about the book: characters, events, places. I will quote the pages.",
@@ -338,7 +336,10 @@ def common_new_name(question: str, earlier: Sequence[str], met: Mapping[str, Per
     her?" after "Who is Harriet Smith?" is about Harriet too."""
     new = new_names(question, earlier)
     common = any(p.share >= MIN_SHARE for n, p in met.items() if n in new)
-    return common and _OBJECT.search(question) is None
+    return common and not any(
+        m.group("next") is None or m.group("next").lower() in STOPWORDS
+        for m in _OBJECT.finditer(question)
+    )
 
 
 def new_names(question: str, earlier: Sequence[str]) -> list[str]:

@@ -8,6 +8,7 @@ import pytest
 from folio.agent.offline.strategy import reader_answer
 from folio.agent.tools import default_registry
 from folio.agent.tools.base import ToolContext
+from folio.agent.tools.reader import MAX_NAME_CHARS
 from folio.domain.lexicon import Lexicon, singular
 from folio.domain.passages import PEOPLE, RECAP, PeopleList, Recap
 from folio.domain.summary import rank_chapter
@@ -125,3 +126,10 @@ def test_a_person_is_first_met_in_the_story_not_in_a_heading_or_a_bracketed_note
     assert firsts["Dr Lee"].startswith("Then Dr Lee came")
     [hirsch] = run(story, PEOPLE, name="Hirsch").data.people
     assert hirsch.first.text.startswith("They were both pupils")
+
+
+def test_a_name_looked_up_is_bounded(story: StoryLibrary) -> None:
+    """A name, not a passage: at most ``MAX_NAME_CHARS`` characters reach the lookup."""
+    assert run(story, PEOPLE, name="C" * MAX_NAME_CHARS).success
+    refused = run(story, PEOPLE, name="C" * (MAX_NAME_CHARS + 1))
+    assert not refused.success and "too long" in (refused.error or "")

@@ -37,6 +37,7 @@ from folio.domain.passages import PEOPLE, Passage, PeopleList, Person
 from folio.domain.sentences import is_prose, sentence_spans
 
 MAX_PEOPLE = 12
+MAX_NAME_CHARS = 100  # of a name looked up: a name, not a passage
 MAX_WORDS = 60
 AROUND = 1500  # characters read on each side of a first mention to find its sentence
 MAX_SKIPPED = 5  # first mentions passed over for standing in a heading, a note or a speech
@@ -58,7 +59,7 @@ class PeopleTool(BaseTool):
     )
     parameters: Mapping[str, Any] = {
         "type": "object",
-        "properties": {"name": {"type": "string"}},
+        "properties": {"name": {"type": "string", "maxLength": MAX_NAME_CHARS}},
         "additionalProperties": False,
     }
     category = ToolCategory.QUERY

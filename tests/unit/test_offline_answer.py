@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from folio.agent.offline.answer import best_quotes
+from folio.agent.offline.answer import best_quotes, compose
 from folio.domain.passages import Passage, Person
 from folio.domain.ports import Embedder
 from tests.unit.test_offline_agent import BagOfWords
@@ -264,3 +264,30 @@ def test_first_met_in_a_speech_the_story_s_own_first_words_about_them_introduce_
                      scene.text[at:])  # fmt: skip
     flask = Person("Flask", 9, spoken, ("Mr Flask",), told=told)
     assert quoted(embedder, question, later, scene, about=flask)[0] == eldest
+
+
+def test_a_play_s_speech_is_quoted_with_its_speaker_and_a_stage_direction_never_leads() -> None:
+    """Macbeth: "Enter the three Witches." came closest to "Who are the witches?" and led; a
+    speech was quoted with its prefix ("1. A Saylors Wife...") or none, so no reader knew who
+    speaks it."""
+    scene = (
+        "Scena Tertia.\n\nThunder. Enter the three Witches.\n\n"
+        "  1. Where hast thou beene, Sister?\n  2. Killing the Swine of the farmer\n\n"
+        "   All. The weyward Sisters, hand in hand,\nPosters of the Sea and Land.\n"
+        "Enter Macbeth and Banquo.\n\n  Macb. So foule and faire a day I haue not seene\n\n"
+        "   Mal. This is the Sergeant\n\nExeunt.\n"
+    )
+    found = passage(scene, chapter="Actus Primus, Scena Tertia")
+    question = "Who are the witches?"
+    direction = "Enter the three Witches."
+    sisters = "The weyward Sisters, hand in hand, Posters of the Sea and Land."
+    speech = "So foule and faire a day I haue not seene"
+    embedder = Scripted(question, {direction: 0.9, sisters: 0.5, speech: 0.6})
+    quotes = best_quotes(embedder, question, [found])
+    assert [(q.sentence, q.speaker) for q in quotes][:2] == [
+        (speech, "Macbeth"),  # "Macb." is the one name the passage writes in full from it
+        (sisters, "All"),
+    ]
+    assert quotes[-1].sentence == direction  # after every speech
+    answer = compose(quotes, "up to Actus Primus, Scena Tertia")
+    assert f'- Macbeth: "{speech}" (Actus Primus, Scena Tertia, p. 12)' in answer

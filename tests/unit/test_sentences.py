@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from folio.app.chunking import chunk_book
-from folio.domain.sentences import sentence_spans, split_sentences
+from folio.domain.sentences import sentence_spans, speeches, split_sentences
 from tests.unit.test_chunking import make_book
 
 
@@ -76,3 +76,57 @@ def test_a_dialogue_tag_cut_off_a_question_or_an_exclamation_stays_with_it() -> 
         "“Go away!”",  # more than a tag's few words follow: a sentence of its own
         "He left the room quietly and never came back.",
     ]
+
+
+FOLIO = (  # Macbeth as the First Folio prints it (../shared/data/books/shakespeare-macbeth.txt)
+    "Scena Tertia.\n\nThunder. Enter the three Witches.\n\n"
+    "  1. Where hast thou beene, Sister?\n  2. Killing Swine\n\n   3. Sister, where thou?\n"
+    "   All. Thus doe goe, about, about,\nPeace, the Charme's wound vp.\n"
+    "Enter Macbeth and Banquo.\n\n  Macb. So foule and faire a day I haue not seene\n\n"
+    "   Banquo. How farre is't call'd to Soris? What are these,\nSo wither'd\n\n"
+    "  La. That which hath made them drunk, hath made me bold\n\nExeunt.\n"
+)
+
+
+def parts(text: str, **kwargs: bool) -> list[tuple[str | None, bool, str]]:
+    return [
+        (s.speaker, s.staged, " ".join(text[s.start : s.end].split()))
+        for s in speeches(text, **kwargs)
+    ]
+
+
+def test_a_play_is_cut_into_its_speeches_and_stage_directions() -> None:
+    assert parts(FOLIO, opening=True) == [
+        (None, True, "Scena Tertia. Thunder. Enter the three Witches."),
+        (None, False, "Where hast thou beene, Sister?"),  # the First Witch: "1."
+        (None, False, "Killing Swine"),
+        (None, False, "Sister, where thou?"),
+        # a direction inside a speech, with no blank line, is not told apart
+        (
+            "All",
+            False,
+            "Thus doe goe, about, about, Peace, the Charme's wound vp. Enter Macbeth and Banquo.",
+        ),
+        ("Macb", False, "So foule and faire a day I haue not seene"),
+        ("Banquo", False, "How farre is't call'd to Soris? What are these, So wither'd"),
+        ("La", False, "That which hath made them drunk, hath made me bold"),  # "La." as a title
+        (None, True, "Exeunt."),
+    ]
+    # a passage opening in the middle of a scene may open with the end of a speech
+    opened = parts(FOLIO[FOLIO.index("Thunder") :])[0]
+    assert opened == (None, False, "Thunder. Enter the three Witches.")
+    modern = (
+        "HAMLET.\nA little more than kin, and less than kind.\n\nKING.\nHow is it?\n\nHAMLET.\nNo."
+    )
+    assert [p[0] for p in parts(modern)] == ["HAMLET", "KING", "HAMLET"]
+
+
+def test_prose_is_no_play() -> None:
+    """A wrapped line of a novel may open with a title or a word ending its sentence: "Mr." is a
+    title, "Killer." is not set apart (Moby Dick's Cetology), a numbered heading is a numeral."""
+    prose = (
+        "He knew the whale\nKiller.  Both are outlaws, even in the lawless seas.\n"
+        "Mr. Darcy bowed, and\nMr. Bingley smiled; then\nMrs. Bennet spoke.\n"
+        "II. The Algerine Porpoise.  III. The Mealy-mouthed\nPorpoise."
+    )
+    assert parts(prose) == [(None, False, " ".join(prose.split()))]

@@ -10,7 +10,10 @@ Invariant: every span ``(s, e)`` of ``sentence_spans(text, start, end)`` lies in
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
 
 import sentencex
 
@@ -21,6 +24,20 @@ _OPENING_LEFT = re.compile(r"\s(['\"‘“])$")  # a mark after a space, the sen
 _ASKED = re.compile(r"[?!][”\"’']$")
 _TAG = re.compile(r"^[^\"“”‘’']{1,40}\.$")
 MAX_TAG_WORDS = 4
+# a play's speech prefix: a line opening with the speaker's name or its abbreviation and a full
+# stop ("  Macb. So foule and faire", "FRENCH SAILOR. Hist, boys!", "  1. Where hast thou
+# beene"), or a name in capitals alone on its line over the speech ("HAMLET.\nTo be, or not")
+_PREFIX = re.compile(
+    r"^[ \t]*(?P<tag>[A-Z][a-z'’]{0,14}|[A-Z][A-Z'’]{2,}(?:[ \t][A-Z][A-Z'’]+){0,2}|\d{1,2})\."
+    r"(?:[ \t]+(?=\S)|[ \t]*\n(?=[ \t]*[^\s\d]))",
+    re.MULTILINE,
+)
+_ROMAN_WORD = re.compile(r"\b[IVXLC]+\b")  # "BOOK II.", "II. The Algerine Porpoise": headings
+_BLANK = re.compile(r"\n[ \t]*\n")
+# a passage is a play's when this many of its lines open with a speech prefix (the witches are
+# "1.", "2.", "3."): on the books of ../shared/data the plays have
+# about one in four lines so, a novel one in a hundred at most (a name ending a wrapped line)
+MIN_SPEECHES = 3
 
 
 def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
@@ -66,3 +83,57 @@ def is_prose(sentence: str, headings: Iterable[str | None] = ()) -> bool:
     titles = [" ".join(re.findall(r"\w+", h.lower())) for h in headings if h]
     bracketed = sentence.startswith("[") and sentence.rstrip(".").endswith("]")
     return len(words.split()) > 2 and not any(words in t for t in titles) and not bracketed
+
+
+@dataclass(frozen=True, slots=True)
+class Speech:
+    """A part of a passage: one speech of a play (``speaker``: its prefix as written, "Macb";
+    None for a number, "1." of the First Witch), a stage direction (``staged``: a paragraph of a
+    play's passage that no prefix opens, after a speech: "Thunder. Enter the three Witches."), or
+    the whole passage of a book that is no play. ``start``/``end`` index the passage's text,
+    after the prefix."""
+
+    start: int
+    end: int
+    speaker: str | None = None
+    staged: bool = False
+
+
+def speeches(text: str, *, opening: bool = False) -> list[Speech]:
+    """``text`` (a passage, lines as the book has them) cut into its speeches when it is a
+    play's, else one part. A prefix is set apart from prose (indented, in capitals, or a
+    speaker's twice); the passage is a play's when ``MIN_SPEECHES`` of them are ones the
+    segmenter would end a sentence after ("Mr." opening a line of a novel is none), and then
+    every one is a speech's ("La." of Lady Macbeth too). Text before the first prefix
+    may be the end of a speech begun in the passage before: a part with no speaker, not a stage
+    direction, unless the passage is ``opening`` its scene (its first line is the heading)."""
+    found = [m for m in _PREFIX.finditer(text) if not _ROMAN_WORD.search(m.group("tag"))]
+    lines = Counter(m.group("tag") for m in found)
+    # set apart from prose: not a wrapped line opening with a word that ends its sentence
+    # ("Killer.  Both are outlaws"; "Thunder. Enter the three Witches." is a direction)
+    found = [
+        m
+        for m in found
+        if m.group().startswith((" ", "\t"))
+        or m.group("tag").isupper()
+        or lines[m.group("tag")] > 1
+    ]
+    if sum(_ends_sentence(m.group("tag")) for m in found) < MIN_SPEECHES:
+        return [Speech(0, len(text))]
+    before = text[: found[0].start()]
+    out = [Speech(0, len(before), staged=opening)] if before.strip() else []
+    for m, after in zip(found, [*found[1:], None], strict=True):
+        end = after.start() if after else len(text)
+        tag = m.group("tag")
+        speaker = None if tag.isdigit() else tag
+        blank = _BLANK.search(text, m.end(), end)  # a paragraph after the speech: a direction
+        out.append(Speech(m.end(), blank.start() if blank else end, speaker))
+        if blank and text[blank.end() : end].strip():
+            out.append(Speech(blank.end(), end, staged=True))
+    return out
+
+
+@lru_cache(maxsize=4096)
+def _ends_sentence(tag: str) -> bool:
+    """Does the segmenter end a sentence at "``tag``." before a name (not a title: "Mr.")?"""
+    return len(sentencex.get_sentence_boundaries(LANGUAGE, f"{tag}. Smith")) > 1

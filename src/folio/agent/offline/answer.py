@@ -41,7 +41,7 @@ from folio.domain.lexicon import RUN, normal_form, runs
 from folio.domain.passages import Passage, Person
 from folio.domain.ports import Embedder
 from folio.domain.search import STOPWORDS, query_terms
-from folio.domain.sentences import is_prose, split_sentences
+from folio.domain.sentences import Speech, is_prose, speeches, split_sentences
 
 OFFLINE_NOTE = "(Offline mode: these are passages extracted from the book, not a generated answer.)"
 MAX_QUOTES = 3
@@ -100,6 +100,7 @@ class Quote:
     passage: Passage
     score: float
     cut: bool = False  # only the sentence's first ``MAX_QUOTE_WORDS`` words are quoted
+    speaker: str | None = None  # who speaks it, in a play ("Macbeth", or "Macb." as written)
 
     @property
     def location(self) -> str:
@@ -120,6 +121,8 @@ class _Candidate:
     index: int
     before: str
     after: str
+    speaker: str | None = None  # a play's speech: who speaks it (``_speaker``)
+    staged: bool = False  # a play's stage direction: says less than any speech
 
     @property
     def text(self) -> str:
@@ -195,7 +198,9 @@ def best_quotes(
     # again: a follow-up on the same sentence ("Where?" after "What did he find?") needs it
     best = max(kept, key=lambda c: scores[c], default=None)
     stale = {c for c in kept if c is not best and " ".join(c.sentence.split()) in before}
-    ranked = sorted(kept, key=lambda c: (c is not intro, c in stale, -scores[c]))
+    # a play's stage direction comes after every speech: "Enter the three Witches." is closest
+    # to "Who are the witches?" and tells nothing of them
+    ranked = sorted(kept, key=lambda c: (c is not intro, c.staged, c in stale, -scores[c]))
     return [_quote(c, scores[c]) for c in ranked[:MAX_QUOTES]]
 
 
@@ -207,12 +212,12 @@ def _scores(
     score and the mixed one: the floor is the embedder's for a sentence). Two calls to the
     embedder."""
     own = closeness(embedder, question, [c.text for c in shortlist])
-    scores = {c: o - _penalty(c.sentence) for c, o in zip(shortlist, own, strict=True)}
+    scores = {c: o - _said(c) for c, o in zip(shortlist, own, strict=True)}
     leading = sorted(shortlist, key=lambda c: -scores[c])[:WINDOWED]
     place = closeness(embedder, question, [c.window for c in leading])
     gates = dict(scores)
     for c, w in zip(leading, place, strict=True):  # the best few, in place
-        scores[c] = (1 - CONTEXT_WEIGHT) * scores[c] + CONTEXT_WEIGHT * (w - _penalty(c.sentence))
+        scores[c] = (1 - CONTEXT_WEIGHT) * scores[c] + CONTEXT_WEIGHT * (w - _said(c))
         gates[c] = max(gates[c], scores[c])
     return scores, gates
 
@@ -221,7 +226,11 @@ def compose(quotes: Sequence[Quote], where: str) -> str:
     """The quotes in the order of their sources, with the offline note; or the honest nothing."""
     if not quotes:
         return f"Nothing {where} answers this. Try other words, or a name from the story."
-    lines = [f"- {in_quotes(q.sentence)}{' …' if q.cut else ''} ({q.location})" for q in quotes]
+    lines = [
+        f"- {f'{q.speaker}: ' if q.speaker else ''}{in_quotes(q.sentence)}"
+        f"{' …' if q.cut else ''} ({q.location})"
+        for q in quotes
+    ]
     return f"From the book, {where}:\n" + "\n".join(lines) + "\n\n" + OFFLINE_NOTE
 
 
@@ -248,8 +257,14 @@ def _candidates(
     seen: set[str] = set()
     own = {_key(p.text) for p in (subject.first, subject.told) if p} if subject else set()
     for rank, passage in zip(ranks, pool, strict=True):
-        sentences = split_sentences(passage.text)
-        for i, sentence in enumerate(sentences):
+        opening = _opens(passage)
+        parts = [
+            (s, part)
+            for part in speeches(passage.text, opening=opening)
+            for s in _sentences(passage, part)
+        ]
+        sentences = [s for s, _ in parts]
+        for i, (sentence, part) in enumerate(parts):
             key = _key(sentence)
             if key in seen or not is_prose(sentence, passage.headings):
                 continue
@@ -257,8 +272,39 @@ def _candidates(
             if key in own or not _someone_else(sentence, subject, named):
                 before = sentences[i - 1] if i else ""
                 after = sentences[i + 1] if i + 1 < len(sentences) else ""
-                out.append(_Candidate(sentence, passage, rank, i, before, after))
+                speaker = _speaker(part.speaker, named)
+                out.append(
+                    _Candidate(sentence, passage, rank, i, before, after, speaker, part.staged)
+                )
     return out
+
+
+def _sentences(passage: Passage, part: Speech) -> list[str]:
+    """The sentences of one part of a passage (a play's speech; any other passage whole)."""
+    return split_sentences(passage.text[part.start : part.end])
+
+
+def _opens(passage: Passage) -> bool:
+    """Does ``passage`` open with its chapter's heading (a scene's: "Scena Tertia." of "Actus
+    Primus, Scena Tertia")?"""
+    line = next((x for x in passage.text.splitlines() if x.strip()), "")
+    words = " ".join(_WORD.findall(line.lower()))
+    return bool(words) and any(
+        words in " ".join(_WORD.findall(h.lower())) for h in passage.headings
+    )
+
+
+def _speaker(tag: str | None, named: set[str]) -> str | None:
+    """Who speaks a play's speech, from its prefix: the one name the passages found write in
+    full that begins with it ("Macb" is Macbeth, "Banq" Banquo), else the prefix as written
+    ("Mal" where Malcolme and Malice may both be meant); a name in capitals as a name
+    ("FRENCH SAILOR" is French Sailor)."""
+    if tag is None:
+        return None
+    if tag.isupper():
+        return tag.title()
+    longer = {w for w in named if w.startswith(tag) and w != tag}
+    return longer.pop() if len(longer) == 1 else tag
 
 
 def _key(sentence: str) -> str:
@@ -297,11 +343,11 @@ def _introduction(
     telling = [
         c
         for c in near
-        if _penalty(c.sentence) == 0
+        if _said(c) == 0
         and (names & set(_WORD.findall(c.sentence)) or not _SPEECH.search(c.sentence))
     ]
     told = _key(subject.told.text) if subject.told else None
-    voiced = [c for c in candidates if _key(c.sentence) == told and _penalty(c.sentence) == 0]
+    voiced = [c for c in candidates if _key(c.sentence) == told and _said(c) == 0]
     if voiced and all(_SPEECH.search(c.sentence) for c in telling):
         return voiced[0]  # first met in a speech: the story's own first words about them
     return min(telling, key=lambda c: _dialogue(c.sentence), default=None)
@@ -335,6 +381,12 @@ def closeness(embedder: Embedder, query: str, texts: Sequence[str]) -> list[floa
 def _share(asked: set[str], sentence: str) -> float:
     """The share of the question's words of content (``asked``) that ``sentence`` holds."""
     return len(asked & set(query_terms(sentence))) / len(asked)
+
+
+def _said(c: _Candidate) -> float:
+    """How much less a candidate counts for saying little (``_penalty``); a stage direction as
+    much as a question."""
+    return _penalty(c.sentence) + QUESTION_PENALTY * c.staged
 
 
 def _penalty(sentence: str) -> float:
@@ -413,5 +465,5 @@ def _someone_else(sentence: str, about: Person | None, named: set[str]) -> bool:
 def _quote(c: _Candidate, score: float) -> Quote:
     words = c.sentence.split()
     if len(words) <= MAX_QUOTE_WORDS:
-        return Quote(c.sentence, c.passage, score)
-    return Quote(" ".join(words[:MAX_QUOTE_WORDS]), c.passage, score, cut=True)
+        return Quote(c.sentence, c.passage, score, speaker=c.speaker)
+    return Quote(" ".join(words[:MAX_QUOTE_WORDS]), c.passage, score, True, c.speaker)

@@ -101,12 +101,8 @@ def test_a_play_is_cut_into_its_speeches_and_stage_directions() -> None:
         (None, False, "Where hast thou beene, Sister?"),  # the First Witch: "1."
         (None, False, "Killing Swine"),
         (None, False, "Sister, where thou?"),
-        # a direction inside a speech, with no blank line, is not told apart
-        (
-            "All",
-            False,
-            "Thus doe goe, about, about, Peace, the Charme's wound vp. Enter Macbeth and Banquo.",
-        ),
+        ("All", False, "Thus doe goe, about, about, Peace, the Charme's wound vp."),
+        (None, True, "Enter Macbeth and Banquo."),  # closing the speech, with no blank line
         ("Macb", False, "So foule and faire a day I haue not seene"),
         ("Banquo", False, "How farre is't call'd to Soris? What are these, So wither'd"),
         ("La", False, "That which hath made them drunk, hath made me bold"),  # "La." as a title

@@ -33,6 +33,8 @@ _PREFIX = re.compile(
     re.MULTILINE,
 )
 _ROMAN_WORD = re.compile(r"\b[IVXLC]+\b")  # "BOOK II.", "II. The Algerine Porpoise": headings
+# the words a play's directions open with, as printed since the Folio (Latin: "Exeunt", "Manet")
+_ENTRY = re.compile(r"^[ \t]*\[?_?(?:Enter|Exit|Exeunt|Manet|Manent)\b", re.MULTILINE)
 _BLANK = re.compile(r"\n[ \t]*\n")
 # a passage is a play's when this many of its lines open with a speech prefix (the witches are
 # "1.", "2.", "3."): on the books of ../shared/data the plays have
@@ -120,17 +122,37 @@ def speeches(text: str, *, opening: bool = False) -> list[Speech]:
     ]
     if sum(_ends_sentence(m.group("tag")) for m in found) < MIN_SPEECHES:
         return [Speech(0, len(text))]
-    before = text[: found[0].start()]
-    out = [Speech(0, len(before), staged=opening)] if before.strip() else []
+    out: list[Speech] = []
+    if text[: found[0].start()].strip():
+        out += _directed(text, 0, found[0].start(), None, first=True, opening=opening)
     for m, after in zip(found, [*found[1:], None], strict=True):
-        end = after.start() if after else len(text)
         tag = m.group("tag")
-        speaker = None if tag.isdigit() else tag
-        blank = _BLANK.search(text, m.end(), end)  # a paragraph after the speech: a direction
-        out.append(Speech(m.end(), blank.start() if blank else end, speaker))
-        if blank and text[blank.end() : end].strip():
-            out.append(Speech(blank.end(), end, staged=True))
+        end = after.start() if after else len(text)
+        out += _directed(text, m.end(), end, None if tag.isdigit() else tag)
     return out
+
+
+def _directed(
+    text: str,
+    start: int,
+    end: int,
+    speaker: str | None,
+    *,
+    first: bool = False,
+    opening: bool = False,
+) -> list[Speech]:
+    """``text[start:end]``, a speech (``speaker``'s; or the ``first`` part, before a passage's
+    first prefix: the end of a speech begun before, whatever paragraphs it holds, or a stage
+    direction when the passage is ``opening`` its scene), and the direction closing it: a
+    paragraph after the speech, or a line opening with the stage's own words ("Enter Macbeth
+    and Banquo." closing the witches' "All." with no blank line)."""
+    blank = None if first else _BLANK.search(text, start, end)
+    cuts = [c.start() for c in (blank, _ENTRY.search(text, start, end)) if c]
+    stop = min(cuts, default=end)
+    parts = [Speech(start, stop, speaker, staged=opening)] if text[start:stop].strip() else []
+    if text[stop:end].strip():
+        parts.append(Speech(stop + (text[stop] == "\n"), end, staged=True))
+    return parts
 
 
 @lru_cache(maxsize=4096)

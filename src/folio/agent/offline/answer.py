@@ -19,6 +19,9 @@ question, each read with its neighbours, quoted and numbered as their sources.
 - asked who someone is, a sentence whose subject (its first name) is another person is never
   quoted ("Who is Miss Bingley?" quotes no sentence about Mr Bingley or Mr Darcy); asked what
   they did or why, what others did may answer;
+- a play's passage is read as its speeches (``folio.domain.sentences.speeches``): no sentence
+  runs from one speech into the next, each is quoted after its speaker's prefix, and a stage
+  direction ("Enter the three Witches.") comes after every speech;
 - no sentence twice, and at most ``MAX_QUOTES``; the embedder reads at most ``SHORTLIST``
   sentences (twice as many when the question asks only who someone is: its one word, the name,
   cannot tell the sentences naming them apart) and ``WINDOWED`` windows a turn, in two calls;
@@ -100,7 +103,7 @@ class Quote:
     passage: Passage
     score: float
     cut: bool = False  # only the sentence's first ``MAX_QUOTE_WORDS`` words are quoted
-    speaker: str | None = None  # who speaks it, in a play ("Macbeth", or "Macb." as written)
+    speaker: str | None = None  # who speaks it, in a play, as its prefix names them ("Macb")
 
     @property
     def location(self) -> str:
@@ -121,7 +124,7 @@ class _Candidate:
     index: int
     before: str
     after: str
-    speaker: str | None = None  # a play's speech: who speaks it (``_speaker``)
+    speaker: str | None = None  # a play's speech: its prefix ("Macb")
     staged: bool = False  # a play's stage direction: says less than any speech
 
     @property
@@ -223,11 +226,13 @@ def _scores(
 
 
 def compose(quotes: Sequence[Quote], where: str) -> str:
-    """The quotes in the order of their sources, with the offline note; or the honest nothing."""
+    """The quotes in the order of their sources, with the offline note; or the honest nothing.
+    A play's speech follows its speaker's prefix as the book prints it: Macb. "So foule and
+    faire a day I haue not seene" (the book's abbreviation, not a guess at the name)."""
     if not quotes:
         return f"Nothing {where} answers this. Try other words, or a name from the story."
     lines = [
-        f"- {f'{q.speaker}: ' if q.speaker else ''}{in_quotes(q.sentence)}"
+        f"- {f'{q.speaker}. ' if q.speaker else ''}{in_quotes(q.sentence)}"
         f"{' …' if q.cut else ''} ({q.location})"
         for q in quotes
     ]
@@ -272,9 +277,8 @@ def _candidates(
             if key in own or not _someone_else(sentence, subject, named):
                 before = sentences[i - 1] if i else ""
                 after = sentences[i + 1] if i + 1 < len(sentences) else ""
-                speaker = _speaker(part.speaker, named)
                 out.append(
-                    _Candidate(sentence, passage, rank, i, before, after, speaker, part.staged)
+                    _Candidate(sentence, passage, rank, i, before, after, part.speaker, part.staged)
                 )
     return out
 
@@ -292,19 +296,6 @@ def _opens(passage: Passage) -> bool:
     return bool(words) and any(
         words in " ".join(_WORD.findall(h.lower())) for h in passage.headings
     )
-
-
-def _speaker(tag: str | None, named: set[str]) -> str | None:
-    """Who speaks a play's speech, from its prefix: the one name the passages found write in
-    full that begins with it ("Macb" is Macbeth, "Banq" Banquo), else the prefix as written
-    ("Mal" where Malcolme and Malice may both be meant); a name in capitals as a name
-    ("FRENCH SAILOR" is French Sailor)."""
-    if tag is None:
-        return None
-    if tag.isupper():
-        return tag.title()
-    longer = {w for w in named if w.startswith(tag) and w != tag}
-    return longer.pop() if len(longer) == 1 else tag
 
 
 def _key(sentence: str) -> str:

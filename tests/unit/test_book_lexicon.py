@@ -386,3 +386,26 @@ def test_a_word_that_only_opens_sentences_before_names_is_no_title() -> None:
     macbeth = lexicon.find("Macbeth")
     assert macbeth is not None and macbeth.aliases == frozenset({"Macbeth"})
     assert lexicon.find("Enter Macbeth") in (None, macbeth)
+
+
+def test_a_play_s_speeches_are_its_speakers_mentions() -> None:
+    """Macbeth speaks 137 times as "Macb." and is named 60 times: a play's people are counted by
+    their speeches too, each prefix for the one name it begins ("Hamlets Enemy" is Hamlet's), so
+    the main characters lead the people list; a prefix beginning two names counts for no one."""
+    scene = (
+        "Enter Macbeth and Banquo.\n\n"
+        "  Macb. So foule and faire a day, said Macbeth to Banquo, I haue not seene\n"
+        "   Banq. How farre is't call'd to Soris? asks Banquo of Macbeth here\n"
+        "  Macb. Speake if you can: I am Macbeths Enemy, and Malcolme and Malice know\n"
+        "   Mal. This is the Sergeant, says Malcolme to Malice now\n"
+    )
+    play = Lexicon.of(scene * 10)
+    macbeth, banquo = play.find("Macbeth"), play.find("Banquo")
+    assert macbeth is not None and banquo is not None
+    assert macbeth.mentions(0, 10**6) == 10 * (3 + 2)  # named three times, speaks twice
+    assert banquo.mentions(0, 10**6) == 10 * (3 + 1)
+    malcolme = play.find("Malcolme")
+    assert malcolme is not None and malcolme.mentions(0, 10**6) == 10 * 2
+    # the same lines in a novel are its text: a wrapped line opening with a name is no speech
+    prose = Lexicon.of(scene.replace("  Macb. ", "").replace("   Banq. ", "") * 10)
+    assert (prose.find("Macbeth") or macbeth).mentions(0, 10**6) == 10 * 3

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from folio.app.chunking import chunk_book
-from folio.domain.sentences import sentence_spans, speeches, split_sentences
+from folio.domain.sentences import sentence_spans, speakers, speeches, split_sentences
 from tests.unit.test_chunking import make_book
 
 
@@ -126,3 +126,13 @@ def test_prose_is_no_play() -> None:
         "II. The Algerine Porpoise.  III. The Mealy-mouthed\nPorpoise."
     )
     assert parts(prose) == [(None, False, " ".join(prose.split()))]
+
+
+def test_a_whole_play_s_speakers_are_its_prefixes_and_a_novel_has_none() -> None:
+    play = FOLIO * 3
+    tags = {tag for _, tag in speakers(play)}
+    assert {"All", "Macb", "Banquo", "La"} <= tags and not tags & {"1", "2", "3"}
+    assert all(play[at : at + len(tag)] == tag for at, tag in speakers(play))
+    wrapped = "He knew the whale\nKiller.  Both are outlaws.\n"  # twice: set apart as a speaker's
+    novel = wrapped * 2 + "Mr. Darcy bowed, and the whale swam by the ship at night.\n" * 40
+    assert speakers(novel) == []

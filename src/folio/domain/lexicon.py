@@ -48,6 +48,7 @@ from itertools import pairwise
 
 from folio.domain.name_usage import Mention, leans, person_scores
 from folio.domain.search import STOPWORDS
+from folio.domain.sentences import speakers
 
 # a capitalised word, after an abbreviation ("Mr.", "Dr.", "St.") if any; a run may wrap a line
 _WORD = r"(?:[A-Z][a-z]{0,3}\.(?:[ \t]+|[ \t]*\n[ \t]*))?[A-Z][a-z]+"
@@ -72,7 +73,7 @@ MIN_DROPPED = 3  # letters a short form drops: more than an ending ("Bennets", "
 MAX_INTRODUCING = 3  # uses of a full name ("Dr Orion Hood") that introduce a shorter one
 # Raise it whenever what ``Lexicon.of`` builds changes: stored lexicons of another version are
 # built again from their book's text on first use.
-LEXICON_VERSION = 8
+LEXICON_VERSION = 9
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,12 +232,34 @@ def _build(text: str) -> tuple[list[Name], frozenset[str]]:
             forms[form].append(offset)
             ends[offset] = end
         scored += [mention] if len(found) == 1 and found[0][0] == mention[0] else found
+    _speeches(text, forms, ends, named)
     # a word opening sentences before names still says where people stand ("Enter Banquo")
     scores, of_people = person_scores(text, scored, titles | openers)
     names = [
         _kind(n, scores, of_people) for n in _group(forms, titles, leans(text, forms, ends, titles))
     ]
     return names, frozenset(titles)
+
+
+def _speeches(
+    text: str, forms: dict[str, list[int]], ends: dict[int, int], named: set[str]
+) -> None:
+    """A play's speeches are its people's mentions: each speech prefix of a play
+    (``sentences.speakers``) counts for the one name it begins ("Macb." for Macbeth, who
+    speaks 137 times and is named 60; "Ham." for Hamlet), at the prefix; a prefix that is a
+    name written whole is already one of its mentions, and one beginning two names ("Mal.":
+    Malcolme, Malice; a name and its possessive written without the apostrophe are one) or
+    none counts for no one."""
+    for offset, tag in speakers(text):
+        if tag in forms:
+            continue
+        full = {w for w in named if w.startswith(tag) and w != tag and w in forms}
+        full -= {w for w in full if singular(w) in full}  # "Hamlets Enemy" is Hamlet's
+        if len(full) == 1:
+            forms[full.pop()].append(offset)
+            ends[offset] = offset + len(tag)
+    for offsets in forms.values():
+        offsets.sort()
 
 
 def _pieces(text: str, mention: Mention, named: set[str], titles: set[str]) -> list[Mention]:

@@ -40,6 +40,7 @@ _BLANK = re.compile(r"\n[ \t]*\n")
 # "1.", "2.", "3."): on the books of ../shared/data the plays have
 # about one in four lines so, a novel one in a hundred at most (a name ending a wrapped line)
 MIN_SPEECHES = 3
+PLAY_SHARE = 0.05  # of a whole text's lines opening with a speech prefix, for it to be a play
 
 
 def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
@@ -109,17 +110,7 @@ def speeches(text: str, *, opening: bool = False) -> list[Speech]:
     every one is a speech's ("La." of Lady Macbeth too). Text before the first prefix
     may be the end of a speech begun in the passage before: a part with no speaker, not a stage
     direction, unless the passage is ``opening`` its scene (its first line is the heading)."""
-    found = [m for m in _PREFIX.finditer(text) if not _ROMAN_WORD.search(m.group("tag"))]
-    lines = Counter(m.group("tag") for m in found)
-    # set apart from prose: not a wrapped line opening with a word that ends its sentence
-    # ("Killer.  Both are outlaws"; "Thunder. Enter the three Witches." is a direction)
-    found = [
-        m
-        for m in found
-        if m.group().startswith((" ", "\t"))
-        or m.group("tag").isupper()
-        or lines[m.group("tag")] > 1
-    ]
+    found = _prefixes(text)
     if sum(_ends_sentence(m.group("tag")) for m in found) < MIN_SPEECHES:
         return [Speech(0, len(text))]
     out: list[Speech] = []
@@ -130,6 +121,35 @@ def speeches(text: str, *, opening: bool = False) -> list[Speech]:
         end = after.start() if after else len(text)
         out += _directed(text, m.end(), end, None if tag.isdigit() else tag)
     return out
+
+
+def speakers(text: str) -> list[tuple[int, str]]:
+    """(offset, prefix) of every speech of ``text`` when it is a play's (a whole book: its
+    prefixes the segmenter ends a sentence after open ``PLAY_SHARE`` of its lines or more; a
+    novel's few wrapped lines opening with a name are none, nor is Moby Dick's one chapter set
+    as a play); else none. The prefixes written as numbers ("1." of the First Witch) name no
+    one."""
+    found = [m for m in _prefixes(text) if not m.group("tag").isdigit()]
+    lines = sum(1 for line in text.splitlines() if line.strip())
+    if sum(_ends_sentence(m.group("tag")) for m in found) < PLAY_SHARE * lines:
+        return []
+    return [(m.start("tag"), m.group("tag")) for m in found]
+
+
+def _prefixes(text: str) -> list[re.Match[str]]:
+    """The speech prefixes of ``text`` set apart from prose: indented, in capitals, or a
+    speaker's twice (not a wrapped line opening with a word that ends its sentence, "Killer.
+    Both are outlaws"; "Thunder. Enter the three Witches." is a direction), not a numeral
+    heading ("II. The Algerine Porpoise")."""
+    found = [m for m in _PREFIX.finditer(text) if not _ROMAN_WORD.search(m.group("tag"))]
+    lines = Counter(m.group("tag") for m in found)
+    return [
+        m
+        for m in found
+        if m.group().startswith((" ", "\t"))
+        or m.group("tag").isupper()
+        or lines[m.group("tag")] > 1
+    ]
 
 
 def _directed(

@@ -8,6 +8,8 @@ breaks, then at word boundaries.
 Invariants, for every chunk ``c`` of ``chunk_book(book_id, parsed)``:
 - ``parsed.text[c.char_start:c.char_end] == c.text``, and the text starts and ends with non-space;
 - it lies within one chapter (or within the text before the first chapter, with no chapter);
+- every word of the text is in a chunk, but for a text before the first chapter of fewer than
+  ``MIN_OPENING_WORDS`` words (a title line: no passage);
 - ``c.page_start``/``c.page_end`` are the ordinals of the pages of its first and last character;
 - it has at most ``max_words`` words (and at most ``max_tokens`` tokens when a counter is given,
   unless one sentence piece alone exceeds it);
@@ -29,6 +31,10 @@ TokenCounter = Callable[[str], int]
 TARGET_WORDS = 200
 OVERLAP_WORDS = 30
 MAX_WORDS = 220
+# words the text before the first chapter needs to be a passage: fewer are a title line ("[Emma
+# by Jane Austen 1816]"), which a search ranked among the best for any question naming its hero
+# ("Who is Emma?": third; "Who discovers the murder?" in Macbeth: first) for being so short
+MIN_OPENING_WORDS = 20
 _WORD = re.compile(r"\S+")
 _LINE = re.compile(r"[^\n]*\S")
 
@@ -63,7 +69,8 @@ def chunk_id(book_id: str, ordinal: int) -> str:
 def _segments(parsed: ParsedBook) -> Iterator[_Segment]:
     chapters = sorted(parsed.chapters, key=lambda c: c.char_start)
     bounds = [c.char_start for c in chapters] + [len(parsed.text)]
-    if not chapters or chapters[0].char_start > 0:
+    opening = len(_WORD.findall(parsed.text, 0, bounds[0]))
+    if not chapters or opening >= MIN_OPENING_WORDS:
         yield _Segment(0, bounds[0], None)
     for chapter, end in zip(chapters, bounds[1:], strict=True):
         yield _Segment(chapter.char_start, end, chapter)

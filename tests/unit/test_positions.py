@@ -122,6 +122,16 @@ def test_a_chapter_is_found_by_words_of_its_title() -> None:
     assert len(PARTS.find_chapters("the")) == 5  # ambiguous: every title has it
 
 
+@pytest.mark.parametrize("ref", ["chapter 2", "Chapter II", "ch. 2", "chap 2", "2", "II"])
+def test_a_title_numbered_bare_is_a_chapter(ref: str) -> None:
+    """The Ball and the Cross titles its chapters "II. The Religion of the Stipendiary
+    Magistrate": "chapter 2" was refused ("has no chapter 'chapter 2'")."""
+    book = make_book(["I. A Discussion Somewhat in the Air", "II. The Religion", "III. Some Old"])
+    assert book.find_chapters(ref) == [book.chapters[1]]
+    assert FRANKENSTEIN.find_chapters("ch. 5") == [FRANKENSTEIN.chapters[8]]
+    assert FRANKENSTEIN.find_chapters("letter 2") == [FRANKENSTEIN.chapters[1]]
+
+
 def test_a_book_without_numbered_titles_takes_the_number_in_reading_order() -> None:
     book = make_book(["Loomings", "The Carpet-Bag", "The Spouter-Inn"])
     assert book.find_chapters("2") == [book.chapters[1]]

@@ -75,7 +75,9 @@ KEYWORDS = (
 # its last scene, and a scene heading that does not name its act is in the act before it
 MAJOR_KEYWORDS = frozenset({"volume", "book", "part", "act"})
 # other spellings of a keyword: the First Folio's Latin ("Actus Primus. Scoena Prima")
+# and a reader's short forms ("ch. 6", "chap 6")
 SPELLINGS = {"actus": "act", "scena": "scene", "scaena": "scene", "scoena": "scene"}
+SPELLINGS |= {"ch": "chapter", "chap": "chapter"}
 _NUMBER = r"\d{1,4}|[mdclxvi]+|" + "|".join(sorted(_WORD_NUMBERS, key=len, reverse=True))
 _KEYWORD = "|".join([*KEYWORDS, *SPELLINGS])
 _PAIR = re.compile(rf"\b(?P<kw>{_KEYWORD})\b\.?\s*(?P<num>{_NUMBER})\b", re.IGNORECASE)
@@ -173,7 +175,8 @@ def matches(reference: ChapterReference, parts: tuple[LabelPart, ...]) -> bool:
     if not reference.parts or not parts:
         return False
     for wanted in reference.parts:
-        if wanted.keyword is None:
+        if wanted.keyword is None or (wanted.keyword == "chapter" and parts[-1].keyword is None):
+            # a title numbered bare is a chapter: "chapter 6" names "VI. The Other Philosopher"
             if parts[-1].number != wanted.number:
                 return False
         elif wanted not in parts:

@@ -409,3 +409,17 @@ def test_a_play_s_speeches_are_its_speakers_mentions() -> None:
     # the same lines in a novel are its text: a wrapped line opening with a name is no speech
     prose = Lexicon.of(scene.replace("  Macb. ", "").replace("   Banq. ", "") * 10)
     assert (prose.find("Macbeth") or macbeth).mentions(0, 10**6) == 10 * 3
+
+
+def test_a_name_with_capitals_inside_is_one_word() -> None:
+    """The Ball and the Cross: "Who is Evan MacIan?" was "Nothing ... mentions Ian." (the lexicon
+    read "Evan Mac" and "Ian"); Vanity Fair's Mrs O'Dowd was "Dowd"."""
+    text = (
+        "Evan MacIan came to London. Then Evan MacIan spoke, and MacIan was calm; said MacIan "
+        "to Mrs O'Dowd, and Mrs O'Dowd smiled, as Mrs O'Dowd did, and McDonald laughed. "
+    ) * 4
+    lexicon = Lexicon.of(text)
+    evan = lexicon.find("Evan MacIan")
+    assert evan is not None and evan is lexicon.find("MacIan")
+    assert lexicon.find("Ian") is None and lexicon.find("Mac") is None
+    assert lexicon.find("Mrs O'Dowd") is not None and lexicon.find("Dowd") is None

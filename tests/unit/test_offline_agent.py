@@ -445,6 +445,8 @@ def test_names_are_the_questions_capitalised_runs_not_its_opening_word() -> None
     assert asked_names("Tell me about Charlotte Lucas") == ["Charlotte Lucas"]
     assert asked_names("Describe Professor Waldman") == ["Describe Professor Waldman"]
     assert asked_names("What did he do next?") == []
+    assert asked_names("Who is Evan MacIan?") == ["Evan MacIan"]
+    assert asked_names("Is O'Brien a friend of McDonald?") == ["O'Brien", "McDonald"]
 
 
 def test_without_the_search_tool_it_says_it_cannot_search() -> None:

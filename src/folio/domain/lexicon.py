@@ -50,8 +50,11 @@ from folio.domain.name_usage import Mention, leans, person_scores
 from folio.domain.search import STOPWORDS
 from folio.domain.sentences import speakers
 
-# a capitalised word, after an abbreviation ("Mr.", "Dr.", "St.") if any; a run may wrap a line
-_WORD = r"(?:[A-Z][a-z]{0,3}\.(?:[ \t]+|[ \t]*\n[ \t]*))?[A-Z][a-z]+"
+# a capitalised word, after an abbreviation ("Mr.", "Dr.", "St.") if any; a run may wrap a line.
+# A name may have capitals inside: "MacIan", "McDonald", "O'Brien", "D'Artagnan" (one word each:
+# "Who is Evan MacIan?" looked up "Ian", met by no one)
+NAME_WORD = r"(?:[A-Z]['’])?[A-Z][a-z]+(?:[A-Z][a-z]+)*"
+_WORD = rf"(?:[A-Z][a-z]{{0,3}}\.(?:[ \t]+|[ \t]*\n[ \t]*))?{NAME_WORD}"
 RUN = re.compile(rf"{_WORD}(?:(?:[ \t]+|[ \t]*\n[ \t]*){_WORD})*")
 _LOWER = re.compile(r"\b[a-z]{3,}\b")
 _MID_SENTENCE = re.compile(r"[a-z,;] $")
@@ -73,7 +76,7 @@ MIN_DROPPED = 3  # letters a short form drops: more than an ending ("Bennets", "
 MAX_INTRODUCING = 3  # uses of a full name ("Dr Orion Hood") that introduce a shorter one
 # Raise it whenever what ``Lexicon.of`` builds changes: stored lexicons of another version are
 # built again from their book's text on first use.
-LEXICON_VERSION = 9
+LEXICON_VERSION = 10
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from folio.domain.lexicon import RUN, normal_form, runs
+from folio.domain.lexicon import NAME_WORD, RUN, normal_form, runs
 from folio.domain.passages import Passage, Person
 from folio.domain.ports import Embedder
 from folio.domain.search import STOPWORDS, query_terms
@@ -85,8 +85,8 @@ OVERLAP_WEIGHT = 0.3
 INTRO_REACH = 2  # sentences either side of a person's first mention that may introduce them
 SUBJECT_WORDS = 3  # "Mr. Lacey was", "Poor Miss Lacey sneered"
 _THROUGH = re.compile(r"^through (?P<where>.+?)(?: \(.*\))?$")
-_MID_CAPITAL = re.compile(r"(?<=[a-z,;] )[A-Z][a-z]+")
-_NAMING = re.compile(r"(?<=\S )[A-Z][a-z]+")  # a question's capitalised words but its first
+_MID_CAPITAL = re.compile(rf"(?<=[a-z,;] ){NAME_WORD}")
+_NAMING = re.compile(rf"(?<=\S ){NAME_WORD}")  # a question's capitalised words but its first
 _WORD = re.compile(r"[A-Za-z]+")
 _QUOTE_MARKS = "\"“”‘’'()_*[] "
 # a speech ending the sentence but for a dialogue tag of a few words: its own mark is the end, so

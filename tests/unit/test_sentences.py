@@ -24,6 +24,18 @@ def test_titles_and_common_abbreviations_do_not_end_a_sentence() -> None:
     ]
 
 
+def test_a_line_of_spaces_is_a_blank_line() -> None:
+    """Paradise Lost: its title line, a heading and the first lines of verse were one sentence
+    (the segmenter takes a line of spaces for text)."""
+    text = "[Paradise Lost by John Milton 1667] \n \n \nBook I\n\n Of Man's first disobedience"
+    assert split_sentences(text) == [
+        "[Paradise Lost by John Milton 1667]",
+        "Book I",
+        "Of Man's first disobedience",
+    ]
+    assert [text[s:e] for s, e in sentence_spans(text)] == split_sentences(text)
+
+
 def test_a_blank_line_ends_a_sentence_and_lines_inside_one_are_joined() -> None:
     text = "CHAPTER I\n\nIt is a truth universally\nacknowledged, that Mr. Bingley came."
     assert split_sentences(text) == [

@@ -18,6 +18,7 @@ from functools import lru_cache
 import sentencex
 
 LANGUAGE = "en"
+_SPACES_LINE = re.compile(r"^[ \t]+$", re.MULTILINE)
 _OPENING_LEFT = re.compile(r"\s(['\"‘“])$")  # a mark after a space, the sentence's last
 # a speech ending in a question or an exclamation, and the few words after it that say who spoke
 # ('"Where is the cup?" / "Bill asked anxiously."): one sentence, as "asked Bill" would be
@@ -48,7 +49,11 @@ def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tu
     stop = len(text) if end is None else end
     piece = text[start:stop]
     spans: list[tuple[int, int]] = []
-    for boundary in sentencex.get_sentence_boundaries(LANGUAGE, piece):
+    # a line of spaces is a blank line (Paradise Lost's "[Paradise Lost by John Milton 1667] \n
+    # \n \nBook I\n\n Of Man's first disobedience" was one sentence): made one for the segmenter,
+    # each space a line break, so that every offset stays the text's
+    read = _SPACES_LINE.sub(lambda m: "\n" * len(m.group()), piece)
+    for boundary in sentencex.get_sentence_boundaries(LANGUAGE, read):
         s, e = int(boundary["start_index"]), int(boundary["end_index"])
         chunk = piece[s:e]
         stripped = chunk.strip()

@@ -36,6 +36,18 @@ def test_a_line_of_spaces_is_a_blank_line() -> None:
     assert [text[s:e] for s, e in sentence_spans(text)] == split_sentences(text)
 
 
+def test_a_section_number_alone_on_its_line_is_no_part_of_the_verse_under_it() -> None:
+    """Leaves of Grass quoted "26 Now I will do nothing but listen," (section 26's number)."""
+    text = "toward it.\n\n     26\nNow I will do nothing but listen,\nTo hear.\n\nIn\n1848 all."
+    assert split_sentences(text) == [
+        "toward it.",
+        "26",
+        "Now I will do nothing but listen, To hear.",
+        "In 1848 all.",  # a number inside a sentence stays in it
+    ]
+    assert [text[s:e] for s, e in sentence_spans(text)][1] == "26"
+
+
 def test_a_blank_line_ends_a_sentence_and_lines_inside_one_are_joined() -> None:
     text = "CHAPTER I\n\nIt is a truth universally\nacknowledged, that Mr. Bingley came."
     assert split_sentences(text) == [

@@ -19,6 +19,9 @@ import sentencex
 
 LANGUAGE = "en"
 _SPACES_LINE = re.compile(r"^[ \t]+$", re.MULTILINE)
+# a number alone on the line opening a sentence ("26" over Song of Myself's section 26): no part of
+# its first sentence ("26 Now I will do nothing but listen,")
+_NUMBER_LINE = re.compile(r"(\d{1,4})[ \t]*\n\s*")
 _OPENING_LEFT = re.compile(r"\s(['\"‘“])$")  # a mark after a space, the sentence's last
 # a speech ending in a question or an exclamation, and the few words after it that say who spoke
 # ('"Where is the cup?" / "Bill asked anxiously."): one sentence, as "asked Bill" would be
@@ -60,7 +63,13 @@ def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tu
         if not stripped:
             continue
         lead = len(chunk) - len(chunk.lstrip())
-        spans.append((start + s + lead, start + s + lead + len(stripped)))
+        first = start + s + lead
+        numbered = _NUMBER_LINE.match(stripped)  # a poem's section number on its own line
+        if numbered and numbered.end() < len(stripped):
+            spans.append((first, first + len(numbered.group(1))))
+            first += numbered.end()
+            stripped = stripped[numbered.end() :]
+        spans.append((first, first + len(stripped)))
     return spans
 
 

@@ -3,11 +3,13 @@ blank line always ends one, and spans are exact offsets of trimmed text."""
 
 from __future__ import annotations
 
+import itertools
+
 from hypothesis import given
 from hypothesis import strategies as st
 
 from folio.app.chunking import chunk_book
-from folio.domain.sentences import sentence_spans, speakers, speeches, split_sentences
+from folio.domain.sentences import _PREFIX, sentence_spans, speakers, speeches, split_sentences
 from tests.unit.test_chunking import make_book
 
 
@@ -160,3 +162,22 @@ def test_a_whole_play_s_speakers_are_its_prefixes_and_a_novel_has_none() -> None
     wrapped = "He knew the whale\nKiller.  Both are outlaws.\n"  # twice: set apart as a speaker's
     novel = wrapped * 2 + "Mr. Darcy bowed, and the whale swam by the ship at night.\n" * 40
     assert speakers(novel) == []
+
+
+lines = st.lists(
+    st.sampled_from(
+        ["  Macb. So foule", "   Banq. How farre", "  1. Where hast", "Enter Macbeth.", "", "  ",
+         "Peace, the Charme", "HAMLET.", "Exeunt.", "Mr. Darcy bowed", "Killer.  Both are"]
+    ),
+    max_size=30,
+).map("\n".join)  # fmt: skip
+
+
+@given(lines, st.booleans())
+def test_speeches_cover_the_text_but_its_prefixes_in_order(text: str, opening: bool) -> None:
+    parts = speeches(text, opening=opening)
+    assert all(0 <= p.start <= p.end <= len(text) for p in parts)
+    assert all(a.end <= b.start for a, b in itertools.pairwise(parts))
+    covered = {i for p in parts for i in range(p.start, p.end)}
+    prefixes = {i for m in _PREFIX.finditer(text) for i in range(m.start(), m.end())}
+    assert all(c.isspace() or i in covered or i in prefixes for i, c in enumerate(text))

@@ -291,3 +291,27 @@ def test_a_play_s_speech_is_quoted_with_its_speaker_and_a_stage_direction_never_
     assert quotes[-1].sentence == direction  # after every speech
     answer = compose(quotes, "up to Actus Primus, Scena Tertia")
     assert f'- Macb. "{speech}" (Actus Primus, Scena Tertia, p. 12)' in answer
+
+
+def test_who_is_x_in_a_play_is_not_introduced_by_the_stage_direction_they_enter_in() -> None:
+    """Julius Caesar: "Who is Cassius?" led with "Enter Caesar, Antony for the Course, ...,
+    Cassius, Caska, a Soothsayer" (where the people tool first met him, a sentence alone, read
+    as narration); a passage opening with a prefix its indent was trimmed from ("Mur. May we")
+    is a speech too."""
+    scene = (
+        "Mur. May we do so?\nYou know it is the Feast of Lupercall\n\n"
+        "   Fla. It is no matter, let no Images\nBe hung with Caesars Trophees\n\n"
+        "  Bru. No Cassius: For the eye sees not it selfe but by reflection\n\n"
+        "   Cas. Tis iust, and it is very much lamented Brutus\n"
+    )
+    found = passage(scene, 100, chapter="Actus Primus")
+    entry = "Enter Caesar, Antony for the Course, Calphurnia, Brutus, Cassius, Caska."
+    cassius = Person("Cassius", 9, passage(entry, 50, chapter="Actus Primus"), ("Cas",))
+    question = "Who is Cassius?"
+    speech = "No Cassius: For the eye sees not it selfe but by reflection"
+    embedder = Scripted(question, {entry: 0.8, speech: 0.6}, floor=0.1)
+    quotes = best_quotes(embedder, question, [found], cassius)
+    assert (quotes[0].sentence, quotes[0].speaker) == (speech, "Bru")
+    assert all(q.sentence != entry for q in quotes[:-1])
+    assert {q.speaker for q in best_quotes(Scripted(question, {"May we do so?": 0.9}, 0.1),
+                                           question, [found])} >= {"Mur"}  # fmt: skip

@@ -161,9 +161,16 @@ def _prefixes(text: str) -> list[re.Match[str]]:
         m
         for m in found
         if m.group().startswith((" ", "\t"))
+        or m.start() == 0  # a passage's first line, its indent trimmed with it
         or m.group("tag").isupper()
         or lines[m.group("tag")] > 1
     ]
+
+
+def is_direction(sentence: str) -> bool:
+    """Does ``sentence`` open with the stage's own words ("Enter Caesar, Antony...", "Exeunt.")?
+    A play's direction, when it is a play's sentence."""
+    return _ENTRY.match(sentence) is not None
 
 
 def _directed(

@@ -44,7 +44,7 @@ from folio.domain.lexicon import NAME_WORD, RUN, normal_form, runs
 from folio.domain.passages import Passage, Person
 from folio.domain.ports import Embedder
 from folio.domain.search import STOPWORDS, query_terms
-from folio.domain.sentences import Speech, is_prose, speeches, split_sentences
+from folio.domain.sentences import Speech, is_direction, is_prose, speeches, split_sentences
 
 OFFLINE_NOTE = "(Offline mode: these are passages extracted from the book, not a generated answer.)"
 MAX_QUOTES = 3
@@ -261,13 +261,10 @@ def _candidates(
     out: list[_Candidate] = []
     seen: set[str] = set()
     own = {_key(p.text) for p in (subject.first, subject.told) if p} if subject else set()
-    for rank, passage in zip(ranks, pool, strict=True):
-        opening = _opens(passage)
-        parts = [
-            (s, part)
-            for part in speeches(passage.text, opening=opening)
-            for s in _sentences(passage, part)
-        ]
+    cut = [speeches(p.text, opening=_opens(p)) for p in pool]
+    play = any(len(parts) > 1 for parts in cut)  # a sentence alone (where someone is first met)
+    for rank, passage, speeches_of in zip(ranks, pool, cut, strict=True):  # is read as its own
+        parts = [(s, part) for part in speeches_of for s in _sentences(passage, part)]
         sentences = [s for s, _ in parts]
         for i, (sentence, part) in enumerate(parts):
             key = _key(sentence)
@@ -277,8 +274,9 @@ def _candidates(
             if key in own or not _someone_else(sentence, subject, named):
                 before = sentences[i - 1] if i else ""
                 after = sentences[i + 1] if i + 1 < len(sentences) else ""
+                staged = part.staged or (play and is_direction(sentence))
                 out.append(
-                    _Candidate(sentence, passage, rank, i, before, after, part.speaker, part.staged)
+                    _Candidate(sentence, passage, rank, i, before, after, part.speaker, staged)
                 )
     return out
 

@@ -38,7 +38,9 @@ _PREFIX = re.compile(
 )
 _ROMAN_WORD = re.compile(r"\b[IVXLC]+\b")  # "BOOK II.", "II. The Algerine Porpoise": headings
 # the words a play's directions open with, as printed since the Folio (Latin: "Exeunt", "Manet")
-_ENTRY = re.compile(r"^[ \t]*\[?_?(?:Enter|Exit|Exeunt|Manet|Manent)\b", re.MULTILINE)
+_STAGED = r"\[?_?(?:Enter|Exit|Exeunt|Manet|Manent)\b"
+_ENTRY = re.compile(rf"^[ \t]*{_STAGED}", re.MULTILINE)
+_DIRECTS = re.compile(_STAGED)
 _BLANK = re.compile(r"\n[ \t]*\n")
 # a passage is a play's when this many of its lines open with a speech prefix (the witches are
 # "1.", "2.", "3."): on the books of ../shared/data the plays have
@@ -161,7 +163,9 @@ def _prefixes(text: str) -> list[re.Match[str]]:
         m
         for m in found
         if m.group().startswith((" ", "\t"))
-        or m.start() == 0  # a passage's first line, its indent trimmed with it
+        # a passage's first line, its indent trimmed with it ("Mur. May we do so?"), unless a
+        # direction follows ("Thunder. Enter the three Witches.")
+        or (m.start() == 0 and not _DIRECTS.match(text, m.end()))
         or m.group("tag").isupper()
         or lines[m.group("tag")] > 1
     ]
@@ -170,7 +174,7 @@ def _prefixes(text: str) -> list[re.Match[str]]:
 def is_direction(sentence: str) -> bool:
     """Does ``sentence`` open with the stage's own words ("Enter Caesar, Antony...", "Exeunt.")?
     A play's direction, when it is a play's sentence."""
-    return _ENTRY.match(sentence) is not None
+    return _DIRECTS.match(sentence.lstrip()) is not None
 
 
 def _directed(

@@ -23,6 +23,7 @@ from folio.domain.ports import Vectors
 from folio.domain.summary import (
     KEEP,
     SUMMARY_INDEX,
+    SUMMARY_VERSION,
     Ranked,
     StorySummary,
     centrality,
@@ -136,7 +137,12 @@ def test_a_part_of_a_chapter_is_ranked_from_that_part_only() -> None:
 def test_a_summary_round_trips_through_json_and_another_version_reads_as_none() -> None:
     summary = StorySummary({1: (Ranked(3, 40, 1.5), Ranked(50, 90, 0.5)), 2: ()}, "topics")
     assert StorySummary.from_json(summary.to_json()) == summary
-    assert StorySummary.from_json(summary.to_json().replace('"version":2', '"version":1')) is None
+    assert (
+        StorySummary.from_json(
+            summary.to_json().replace(f'"version":{SUMMARY_VERSION}', '"version":1')
+        )
+        is None
+    )
     assert StorySummary.from_json("A model's recap of a chapter.") is None
     assert StorySummary.from_json(None) is None
 
@@ -377,3 +383,26 @@ def test_an_interrupted_import_gets_its_summary_when_it_is_completed(tmp_path: P
     assert ingest.execute(path).resumed
     summary = StorySummary.from_json(library.chapter_recap("b", SUMMARY_INDEX))
     assert summary is not None and set(summary.chapters) == {1, 2}
+
+
+def test_a_play_s_summary_sentences_are_its_speeches_with_their_speakers_never_a_direction() -> (
+    None
+):
+    """Macbeth's story so far quoted "Enter King Malcome, Donalbaine, Lenox, with attendants,
+    meeting a bleeding Captaine." and speeches with no speaker."""
+    scene = (
+        "Scena Secunda.\n\nAlarum within. Enter King Malcome, Donalbaine, and Lenox.\n\n"
+        "  King. What bloody man is that? he can report the newest state.\n\n"
+        "   Mal. This is the Sergeant, who like a good and hardie Souldier fought.\n\n"
+        "   Cap. Doubtfull it stood, as two spent Swimmers, that doe cling together.\n\n"
+        "Flourish. Enter Rosse and Angus.\n\n"
+        "  King. What he hath lost, Noble Macbeth hath wonne, and so we say.\n"
+    )
+    found = [scene[s:e] for s, e in summary_sentences(scene, 0, len(scene))]
+    assert found == [
+        "Mal. This is the Sergeant, who like a good and hardie Souldier fought.",
+        "Cap. Doubtfull it stood, as two spent Swimmers, that doe cling together.",
+        "King. What he hath lost, Noble Macbeth hath wonne, and so we say.",
+    ]
+    first = opening(scene, 0, len(scene))
+    assert first is not None and scene[first.start : first.end].startswith("Mal. This is")

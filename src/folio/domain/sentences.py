@@ -116,6 +116,7 @@ class Speech:
     end: int
     speaker: str | None = None
     staged: bool = False
+    prefix: int | None = None  # where its prefix begins ("Macb."), when it has one
 
 
 def speeches(text: str, *, opening: bool = False) -> list[Speech]:
@@ -135,7 +136,7 @@ def speeches(text: str, *, opening: bool = False) -> list[Speech]:
     for m, after in zip(found, [*found[1:], None], strict=True):
         tag = m.group("tag")
         end = after.start() if after else len(text)
-        out += _directed(text, m.end(), end, None if tag.isdigit() else tag)
+        out += _directed(text, m.end(), end, None if tag.isdigit() else tag, m.start("tag"))
     return out
 
 
@@ -157,18 +158,42 @@ def _prefixes(text: str) -> list[re.Match[str]]:
     speaker's twice (not a wrapped line opening with a word that ends its sentence, "Killer.
     Both are outlaws"; "Thunder. Enter the three Witches." is a direction), not a numeral
     heading ("II. The Algerine Porpoise")."""
-    found = [m for m in _PREFIX.finditer(text) if not _ROMAN_WORD.search(m.group("tag"))]
+    found = [
+        m
+        for m in _PREFIX.finditer(text)
+        if not _ROMAN_WORD.search(m.group("tag")) and not _DIRECTS.match(text, m.end())
+    ]  # "Flourish. Enter King, Lenox..." is a direction, however often "Flourish." opens one
     lines = Counter(m.group("tag") for m in found)
     return [
         m
         for m in found
         if m.group().startswith((" ", "\t"))
-        # a passage's first line, its indent trimmed with it ("Mur. May we do so?"), unless a
-        # direction follows ("Thunder. Enter the three Witches.")
-        or (m.start() == 0 and not _DIRECTS.match(text, m.end()))
+        or m.start() == 0  # a passage's first line, its indent trimmed ("Mur. May we do so?")
         or m.group("tag").isupper()
         or lines[m.group("tag")] > 1
     ]
+
+
+def spoken_spans(
+    text: str, start: int = 0, end: int | None = None, *, opening: bool = False
+) -> list[tuple[int, int]]:
+    """``sentence_spans`` of ``text[start:end]``, a play's by its speeches (``speeches``; its
+    scene's start when ``opening``): none runs from one speech into the next, none is a stage
+    direction, and the first of a speech starts at its prefix ("Macb. If it were done, when
+    'tis done..."), so it says who speaks."""
+    stop = len(text) if end is None else end
+    parts = speeches(text[start:stop], opening=opening)
+    if len(parts) == 1 and parts[0].prefix is None and not parts[0].staged:
+        return sentence_spans(text, start, stop)
+    out: list[tuple[int, int]] = []
+    for part in parts:
+        if part.staged:
+            continue
+        spans = sentence_spans(text, start + part.start, start + part.end)
+        if spans and part.prefix is not None and part.speaker is not None:
+            spans[0] = (start + part.prefix, spans[0][1])
+        out += spans
+    return out
 
 
 def is_direction(sentence: str) -> bool:
@@ -182,6 +207,7 @@ def _directed(
     start: int,
     end: int,
     speaker: str | None,
+    prefix: int | None = None,
     *,
     first: bool = False,
     opening: bool = False,
@@ -194,7 +220,7 @@ def _directed(
     blank = None if first else _BLANK.search(text, start, end)
     cuts = [c.start() for c in (blank, _ENTRY.search(text, start, end)) if c]
     stop = min(cuts, default=end)
-    parts = [Speech(start, stop, speaker, staged=opening)] if text[start:stop].strip() else []
+    parts = [Speech(start, stop, speaker, opening, prefix)] if text[start:stop].strip() else []
     if text[stop:end].strip():
         parts.append(Speech(stop + (text[stop] == "\n"), end, staged=True))
     return parts

@@ -33,11 +33,11 @@ import numpy as np
 import numpy.typing as npt
 
 from folio.domain.search import STOPWORDS
-from folio.domain.sentences import sentence_spans
+from folio.domain.sentences import spoken_spans
 
 # Raise it whenever what ``rank_chapter`` returns changes: summaries of another version are
 # ranked again from the text.
-SUMMARY_VERSION = 2
+SUMMARY_VERSION = 3
 # The summary is kept with the book's chapter recaps under an index no chapter has (chapters
 # count from 1), so no table is needed for it.
 SUMMARY_INDEX = 0
@@ -96,10 +96,11 @@ def summary_sentences(
     """The sentences of ``text[start:end]`` fit for a summary, as offsets into ``text``: of
     ``MIN_WORDS`` to ``MAX_WORDS`` words, starting with a capital and ending with a full stop
     or an exclamation mark (not a question, not words leading into a speech), and at most
-    ``max_quoted`` inside quotation marks."""
+    ``max_quoted`` inside quotation marks; a play's by its speeches, with their speakers'
+    prefixes, never a stage direction (``sentences.spoken_spans``)."""
     quoted = quoted_ranges(text[start:end])
     out = []
-    for s, e in sentence_spans(text, start, end):
+    for s, e in spoken_spans(text, start, end, opening=True):  # a chapter's start
         sentence = text[s:e]
         if not MIN_WORDS <= len(sentence.split()) <= MAX_WORDS:
             continue
@@ -178,8 +179,9 @@ def rank_chapter(
 def opening(text: str, start: int, end: int, *, within: int = OPENING_WITHIN) -> Ranked | None:
     """How ``text[start:end]`` opens: its first summary sentence, when it is one of its first
     ``within`` sentences (a chapter opening in dialogue has none), with weight 0."""
-    first = sentence_spans(text, start, min(end, start + OPENING_CHARS))[:within]
-    fit = set(summary_sentences(text, start, first[-1][1])) if first else set()
+    stop = min(end, start + OPENING_CHARS)
+    first = spoken_spans(text, start, stop, opening=True)[:within]  # a play's: no direction
+    fit = set(summary_sentences(text, start, stop)) if first else set()
     return next((Ranked(s, e, 0.0) for s, e in first if (s, e) in fit), None)
 
 

@@ -152,6 +152,13 @@ def test_prose_is_no_play() -> None:
         "II. The Algerine Porpoise.  III. The Mealy-mouthed\nPorpoise."
     )
     assert parts(prose) == [(None, False, " ".join(prose.split()))]
+    # a chapter of a novel where a name ends a sentence at a line's start three times or more
+    # (Pride and Prejudice's "Wickham."): a play's prefixes open a share of its lines
+    chapter = (
+        "She walked on with him, and all the while she thought of\nWickham.  He smiled.\n"
+        + "The evening passed as every evening there had passed before it.\n" * 30
+    ) * 3
+    assert len(speeches(chapter)) == 1
 
 
 def test_a_whole_play_s_speakers_are_its_prefixes_and_a_novel_has_none() -> None:

@@ -122,14 +122,16 @@ class Speech:
 def speeches(text: str, *, opening: bool = False) -> list[Speech]:
     """``text`` (a passage, lines as the book has them) cut into its speeches when it is a
     play's, else one part. A prefix is set apart from prose (indented, in capitals, or a
-    speaker's twice); the passage is a play's when ``MIN_SPEECHES`` of them are ones the
-    segmenter would end a sentence after ("Mr." opening a line of a novel is none), and then
+    speaker's twice); the passage is a play's when ``MIN_SPEECHES`` of them (and
+    ``PLAY_SHARE`` of its lines, for a longer text: a chapter) are ones the segmenter would end a
+    sentence after ("Mr." opening a line of a novel is none), and then
     every one is a speech's ("La." of Lady Macbeth too). Text before the first prefix
     may be the end of a speech begun in the passage before: a part with no speaker, not a stage
     direction, unless the passage is ``opening`` its scene (its first line is the heading)."""
     found = _prefixes(text)
-    if sum(_ends_sentence(m.group("tag")) for m in found) < MIN_SPEECHES:
-        return [Speech(0, len(text))]
+    lines = sum(1 for line in text.splitlines() if line.strip())
+    if sum(_ends_sentence(m.group("tag")) for m in found) < max(MIN_SPEECHES, PLAY_SHARE * lines):
+        return [Speech(0, len(text))]  # a passage of a novel, or a whole chapter of one
     out: list[Speech] = []
     if text[: found[0].start()].strip():
         out += _directed(text, 0, found[0].start(), None, first=True, opening=opening)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -42,11 +42,12 @@ _STAGED = r"\[?_?(?:Enter|Exit|Exeunt|Manet|Manent)\b"
 _ENTRY = re.compile(rf"^[ \t]*{_STAGED}", re.MULTILINE)
 _DIRECTS = re.compile(_STAGED)
 _BLANK = re.compile(r"\n[ \t]*\n")
-# a passage is a play's when this many of its lines open with a speech prefix (the witches are
-# "1.", "2.", "3."): on the books of ../shared/data the plays have
-# about one in four lines so, a novel one in a hundred at most (a name ending a wrapped line)
+# a text is a play's when this many of its lines open with a speech prefix (the witches are "1.",
+# "2.", "3."), and this share of them for a longer one (a chapter, a book): on the books of
+# ../shared/data the plays have about one line in four so, a novel one in a hundred at most (a
+# name ending a wrapped line)
 MIN_SPEECHES = 3
-PLAY_SHARE = 0.05  # of a whole text's lines opening with a speech prefix, for it to be a play
+PLAY_SHARE = 0.05
 
 
 def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
@@ -120,17 +121,13 @@ class Speech:
 
 
 def speeches(text: str, *, opening: bool = False) -> list[Speech]:
-    """``text`` (a passage, lines as the book has them) cut into its speeches when it is a
-    play's, else one part. A prefix is set apart from prose (indented, in capitals, or a
-    speaker's twice); the passage is a play's when ``MIN_SPEECHES`` of them (and
-    ``PLAY_SHARE`` of its lines, for a longer text: a chapter) are ones the segmenter would end a
-    sentence after ("Mr." opening a line of a novel is none), and then
-    every one is a speech's ("La." of Lady Macbeth too). Text before the first prefix
-    may be the end of a speech begun in the passage before: a part with no speaker, not a stage
-    direction, unless the passage is ``opening`` its scene (its first line is the heading)."""
+    """``text`` (a passage or a chapter, lines as the book has them) cut into its speeches
+    when it is a play's (``_a_play``), else one part; then every prefix set apart from prose
+    opens a speech ("La." of Lady Macbeth too). Text before the first prefix may be the end of a
+    speech begun in the passage before: a part with no speaker, not a stage direction, unless the
+    passage is ``opening`` its scene (its first line is the heading)."""
     found = _prefixes(text)
-    lines = sum(1 for line in text.splitlines() if line.strip())
-    if sum(_ends_sentence(m.group("tag")) for m in found) < max(MIN_SPEECHES, PLAY_SHARE * lines):
+    if not _a_play(text, found):
         return [Speech(0, len(text))]  # a passage of a novel, or a whole chapter of one
     out: list[Speech] = []
     if text[: found[0].start()].strip():
@@ -143,16 +140,21 @@ def speeches(text: str, *, opening: bool = False) -> list[Speech]:
 
 
 def speakers(text: str) -> list[tuple[int, str]]:
-    """(offset, prefix) of every speech of ``text`` when it is a play's (a whole book: its
-    prefixes the segmenter ends a sentence after open ``PLAY_SHARE`` of its lines or more; a
-    novel's few wrapped lines opening with a name are none, nor is Moby Dick's one chapter set
-    as a play); else none. The prefixes written as numbers ("1." of the First Witch) name no
-    one."""
+    """(offset, prefix) of every speech of ``text`` (a whole book) when it is a play's: its
+    named prefixes alone make it one (``_a_play``: a novel's few wrapped lines opening with a
+    name do not, nor does Moby Dick's one chapter set as a play); else none. The prefixes
+    written as numbers ("1." of the First Witch) name no one."""
     found = [m for m in _prefixes(text) if not m.group("tag").isdigit()]
+    return [(m.start("tag"), m.group("tag")) for m in found] if _a_play(text, found) else []
+
+
+def _a_play(text: str, prefixes: Sequence[re.Match[str]]) -> bool:
+    """Is ``text`` a play's? ``MIN_SPEECHES`` of its ``prefixes``, and ``PLAY_SHARE`` of its
+    lines for a longer text, are ones the segmenter ends a sentence after ("Mr." opening a line
+    of a novel is none)."""
     lines = sum(1 for line in text.splitlines() if line.strip())
-    if sum(_ends_sentence(m.group("tag")) for m in found) < PLAY_SHARE * lines:
-        return []
-    return [(m.start("tag"), m.group("tag")) for m in found]
+    said = sum(_ends_sentence(m.group("tag")) for m in prefixes)
+    return said >= max(MIN_SPEECHES, PLAY_SHARE * lines)
 
 
 def _prefixes(text: str) -> list[re.Match[str]]:

@@ -176,3 +176,24 @@ def test_words_found_in_two_places_are_cited_where_the_answer_says() -> None:
     [source] = select_citations(f'- "{said}" (Chapter 1, p. 4)', [first, again], quotes_only=True)
 
     assert (source.chunk_id, source.page_start) == ("b", "4")
+
+
+def test_a_play_s_speech_after_its_speaker_s_prefix_is_a_source_beside_plain_lines() -> None:
+    """Macbeth: "Who is Banquo?" listed `- Macb. "So foule and faire..." (...)` above two plain
+    lines; only the plain lines were sources, so the speech had no number."""
+    speech = "So foule and faire a day I haue not seene"
+    text = f"  Macb. {speech}\n\n   Banq. Banquo, and Macbeth, all haile the Thane of Glamis."
+    book = Book(
+        "b4", "Play", None, BookFormat.TXT, "m.txt", "h", 1, len(text),
+        (Chapter(1, "Act I, Scene III", 0),), (Page(1, "3", 0, len(text)),),
+    )  # fmt: skip
+    found = Passage("a", "Act I, Scene III", "3", "3", 0, len(text), text,
+                    breaks=page_breaks(book, 0, len(text)))  # fmt: skip
+    plain = "Banquo, and Macbeth, all haile the Thane of Glamis."
+    answer = compose(
+        [Quote(speech, found, 1.0, speaker="Macb"), Quote(plain, found, 0.9)],
+        "up to Act I, Scene III",
+    )
+    assert f'- Macb. "{speech}" (Act I, Scene III, p. 3)' in answer
+    sources = select_citations(answer, [found], quotes_only=True)
+    assert [s.quote for s in sources] == [speech, plain]

@@ -17,8 +17,12 @@ QUOTE_CHARS = 200
 MIN_QUOTE_CHARS = 12
 # a line of the offline answer: - "<a sentence of the book>" (Chapter 3, p. 20), the sentence may
 # hold dialogue's own quotes ("“Wentworth was the very name!” ..."); a sentence its own quotation
-# marks open and close stands in them alone: - “Compose yourself,” said Clerval. (Chapter 5, p. 46)
-_LISTED = re.compile(r'^- (?:"(.+)"|(“.+”))(?: …)? \([^()\n]*\)(?: \[\d+\])?$', re.MULTILINE)
+# marks open and close stands in them alone: - “Compose yourself,” said Clerval. (Chapter 5, p. 46);
+# a play's speech follows its speaker's prefix: - Macb. "So foule and faire a day" (Act I, p. 3)
+_LISTED = re.compile(
+    r'^- (?:[^\s"“]+(?: [^\s"“]+){0,2}\. )?(?:"(.+)"|(“.+”))(?: …)? \([^()\n]*\)(?: \[\d+\])?$',
+    re.MULTILINE,
+)
 _STRAIGHT = re.compile(r'"([^"]{' + str(MIN_QUOTE_CHARS) + r',})"')
 _CURLY = re.compile(r"“([^”]{" + str(MIN_QUOTE_CHARS) + r",})”")
 _PAGE_CITE = re.compile(r"\bpp?\.\s*([0-9ivxlcdm]+)(?:\s*[-–]\s*([0-9ivxlcdm]+))?", re.I)
@@ -149,7 +153,8 @@ def _quotes(answer: str) -> list[str]:
 
 def listed_quotes(answer: str) -> list[str]:
     """The sentences an extractive answer lists, one per ``- "..." (Chapter 3, p. 20)`` line (a
-    sentence standing in its own quotation marks keeps them), in order."""
+    sentence standing in its own quotation marks keeps them; a speech after its speaker's
+    prefix, ``- Macb. "..." (...)``), in order."""
     return [straight or own for straight, own in _LISTED.findall(answer)]
 
 

@@ -31,6 +31,16 @@ def passage(start: int, end: int, chunk_id: str) -> Passage:
                    breaks=page_breaks(BOOK, start, end))  # fmt: skip
 
 
+def one_page(text: str, chapter: str, page: str) -> Passage:
+    """``text`` as the whole of a one-chapter, one-page book's only passage."""
+    book = Book(
+        "one", "One page", None, BookFormat.TXT, "o.txt", "h", 1, len(text),
+        (Chapter(1, chapter, 0),), (Page(1, page, 0, len(text)),),
+    )  # fmt: skip
+    return Passage("a", chapter, page, page, 0, len(text), text,
+                   breaks=page_breaks(book, 0, len(text)))  # fmt: skip
+
+
 def test_a_quote_is_cited_at_its_own_page_not_the_whole_passage() -> None:
     wide = passage(0, 300, "a")  # pages 1-3
     answer = '"Tears also gushed from the eyes of Clerval" (Chapter 1, pp. 1-3)'
@@ -95,12 +105,7 @@ def test_a_cited_page_range_is_one_source_of_those_pages() -> None:
 
 def test_dialogue_inside_a_quote_is_part_of_it_not_a_source_of_its_own() -> None:
     text = "“My dear Frankenstein,” exclaimed Henry, “are you always to be unhappy?”"
-    book = Book(
-        "b2", "Dialogue", None, BookFormat.TXT, "d.txt", "h", 1, len(text),
-        (Chapter(1, "Chapter 7", 0),), (Page(1, "55", 0, len(text)),),
-    )  # fmt: skip
-    dialogue = Passage("a", "Chapter 7", "55", "55", 0, len(text), text,
-                       breaks=page_breaks(book, 0, len(text)))  # fmt: skip
+    dialogue = one_page(text, "Chapter 7", "55")
     answer = f'From the book:\n- "{text}" (Chapter 7, p. 55)'
 
     [source] = select_citations(answer, [dialogue])
@@ -114,12 +119,7 @@ def test_each_line_of_an_extractive_answer_is_a_source_when_one_holds_straight_d
     with the next line's, and the sentences after it went uncited."""
     said = '"Go away," he said to Clerval.'
     text = f"{said} Victor left Geneva in the spring. Justine was accused of a crime."
-    book = Book(
-        "b3", "Plain", None, BookFormat.TXT, "p.txt", "h", 1, len(text),
-        (Chapter(1, "Chapter 3", 0),), (Page(1, "20", 0, len(text)),),
-    )  # fmt: skip
-    found = Passage("a", "Chapter 3", "20", "20", 0, len(text), text,
-                    breaks=page_breaks(book, 0, len(text)))  # fmt: skip
+    found = one_page(text, "Chapter 3", "20")
     answer = (
         f'From the book, up to Chapter 3:\n- "{said}" (Chapter 3, p. 20)\n'
         '- "Victor left Geneva in the spring." (Chapter 3, p. 20)\n'
@@ -183,12 +183,7 @@ def test_a_play_s_speech_after_its_speaker_s_prefix_is_a_source_beside_plain_lin
     lines; only the plain lines were sources, so the speech had no number."""
     speech = "So foule and faire a day I haue not seene"
     text = f"  Macb. {speech}\n\n   Banq. Banquo, and Macbeth, all haile the Thane of Glamis."
-    book = Book(
-        "b4", "Play", None, BookFormat.TXT, "m.txt", "h", 1, len(text),
-        (Chapter(1, "Act I, Scene III", 0),), (Page(1, "3", 0, len(text)),),
-    )  # fmt: skip
-    found = Passage("a", "Act I, Scene III", "3", "3", 0, len(text), text,
-                    breaks=page_breaks(book, 0, len(text)))  # fmt: skip
+    found = one_page(text, "Act I, Scene III", "3")
     plain = "Banquo, and Macbeth, all haile the Thane of Glamis."
     answer = compose(
         [Quote(speech, found, 1.0, speaker="Macb"), Quote(plain, found, 0.9)],

@@ -99,10 +99,21 @@ def is_prose(sentence: str, headings: Iterable[str | None] = ()) -> bool:
     ``headings`` ("The Duel of Dr Hirsch" under "III. The Duel of Dr Hirsch") nor a note in
     square brackets ("[Illustration]", a transcriber's title line "[The Wisdom of Father Brown by
     G. K. Chesterton 1914]")."""
-    words = " ".join(re.findall(r"\w+", sentence.lower()))
-    titles = [" ".join(re.findall(r"\w+", h.lower())) for h in headings if h]
     bracketed = sentence.startswith("[") and sentence.rstrip(".").endswith("]")
-    return len(words.split()) > 2 and not any(words in t for t in titles) and not bracketed
+    many = len(_words(sentence).split()) > 2
+    return many and not in_heading(sentence, headings) and not bracketed
+
+
+def in_heading(text: str, headings: Iterable[str | None]) -> bool:
+    """Are the words of ``text`` those of one of ``headings``, or of a part of it ("The Duel of
+    Dr Hirsch" of "III. The Duel of Dr Hirsch", "Scena Tertia." of "Actus Primus, Scena
+    Tertia")?"""
+    words = _words(text)
+    return bool(words) and any(words in _words(h) for h in headings if h)
+
+
+def _words(text: str) -> str:
+    return " ".join(re.findall(r"\w+", text.lower()))
 
 
 @dataclass(frozen=True, slots=True)

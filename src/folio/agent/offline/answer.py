@@ -44,7 +44,13 @@ from folio.domain.lexicon import NAME_WORD, RUN, normal_form, runs
 from folio.domain.passages import Passage, Person
 from folio.domain.ports import Embedder
 from folio.domain.search import STOPWORDS, query_terms
-from folio.domain.sentences import Speech, is_direction, is_prose, speeches, split_sentences
+from folio.domain.sentences import (
+    in_heading,
+    is_direction,
+    is_prose,
+    speeches,
+    split_sentences,
+)
 
 OFFLINE_NOTE = "(Offline mode: these are passages extracted from the book, not a generated answer.)"
 MAX_QUOTES = 3
@@ -264,7 +270,11 @@ def _candidates(
     cut = [speeches(p.text, opening=_opens(p)) for p in pool]
     play = any(len(parts) > 1 for parts in cut)  # a sentence alone (where someone is first met)
     for rank, passage, speeches_of in zip(ranks, pool, cut, strict=True):  # is read as its own
-        parts = [(s, part) for part in speeches_of for s in _sentences(passage, part)]
+        parts = [
+            (s, part)
+            for part in speeches_of
+            for s in split_sentences(passage.text[part.start : part.end])
+        ]
         sentences = [s for s, _ in parts]
         for i, (sentence, part) in enumerate(parts):
             key = _key(sentence)
@@ -281,19 +291,11 @@ def _candidates(
     return out
 
 
-def _sentences(passage: Passage, part: Speech) -> list[str]:
-    """The sentences of one part of a passage (a play's speech; any other passage whole)."""
-    return split_sentences(passage.text[part.start : part.end])
-
-
 def _opens(passage: Passage) -> bool:
     """Does ``passage`` open with its chapter's heading (a scene's: "Scena Tertia." of "Actus
     Primus, Scena Tertia")?"""
     line = next((x for x in passage.text.splitlines() if x.strip()), "")
-    words = " ".join(_WORD.findall(line.lower()))
-    return bool(words) and any(
-        words in " ".join(_WORD.findall(h.lower())) for h in passage.headings
-    )
+    return in_heading(line, passage.headings)
 
 
 def _key(sentence: str) -> str:

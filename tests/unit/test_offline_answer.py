@@ -192,6 +192,22 @@ def test_a_passage_across_a_chapters_start_cites_the_next_chapter_and_quotes_no_
     assert across.place(0, 10).chapter == "II. The Paradise of Thieves"
 
 
+def test_a_heading_with_no_blank_line_around_it_is_never_quoted_with_a_sentence() -> None:
+    """A PDF's text has no blank lines: "Chapter 1\nI am by birth a Genevese..." was one
+    sentence, quoted heading first, whether the passage opened the chapter or ran into it."""
+    end = "The gallant vessel was wrecked on its course."
+    first = "I am by birth a Genevese, and my family is one of the most distinguished."
+    opening = passage(f"Chapter 1\n{first}\nMy ancestors had been counsellors.", 0, "Chapter 1")
+    question = "Where was he born?"
+    embedder = Scripted(question, {first: 0.8})
+    assert quoted(embedder, question, opening)[0] == first
+    text = f"{end}\nChapter 1\n{first}"
+    across = Passage("c1", "Letter 4", "10", "11", 0, len(text), text,
+                     chapters=((text.index("Chapter 1"), "Chapter 1"),))  # fmt: skip
+    quotes = best_quotes(embedder, question, [across])
+    assert quotes[0].sentence == first and quotes[0].location.startswith("Chapter 1")
+
+
 def test_a_speech_beside_the_first_mention_that_does_not_name_them_does_not_introduce_them() -> (
     None
 ):

@@ -128,6 +128,28 @@ def test_a_person_is_first_met_in_the_story_not_in_a_heading_or_a_bracketed_note
     assert hirsch.first.text.startswith("They were both pupils")
 
 
+def test_a_first_mention_s_sentence_never_runs_over_a_chapter_s_start() -> None:
+    """A PDF's text has no blank lines: England was "first met" in the title page, contents and
+    "Letter 1" heading run together with "_To Mrs. Saville, England._" as one sentence."""
+    from folio.domain.books import Chapter, Page
+    from tests.unit.test_book_tools import _book, _stored
+
+    front = "The Tale\nby A. Writer\n CONTENTS\n Letter 1\n Letter 2\n"
+    body = (
+        "To Mrs. Saville, England.\nI write from the north, where Walton sailed with Mr Lee; "
+        "Walton and Mr Lee spoke of England, and he smiled at the fire. Then Walton sat down, "
+        "and Mr Lee came to the door and he left the room by the window.\n"
+    ) * 3
+    text = front + "Letter 1\n" + body
+    book = _book("pdf", "The Tale", text, [Chapter(1, "Letter 1", len(front))],
+                 [Page(1, "1", 0, len(text))])  # fmt: skip
+    story = _stored(book.with_position(book.position_at_page("1")), text, [])
+    [walton] = run(story, PEOPLE, name="Walton").data.people
+    assert walton.first.text.startswith("I write from the north, where Walton sailed")
+    [england] = run(story, PEOPLE, name="England").data.people
+    assert england.first.text == "To Mrs. Saville, England."
+
+
 def test_a_name_looked_up_is_bounded(story: StoryLibrary) -> None:
     """A name, not a passage: at most ``MAX_NAME_CHARS`` characters reach the lookup."""
     assert run(story, PEOPLE, name="C" * MAX_NAME_CHARS).success

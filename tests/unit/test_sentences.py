@@ -50,6 +50,26 @@ def test_a_section_number_alone_on_its_line_is_no_part_of_the_verse_under_it() -
     assert [text[s:e] for s, e in sentence_spans(text)][1] == "26"
 
 
+def test_a_chapter_s_heading_line_is_no_part_of_its_first_sentence_without_a_blank_line() -> None:
+    """A PDF's text has no blank lines: the story so far quoted "Chapter 1 I am by birth a
+    Genevese, and my family..." as Chapter 1's opening sentence."""
+    text = "Chapter 1\nI am by birth a Genevese, and my\nfamily is old. We were\nhappy."
+    assert split_sentences(text)[0] == "Chapter 1 I am by birth a Genevese, and my family is old."
+    assert split_sentences(text, opening=True) == [
+        "Chapter 1",
+        "I am by birth a Genevese, and my family is old.",
+        "We were happy.",
+    ]
+    spans = sentence_spans(text, opening=True)
+    assert text[slice(*spans[0])] == "Chapter 1" and text[slice(*spans[1])].startswith("I am")
+    titled = "  The Whiteness of the Whale\nWhat the white whale was to Ahab, has been hinted."
+    assert split_sentences(titled, opening=True)[0] == "The Whiteness of the Whale"
+    # a first line of prose (a chapter with no heading) is not cut from its sentence
+    prose = "It was a dark and stormy night, and\nthe wind blew."
+    assert split_sentences(prose, opening=True) == split_sentences(prose)
+    assert split_sentences("Chapter 1", opening=True) == ["Chapter 1"]
+
+
 def test_a_blank_line_ends_a_sentence_and_lines_inside_one_are_joined() -> None:
     text = "CHAPTER I\n\nIt is a truth universally\nacknowledged, that Mr. Bingley came."
     assert split_sentences(text) == [

@@ -93,6 +93,16 @@ def test_dialogue_questions_fragments_and_short_sentences_cannot_stand_in_a_summ
     ]
 
 
+def test_a_heading_with_no_blank_line_after_it_opens_no_summary_sentence() -> None:
+    """A PDF's chapter: "Chapter 1\nI am by birth a Genevese..." was quoted whole, heading first,
+    as the chapter's opening in the story so far."""
+    pdf = "Letter 1\n" + CHAPTER_ONE.removeprefix("Letter 1.\n\n").replace("\n\n", "\n")
+    chosen = [pdf[a:b] for a, b in summary_sentences(pdf, 0, len(pdf))]
+    assert chosen[0] == "The ship sailed north into the ice with every sailor on deck."
+    found = opening(pdf, 0, len(pdf))
+    assert found is not None and pdf[found.start : found.end] == chosen[0]
+
+
 def test_words_leading_into_a_speech_are_not_a_sentence_of_their_own() -> None:
     text = (
         "The captain walked slowly across the frozen deck of the ship and said,--\n\n"

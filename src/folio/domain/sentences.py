@@ -42,6 +42,7 @@ _STAGED = r"\[?_?(?:Enter|Exit|Exeunt|Manet|Manent)\b"
 _ENTRY = re.compile(rf"^[ \t]*{_STAGED}", re.MULTILINE)
 _DIRECTS = re.compile(_STAGED)
 _BLANK = re.compile(r"\n[ \t]*\n")
+_LOWER_WORD = re.compile(r"\b[a-z][a-z'’]{3,}")  # a word of prose, not of a title
 # a text is a play's when this many of its lines open with a speech prefix (the witches are "1.",
 # "2.", "3."), and this share of them for a longer one (a chapter, a book): on the books of
 # ../shared/data the plays have about one line in four so, a novel one in a hundred at most (a
@@ -50,9 +51,22 @@ MIN_SPEECHES = 3
 PLAY_SHARE = 0.05
 
 
-def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
-    """The sentences of ``text[start:end]`` as ``(start, end)`` offsets into ``text``, trimmed."""
+def sentence_spans(
+    text: str, start: int = 0, end: int | None = None, *, opening: bool = False
+) -> list[tuple[int, int]]:
+    """The sentences of ``text[start:end]`` as ``(start, end)`` offsets into ``text``, trimmed.
+    ``opening``: the text opens a chapter, so a first line that reads as a heading (no word of
+    four letters or more in lower case: "Chapter 1", "The Whiteness of the Whale") is a sentence
+    of its own: a PDF's text has no blank line after it ("Chapter 1\nI am by birth a Genevese"
+    was one sentence, quoted so in the story so far)."""
     stop = len(text) if end is None else end
+    if opening:
+        lead = len(text[start:stop]) - len(text[start:stop].lstrip())
+        line = text.find("\n", start + lead, stop)
+        titled = line != -1 and not _LOWER_WORD.search(text, start + lead, line)
+        if titled and text[line:stop].strip():
+            head = sentence_spans(text, start, line)
+            return [(head[0][0], head[-1][1]), *sentence_spans(text, line, stop)]
     piece = text[start:stop]
     spans: list[tuple[int, int]] = []
     # a line of spaces is a blank line (Paradise Lost's "[Paradise Lost by John Milton 1667] \n
@@ -76,11 +90,12 @@ def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tu
     return spans
 
 
-def split_sentences(text: str) -> list[str]:
+def split_sentences(text: str, *, opening: bool = False) -> list[str]:
     """The sentences of ``text``, each on one line (inner whitespace runs become one space). A
     quote mark the segmenter left at a sentence's end after a space opens the next one ("...
-    did not name himself. 'Twas a foolish whim": "'Twas" starts the next sentence)."""
-    out = [" ".join(text[s:e].split()) for s, e in sentence_spans(text)]
+    did not name himself. 'Twas a foolish whim": "'Twas" starts the next sentence).
+    ``opening``: its first line is a chapter's heading (``sentence_spans``)."""
+    out = [" ".join(text[s:e].split()) for s, e in sentence_spans(text, opening=opening)]
     for i, sentence in enumerate(out):
         mark = _OPENING_LEFT.search(sentence)
         if mark is not None:
@@ -199,7 +214,7 @@ def spoken_spans(
     stop = len(text) if end is None else end
     parts = speeches(text[start:stop], opening=opening)
     if len(parts) == 1 and parts[0].prefix is None and not parts[0].staged:
-        return sentence_spans(text, start, stop)
+        return sentence_spans(text, start, stop, opening=opening)
     out: list[tuple[int, int]] = []
     for part in parts:
         if part.staged:

@@ -37,7 +37,7 @@ from folio.domain.sentences import spoken_spans
 
 # Raise it whenever what ``rank_chapter`` returns changes: summaries of another version are
 # ranked again from the text.
-SUMMARY_VERSION = 3
+SUMMARY_VERSION = 4
 # The summary is kept with the book's chapter recaps under an index no chapter has (chapters
 # count from 1), so no table is needed for it.
 SUMMARY_INDEX = 0

@@ -37,6 +37,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 
@@ -45,6 +46,7 @@ from folio.domain.passages import Passage, Person
 from folio.domain.ports import Embedder
 from folio.domain.search import STOPWORDS, query_terms
 from folio.domain.sentences import (
+    Speech,
     in_heading,
     is_direction,
     is_prose,
@@ -267,13 +269,16 @@ def _candidates(
     out: list[_Candidate] = []
     seen: set[str] = set()
     own = {_key(p.text) for p in (subject.first, subject.told) if p} if subject else set()
-    cut = [speeches(p.text, opening=_opens(p)) for p in pool]
-    play = any(len(parts) > 1 for parts in cut)  # a sentence alone (where someone is first met)
-    for rank, passage, speeches_of in zip(ranks, pool, cut, strict=True):  # is read as its own
+    opens = [_opens(p) for p in pool]
+    cut = [speeches(p.text, opening=o) for p, o in zip(pool, opens, strict=True)]
+    # a sentence alone (where someone is first met) is read as its own
+    play = any(len(parts) > 1 for parts in cut)
+    for rank, passage, speeches_of, heads in zip(ranks, pool, cut, opens, strict=True):
         parts = [
             (s, part)
             for part in speeches_of
-            for s in split_sentences(passage.text[part.start : part.end])
+            for piece, opening in _chapter_pieces(passage, part, opens=heads)
+            for s in split_sentences(piece, opening=opening)
         ]
         sentences = [s for s, _ in parts]
         for i, (sentence, part) in enumerate(parts):
@@ -289,6 +294,18 @@ def _candidates(
                     _Candidate(sentence, passage, rank, i, before, after, part.speaker, staged)
                 )
     return out
+
+
+def _chapter_pieces(passage: Passage, part: Speech, *, opens: bool) -> list[tuple[str, bool]]:
+    """The text of ``part`` of ``passage`` cut where a chapter starts, each piece with whether
+    it opens a chapter (its first line is then the heading, never part of the story's first
+    sentence: a PDF's text has no blank line after it, "Chapter 1\nI am by birth...")."""
+    cuts = [o - passage.char_start for o, _ in passage.chapters] if passage.is_slice else []
+    starts = [c for c in cuts if part.start < c < part.end]
+    return [
+        (passage.text[a:b], a in starts or (opens and a == 0))
+        for a, b in pairwise([part.start, *starts, part.end])
+    ]
 
 
 def _opens(passage: Passage) -> bool:

@@ -47,8 +47,8 @@ _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 PASSAGE_CHARS = 1200
 
 
-def _sentences(text: str, base: int) -> list[tuple[int, int, str]]:
-    return [(base + s, base + e, text[s:e]) for s, e in sentence_spans(text)]
+def _sentences(text: str, base: int, *, opening: bool = False) -> list[tuple[int, int, str]]:
+    return [(base + s, base + e, text[s:e]) for s, e in sentence_spans(text, opening=opening)]
 
 
 class PeopleTool(BaseTool):
@@ -194,10 +194,20 @@ def _first_met(
 
 def _mention(volume: Book, text: str, start: int, local: int) -> Met:
     """The mention at ``local`` in ``text`` (the text read of ``volume`` from ``start``): its
-    sentence, found near it rather than in the whole text, and the chapter it stands in."""
-    lo = max(0, local - AROUND)
-    sentence = _sentence_at(text[lo : local + AROUND], start + lo, start + local)
-    chapter = volume.chapter_at(sentence[0])
+    sentence, found near it rather than in the whole text, and the chapter it stands in. No
+    sentence runs over a chapter's start: a PDF's "Letter 1\n_To Mrs. Saville, England._" has
+    no blank line after the contents before it, nor after its heading."""
+    chapter = volume.chapter_at(start + local)
+    begins = chapter.char_start if chapter else 0
+    ends = (
+        volume.chapter_end(chapter)
+        if chapter
+        else next((c.char_start for c in volume.chapters), volume.char_count)
+    )
+    lo = max(0, local - AROUND, begins - start)
+    hi = min(local + AROUND, ends - start)
+    opening = chapter is not None and lo == begins - start
+    sentence = _sentence_at(text[lo:hi], start + lo, start + local, opening=opening)
     return volume, chapter.title if chapter else None, sentence
 
 
@@ -224,8 +234,10 @@ def _told(offsets: Sequence[int], met_at: Callable[[int], Met]) -> Met:
     return next((m for m in mentions if is_prose(m[2][2], [m[1]])), first)
 
 
-def _sentence_at(text: str, base: int, offset: int) -> tuple[int, int, str]:
-    for s_start, s_end, sentence in _sentences(text, base):
+def _sentence_at(
+    text: str, base: int, offset: int, *, opening: bool = False
+) -> tuple[int, int, str]:
+    for s_start, s_end, sentence in _sentences(text, base, opening=opening):
         if s_start <= offset < s_end:
             words = sentence.split()
             short = sentence if len(words) <= MAX_WORDS else " ".join(words[:MAX_WORDS]) + " …"

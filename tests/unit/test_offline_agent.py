@@ -402,10 +402,35 @@ def test_quotes_are_numbered_sources_best_first_each_once() -> None:
 def test_a_name_the_reader_has_not_met_is_said_first_honestly() -> None:
     note = "Nothing read so far mentions Ishmael."
     result, runner = ask("Who is Ishmael?", **{PEOPLE: met(note=note)})
-    assert [c.tool_name for c in runner.calls] == [PEOPLE, SEARCH_BOOK]
-    assert runner.calls[0].arguments == {"name": "Ishmael"}
+    assert [c.tool_name for c in runner.calls] == [SEARCH_BOOK, PEOPLE]
+    assert runner.calls[1].arguments == {"name": "Ishmael"}
     assert result.answer == "Nothing up to Chapter 5 mentions Ishmael."
     assert "later" not in result.answer  # no hint at what lies past the position
+
+
+def test_a_question_typed_without_capitals_looks_up_the_names_the_book_writes_capitalised() -> None:
+    """ "who is elinor?" looked up no one (names were capitalised words only) and so led with no
+    introduction; the passages found write "Elinor" and "Colonel Brandon" capitalised ("the
+    colonel" too, but less often), never "is" or "who"."""
+    text = (
+        "Elinor, this eldest daughter, possessed a strength of understanding. He spoke to "
+        "Elinor of Colonel Brandon, and then of the colonel's age; Colonel Brandon smiled, and "
+        "Colonel Brandon rose."
+    )
+    for question, names in [
+        ("who is elinor?", ["Elinor"]),
+        ("WHO IS ELINOR?", ["Elinor"]),
+        ("what did elinor think of colonel brandon", ["Elinor", "Colonel Brandon"]),
+        ("what did I say about the daughter?", []),  # nothing the book writes as a name
+    ]:
+        someone = met(Person("Elinor", 3, passage(text)))  # each name met
+        _, runner = ask(question, **{SEARCH_BOOK: found(passage(text)), PEOPLE: someone})
+        looked_up = [c.arguments["name"] for c in runner.calls if c.tool_name == PEOPLE]
+        assert looked_up == names, question
+    _, runner = ask("Who is elinor?", **{SEARCH_BOOK: found(passage(text))})
+    assert [c.arguments["name"] for c in runner.calls if c.tool_name == PEOPLE] == ["Elinor"]
+    _, runner = ask("Who is Mrs elinor?", **{SEARCH_BOOK: found(passage(text))})  # as written
+    assert [c.arguments["name"] for c in runner.calls if c.tool_name == PEOPLE] == ["Mrs"]
 
 
 def test_nothing_close_enough_is_said_honestly() -> None:

@@ -5,11 +5,12 @@
 - the embedder tells the kind of message (``folio.agent.offline.kinds``): small talk gets a short
   reply, a question about folio its help, "who are the main characters?" the people tool, "what
   has happened so far?" the recap tool; anything else is a question about the book;
-- a name the question uses is looked up in the book's lexicon through the people tool (a
-  full-text count over the text read when the lexicon does not know it): one the reader has not
-  met gets "Nothing up to Chapter 5 mentions X." and no quote (no hint at what comes later; the
-  search is still made and kept, so a misspelt name's passages are in the turn's record); one
-  they have met is whom the question is about;
+- a name the question uses (typed without capitals too: "who is elinor?" asks about the
+  "Elinor" of the passages found, ``truecased``) is looked up in the book's lexicon through the
+  people tool (a full-text count over the text read when the lexicon does not know it): one
+  the reader has not met gets "Nothing up to Chapter 5 mentions X." and no quote (no hint at
+  what comes later; the search is still made and kept, so a misspelt name's passages are in the
+  turn's record); one they have met is whom the question is about;
 - the search query (``search_query``) is the quoted phrases of a question that quotes the book,
   else the question with the reader's earlier questions, as many of the latest as fit a bound
   (small talk left out) since the current subject started (``subject_start``): one
@@ -37,6 +38,7 @@ from __future__ import annotations
 import math
 import re
 import uuid
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -59,7 +61,7 @@ from folio.agent.offline.kinds import (
     MessageKinds,
 )
 from folio.agent.tools.highlights import content_terms
-from folio.domain.lexicon import RUN, normal_form
+from folio.domain.lexicon import NAME_WORD, RUN, normal_form
 from folio.domain.llm import (
     PromptMessage,
     PromptRole,
@@ -86,6 +88,7 @@ from folio.domain.ports import ChatProvider, Embedder, RetrievalOutcome, TextSin
 from folio.domain.search import STOPWORDS, phrase_key, query_terms, quoted_phrases
 
 MAX_NAMES = 2  # names of one question looked up
+NAME_SHARE = 2  # a word capitalised mid-sentence more than twice as often as not is a name
 EARLIER_CHARS = 2000  # of earlier questions in a search query: one bounded search however long
 RECENT_QUESTIONS = 3  # a name none of these used starts a new topic
 SAME_SUBJECT = 2  # passages of a search holding a new name for it to be the same subject
@@ -104,6 +107,13 @@ _DELTA = re.compile(r"\S+\s*|\s+")
 # end ("her engagement" is the subject's own)
 _OBJECT = re.compile(r"\b(?:him|them)\b|\bher\b(?:\W*$|\s+(?P<next>[A-Za-z]+))", re.IGNORECASE)
 _NUMBER = re.compile(r"\b\d+\b")
+_CAPITALISED = re.compile(r"(?<=\S )[A-Z][a-z]")  # a capitalised word after the first
+# a capitalised word mid-sentence: after a word, a comma, or a short word's full stop ("Mrs.")
+_MID_NAME = re.compile(
+    rf"(?:(?<=[A-Za-z,;] )|(?<=\b[A-Z][a-z]\. )|(?<=\b[A-Z][a-z]{{2}}\. )){NAME_WORD}\b"
+)
+_LOWER_WORDS = re.compile(r"\b[a-z]+\b")
+_ASKED_WORD = re.compile(r"\b[A-Za-z]{2,}\b")
 REPLIES = {
     GREETING: "Hello! Ask me about the book: characters, events, places. I will quote the pages.",
     GOODBYE: "Goodbye, and happy reading!",
@@ -192,13 +202,18 @@ class OfflineStrategy:
         available: set[str],
     ) -> tuple[str, tuple[PromptMessage, ...], tuple[str, ...], str]:
         """The answer from the book's passages: (answer, tool calls, queries, stop reason)."""
-        met, calls, unmet = self._names(question, run_tool, available)
-        about = next(iter(met.values()), None)  # whom the question is about: the first met
         asked = [m.content for m in head if m.role is PromptRole.USER]
         earlier = self._kinds.book_questions(asked)
         query = search_query(question, self._kinds.book_questions(asked[subject_start(head) :]))
-        found, more = _call(run_tool, SEARCH_BOOK, {"query": query, "k": self.k})
+        found, calls = _call(run_tool, SEARCH_BOOK, {"query": query, "k": self.k})
         queries: tuple[str, ...] = (query,)
+        # the question with its names as the book writes them, when typed without capitals
+        # ("who is elinor?"): the names looked up and asked about. Whether it starts a new
+        # subject goes by the question as written (CoQA's lowercase questions: searched as
+        # the capitalised ones, anthology recall 0.911 -> 0.908; as written, unchanged)
+        named = truecased(question, found.passages)
+        met, more, unmet = self._names(named, run_tool, available)
+        about = next(iter(met.values()), None)  # whom the question is about: the first met
         calls = (*calls, *more)
         quotes = bool(quoted_phrases(question))  # searched as written: no other search
         if not quotes and query != question and switches_topic(question, earlier, found.passages):
@@ -228,9 +243,7 @@ class OfflineStrategy:
         said = next((m.content for m in reversed(head) if m.role is PromptRole.ASSISTANT), "")
         # a question that names no one leans on the one before for its subject ("What happens
         # to him?" after "Who is Henry Clerval?"): its sentences are ranked against both
-        ranked_for = (
-            question if asked_names(question) or not earlier else f"{question} {earlier[-1]}"
-        )
+        ranked_for = named if asked_names(named) or not earlier else f"{named} {earlier[-1]}"
         if not found.success or not isinstance(payload, SearchResults):
             failed = f"I could not search the book: {found.error or 'the search failed.'}"
             return failed, calls, queries, "answered"
@@ -362,6 +375,28 @@ def _unmet_phrase(question: str, found: ToolOutcome, where: str) -> str | None:
     texts = [phrase_key(p.text) for p in found.passages]
     missing = next((p for p in phrases if not any(phrase_key(p) in t for t in texts)), None)
     return None if missing is None else f"Nothing {where} has the words “{missing}”."
+
+
+def truecased(question: str, passages: Sequence[Passage]) -> str:
+    """``question`` as the book would write it when the reader typed it without capitals ("who
+    is elinor?", "WHO IS ELINOR?"): each word the ``passages`` found write capitalised
+    mid-sentence more than ``NAME_SHARE`` times as often as in lower case (as the lexicon
+    tells a name: "Colonel" of "Colonel Brandon", though "the colonel" too) takes their form
+    ("Elinor", "MacIan"), so that its names are looked up and asked about. A question with a
+    capitalised word after its first is as written ("Who is Elinor?", "what did Elinor say?")."""
+    if _CAPITALISED.search(question) and not question.isupper():
+        return question
+    text = " ".join(p.text for p in passages)
+    lower = Counter(_LOWER_WORDS.findall(text))
+    capitalised = Counter(_MID_NAME.findall(text))
+    forms = {w.lower(): w for w, _ in reversed(capitalised.most_common())}  # the most written
+
+    def written(m: re.Match[str]) -> str:
+        word = m.group().lower()
+        form = forms.get(word)
+        return form if form and lower[word] * NAME_SHARE < capitalised[form] else word
+
+    return _ASKED_WORD.sub(written, question.lower() if question.isupper() else question)
 
 
 def asked_names(question: str) -> list[str]:

@@ -141,3 +141,25 @@ def test_each_name_is_masked_as_one_someone() -> None:
 
     question = "Does Ahab catch Moby Dick, or does Mr. Knightley?"
     assert masked(question, asked_names(question)) == "Does someone catch someone, or does someone?"
+
+
+@pytest.mark.parametrize(
+    ("message", "asks"),
+    [
+        # written apart from the examples
+        ("Tell me about Marianne", True),
+        ("Who was Colonel Brandon again?", True),
+        ("What is Willoughby's character like?", True),
+        ("Who is Marianne?", True),
+        ("What did Marianne do?", False),
+        ("Why did Willoughby leave?", False),
+        ("How old is Colonel Brandon?", False),
+        ("What does Marianne think of Colonel Brandon?", False),
+        ("Tell me about Marianne's fall", False),
+        ("tell me about the weather", False),  # names no one
+    ],
+)
+def test_asking_who_someone_is_in_other_words_is_told(
+    kinds: MessageKinds, message: str, asks: bool
+) -> None:
+    assert kinds.asks_who(message) is asks

@@ -130,6 +130,19 @@ def test_a_question_that_asks_more_of_the_person_gets_no_introduction() -> None:
     assert quoted(embedder, question, later, about=tom_hale(first))[0] == later.text
 
 
+def test_asking_who_someone_is_in_other_words_leads_with_their_introduction() -> None:
+    """ "tell me about marianne" led with a sentence of Chapter 16, not "Marianne's abilities
+    were, in many respects, quite equal to Elinor's" (her introduction): it asks more words than
+    her name. Told by the embedder (``who``), it is answered as "Who is Marianne?" is."""
+    first = passage("Tom Hale, the keeper's son, rowed out to the wreck alone.", 9000)
+    later = passage("Tom Hale was seen at the harbour.", 5000)
+    question = "Tell me about Tom Hale"
+    embedder = Scripted(question, {"Tom Hale was seen at the harbour.": 0.8})
+    assert quoted(embedder, question, later, about=tom_hale(first))[0] == later.text
+    quotes = best_quotes(embedder, question, [later], tom_hale(first), who=True)
+    assert [q.sentence for q in quotes] == [first.text, later.text]
+
+
 def test_a_person_named_as_someones_is_not_whom_the_question_is_about() -> None:
     """ "Tom's friend" is someone else: a sentence about Ned is quoted, no introduction of Tom."""
     first = passage("Tom Hale, the keeper's son, rowed out to the wreck alone.", 9000)

@@ -163,6 +163,7 @@ def best_quotes(
     *,
     said: str = "",
     around: Sequence[Passage] = (),
+    who: bool = False,
 ) -> list[Quote]:
     """The sentences that answer ``question`` best, first the one that answers (see the module
     docstring), above the embedder's relevance floor, none whose subject is someone else when
@@ -170,7 +171,9 @@ def best_quotes(
     ``about``: the person the question names (their first appearance among the passages);
     ``said``: the answer before, whose quotes come after new ones (a follow-up wants more
     than the same sentences again), except the sentence that answers best; ``around``: text
-    read around the first passage, whose sentences rank as that passage's."""
+    read around the first passage, whose sentences rank as that passage's; ``who``: the
+    question asks who ``about`` is in other words than their names alone ("tell me about
+    Marianne", ``MessageKinds.asks_who``)."""
     subject = None if about is None or _possessive(question, about) else about
     own = [p for p in (about.first, about.told) if p is not None] if about else []
     pool = [*passages, *around, *own]
@@ -179,11 +182,12 @@ def best_quotes(
     # only a question asking who someone is keeps out the sentences about someone else: one
     # asking what they did or why may be answered by what others did (CoQA dev first quote
     # 0.358 -> 0.370 against keeping them out for every question naming a person)
-    alone = subject if subject is not None and _only_names(question, subject) else None
+    asks_who = subject is not None and (who or _only_names(question, subject))
+    alone = subject if asks_who else None
     candidates = _candidates(pool, alone, named, ranks)
     if not candidates:
         return []
-    intro = _introduction(candidates, subject, question)
+    intro = _introduction(candidates, alone)
     shortlist = _shortlist(question, candidates, intro, 2 * SHORTLIST if alone else SHORTLIST)
     scores, gates = _scores(embedder, question, shortlist)
     asked = set(query_terms(question))
@@ -320,18 +324,16 @@ def _key(sentence: str) -> str:
     return " ".join(sentence.lower().split()[:12])
 
 
-def _introduction(
-    candidates: Sequence[_Candidate], subject: Person | None, question: str
-) -> _Candidate | None:
-    """The sentence introducing ``subject`` when the question asks who they are (it names them
-    and nothing else): of the sentences within ``INTRO_REACH`` of their first mention, in a
+def _introduction(candidates: Sequence[_Candidate], subject: Person | None) -> _Candidate | None:
+    """The sentence introducing ``subject``, whom the question asks who they are (None: it
+    does not ask that): of the sentences within ``INTRO_REACH`` of their first mention, in a
     passage found that holds it (else that sentence alone), the nearest that says something,
     narration before dialogue; a speech only when it names them (one beside the mention may be
     anyone's: "Well, sir, I want to see what whaling is." before Captain Ahab is first named).
     When no narration there says something and they were first met in a speech, the first
     sentence the story tells of them in its own voice (``Person.told``: "The third mate was
     Flask, a native of Tisbury", not Captain Bildad's "Luck to ye, Mr. Flask")."""
-    if subject is None or not _only_names(question, subject):
+    if subject is None:
         return None
     first = subject.first
     head = " ".join(first.text.split()[:8])

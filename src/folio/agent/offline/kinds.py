@@ -120,6 +120,18 @@ BOOK_EXAMPLES = (
     "where does the story take place?",
     "who tells the story?",
 )
+# Asking who someone is, in other words than "who is someone?", names masked: the answer leads
+# with the sentence that introduces them, as it does for that question
+WHO = "who"
+WHO_EXAMPLES = (
+    "who is someone?",
+    "tell me about someone",
+    "what do we know about someone?",
+    "describe someone",
+    "what is someone like?",
+    "who was someone again?",
+    "what kind of person is someone?",
+)
 MASK = "someone"
 # cosine to the nearest example (all-MiniLM-L6-v2): small talk may be loose (a reply costs
 # nothing), a tool instead of a search must be sure
@@ -143,13 +155,14 @@ MIN_MAY_LATER = 0.5
 # a question this close to asking for the reader's own notes may be one: their highlights on what
 # it names are looked up, and shown first when there are any (the book is searched all the same)
 MIN_OWN_SIMILARITY = 0.45
+MIN_WHO = 0.75
 REMEMBERED = 4096  # messages whose kind is kept: each earlier question is embedded once
 
 
 def examples() -> dict[str, tuple[str, ...]]:
     """Every kind's examples, ``LATER`` and ``BOOK`` included, in the order they are embedded
     (their vectors ship with the model: ``scripts/known_vectors.py``)."""
-    return {**EXAMPLES, LATER: LATER_EXAMPLES, BOOK: BOOK_EXAMPLES}
+    return {**EXAMPLES, LATER: LATER_EXAMPLES, BOOK: BOOK_EXAMPLES, WHO: WHO_EXAMPLES}
 
 
 def masked(message: str, names: Sequence[str]) -> str:
@@ -214,6 +227,18 @@ class MessageKinds:
         cosine to the nearest of that kind's examples, told with its names masked (whom a
         question is about does not make it one about the reader's notes)."""
         return self._told(message).own
+
+    def asks_who(self, message: str) -> bool:
+        """Does ``message`` ask who someone it names is ("tell me about Marianne", "what is
+        Edward Ferrars like?")? Its names masked, its nearest example of asking so is at least
+        ``MIN_WHO`` and no farther than its nearest other ordinary question."""
+        names = self._names(message)
+        if not names:
+            return False
+        similarities = self._matrix() @ self._vector(masked(message, names))
+        who = float(np.max(similarities[self._labels == WHO]))
+        other = float(np.max(similarities[self._labels == BOOK]))
+        return who >= MIN_WHO and who >= other
 
     def book_questions(self, messages: Sequence[str]) -> list[str]:
         """The messages that are questions about the book (later events' included)."""

@@ -247,8 +247,9 @@ class OfflineStrategy:
         if not found.success or not isinstance(payload, SearchResults):
             failed = f"I could not search the book: {found.error or 'the search failed.'}"
             return failed, calls, queries, "answered"
+        who = about is not None and self._kinds.asks_who(named)  # "tell me about Marianne"
         chosen = best_quotes(
-            self._embedder, ranked_for, found.passages, about, said=said, around=around
+            self._embedder, ranked_for, found.passages, about, said=said, around=around, who=who
         )
         answer = compose(chosen, where)
         if where != "in the book" and self._kinds.may_ask_later(question):

@@ -433,6 +433,34 @@ def test_a_question_typed_without_capitals_looks_up_the_names_the_book_writes_ca
     assert [c.arguments["name"] for c in runner.calls if c.tool_name == PEOPLE] == ["Mrs"]
 
 
+def test_a_misspelt_name_is_asked_again_as_the_book_writes_it_and_says_so() -> None:
+    """ "Who is Mr Knightly?" was "Nothing up to Chapter XVIII mentions Mr Knightly." about one
+    of Emma's main characters; the people tool gives the nearest name read ("Mr Knightley")."""
+    intro = "Mr. Knightley, a sensible man about seven or eight-and-thirty, was a friend."
+    him = Person("Mr Knightley", 9, passage(intro), ("Knightley",))
+    outcomes = {
+        "Mr Knightly": ToolOutcome(True, payload=PeopleList((him,), WHERE, "near", "Mr Knightly")),
+        "Mr Knightley": met(him),
+    }
+
+    class ByName(Runner):
+        def __call__(self, invocation: ToolInvocation) -> PromptMessage:
+            if invocation.tool_name == PEOPLE:
+                self.outcomes = {**self.outcomes, PEOPLE: outcomes[invocation.arguments["name"]]}
+            return super().__call__(invocation)
+
+    runner = ByName(**{SEARCH_BOOK: found(passage(intro)), PEOPLE: met()})
+    result = OfflineStrategy(BagOfWords()).execute(
+        OfflineChatProvider(), [PromptMessage.user("Who is Mr Knightly?")], TOOLS, runner
+    )
+    first, rest = result.answer.split("\n", 1)
+    assert first == "Nothing up to Chapter 5 mentions Mr Knightly: I took it for Mr Knightley."
+    assert rest.startswith("From the book") and intro in rest
+    searched = [c.arguments["query"] for c in runner.calls if c.tool_name == SEARCH_BOOK]
+    assert searched == ["Who is Mr Knightly?", "Who is Mr Knightley?"]
+    assert result.queries[-1] == "Who is Mr Knightley?"  # the search answered from
+
+
 def test_nothing_close_enough_is_said_honestly() -> None:
     result, _ = ask(
         "Why did the storm break the mast?", **{SEARCH_BOOK: found(passage("Gulls cry."))}

@@ -10,7 +10,14 @@ from folio.agent.tools import default_registry
 from folio.agent.tools.base import ToolContext
 from folio.agent.tools.reader import MAX_NAME_CHARS
 from folio.domain.lexicon import Lexicon, singular
-from folio.domain.passages import PEOPLE, RECAP, PeopleList, Recap
+from folio.domain.passages import (
+    PEOPLE,
+    RECAP,
+    PeopleList,
+    Recap,
+    decode_payload,
+    encode_payload,
+)
 from folio.domain.summary import rank_chapter
 from tests.unit.test_book_tools import SECRET_WORDS, StoryLibrary, make_story
 
@@ -86,6 +93,20 @@ def test_a_family_named_in_the_plural_is_the_name_the_book_uses(story: StoryLibr
     assert "mentions Justines" in (run(story, PEOPLE, name="Justines").data.note or "")
     assert (singular("the Frankensteins"), singular("Bennets'"), singular("Ross")) == (
         "the Frankenstein", "Bennet", None)  # fmt: skip
+
+
+def test_a_misspelt_name_is_the_nearest_name_read_and_says_so(story: StoryLibrary) -> None:
+    """ "Who is Mr Knightly?" at Emma's Chapter XVIII was "Nothing ... mentions Mr Knightly."."""
+    result = run(story, PEOPLE, name="Victer")
+    [victor] = result.data.people
+    assert victor.name == "Victor" and result.data.misspelt == "Victer"
+    assert "mentions Victer; the nearest name read is Victor" in (result.data.note or "")
+    again = decode_payload(encode_payload(result.data))
+    assert isinstance(again, PeopleList) and (again.misspelt, again.note) == (
+        "Victer", result.data.note)  # fmt: skip
+    for unmet in ("Justine", "Jistine", "Vernon"):  # met only past the position; no one alike
+        assert run(story, PEOPLE, name=unmet).data.people == (), unmet
+    assert run(story, PEOPLE, name="Victor").data.misspelt is None
 
 
 def test_ranked_sentences_keep_the_texts_offsets() -> None:

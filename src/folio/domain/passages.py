@@ -249,6 +249,9 @@ class PeopleList:
     people: tuple[Person, ...]
     reading_limit: str
     note: str | None = None
+    # the name asked for, when no name read is written so and the list holds the nearest one
+    # instead (a misspelling: "Mr Knightly" for "Mr Knightley")
+    misspelt: str | None = None
 
 
 ToolPayload = SearchResults | PassageText | ChapterList | Recap | PeopleList
@@ -343,6 +346,8 @@ def encode_payload(payload: ToolPayload | Any, *, brief: bool = False) -> Any:
         }
         if payload.note:
             out["note"] = payload.note
+        if payload.misspelt:
+            out["misspelt"] = payload.misspelt
         return out
     if isinstance(payload, ChapterList):
         out = {
@@ -429,7 +434,10 @@ def decode_payload(data: Any) -> ToolPayload | None:
                 told = entry.get("told")
                 told = decode_passage(told) if isinstance(told, Mapping) else None
                 people.append(Person(name, mentions, first, forms, share, told))
-        return PeopleList(tuple(people), limit, str(note) if note else None)
+        misspelt = data.get("misspelt")
+        return PeopleList(
+            tuple(people), limit, str(note) if note else None, str(misspelt) if misspelt else None
+        )
     if isinstance(data.get("results"), list):
         passages = (decode_passage(r) for r in data["results"] if isinstance(r, Mapping))
         return SearchResults(

@@ -212,9 +212,18 @@ class OfflineStrategy:
         # subject goes by the question as written (CoQA's lowercase questions: searched as
         # the capitalised ones, anthology recall 0.911 -> 0.908; as written, unchanged)
         named = truecased(question, found.passages)
-        met, more, unmet = self._names(named, run_tool, available)
+        met, more, unmet, taken = self._names(named, run_tool, available)
         about = next(iter(met.values()), None)  # whom the question is about: the first met
         calls = (*calls, *more)
+        if taken and unmet is None:  # asked again with the names as the book writes them
+            where = read_through(found.payload.reading_limit) if found.payload else "so far"
+            fixed = named
+            for name, near in taken.items():
+                fixed = re.sub(rf"\b{re.escape(name)}\b", near, fixed)
+            answer, again, searched, stop = self._book_answer(fixed, head, run_tool, available)
+            wrote, took = " and ".join(taken), " and ".join(taken.values())
+            note = f"Nothing {where} mentions {wrote}: I took it for {took}."
+            return f"{note}\n{answer}", (*calls, *again), (*queries, *searched), stop
         quotes = bool(quoted_phrases(question))  # searched as written: no other search
         if not quotes and query != question and switches_topic(question, earlier, found.passages):
             query = question  # a new subject: searched on its own, answered from that search
@@ -263,13 +272,15 @@ class OfflineStrategy:
 
     def _names(
         self, question: str, run_tool: ToolRunner, available: set[str]
-    ) -> tuple[dict[str, Person], tuple[PromptMessage, ...], str | None]:
+    ) -> tuple[dict[str, Person], tuple[PromptMessage, ...], str | None, dict[str, str]]:
         """Each name the question uses that the reader has met (in the question's order), the
-        people calls made, and the honest reply when it uses a name not met so far."""
+        people calls made, the honest reply when it uses a name not met so far, and each name
+        it misspells with the name read it is taken for ("Mr Knightly": "Mr Knightley")."""
         met: dict[str, Person] = {}
+        taken: dict[str, str] = {}
         calls: tuple[PromptMessage, ...] = ()
         if PEOPLE not in available:
-            return met, (), None
+            return met, (), None, taken
         for name in asked_names(question)[:MAX_NAMES]:
             outcome, more = _call(run_tool, PEOPLE, {"name": name})
             calls = (*calls, *more)
@@ -278,9 +289,11 @@ class OfflineStrategy:
                 continue
             if not payload.people:
                 where = read_through(payload.reading_limit)
-                return met, calls, f"Nothing {where} mentions {name}."
+                return met, calls, f"Nothing {where} mentions {name}.", taken
             met[name] = payload.people[0]
-        return met, calls, None
+            if payload.misspelt:
+                taken[name] = payload.people[0].name
+        return met, calls, None, taken
 
 
 def search_query(question: str, earlier: Sequence[str]) -> str:

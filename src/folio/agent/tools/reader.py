@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from difflib import SequenceMatcher
 from functools import cache
 from typing import Any
 
@@ -42,6 +44,12 @@ MAX_WORDS = 60
 AROUND = 1500  # characters read on each side of a first mention to find its sentence
 MAX_SKIPPED = 5  # first mentions passed over for standing in a heading, a note or a speech
 MAX_TOLD = 12  # first mentions read for the first the story tells in its own voice
+# a name asked for that no text read writes is taken for the name read this alike (difflib's
+# ratio), each word at least MIN_WORD_LIKENESS alike: a misspelling ("Knightly", 0.94 to
+# "Knightley"; "Victer", 0.83 to "Victor"), not another person ("Frank Churchill" is no "Mrs
+# Churchill": "frank" and "mrs" are 0.25 alike; "Jade" is no "Jane", 0.75)
+MIN_LIKENESS = 0.8
+MIN_WORD_LIKENESS = 0.75
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 # about a passage (200 words): a name's share of the text read is counted in these
 PASSAGE_CHARS = 1200
@@ -68,11 +76,19 @@ class PeopleTool(BaseTool):
         self, ctx: ToolContext, services: ToolServices, *, name: str | None = None
     ) -> ToolResult:
         if name is not None:
-            found = _one_name(ctx, services, name.strip())
-            one = singular(name.strip())  # looked up when the name as written is not met
-            if one and isinstance(found.data, PeopleList) and not found.data.people:
-                plain = _one_name(ctx, services, one)  # "the Frankensteins": Frankenstein
-                return plain if isinstance(plain.data, PeopleList) and plain.data.people else found
+            asked = name.strip()
+            found = _one_name(ctx, services, asked)
+            if _met(found):
+                return found
+            one = singular(asked)  # looked up when the name as written is not met
+            if one and _met(plain := _one_name(ctx, services, one)):
+                return plain  # "the Frankensteins": Frankenstein
+            near = _nearest(ctx, services, asked)
+            fixed = _one_name(ctx, services, near) if near else found
+            if near and _met(fixed) and isinstance(fixed.data, PeopleList):
+                note = f"Nothing read so far mentions {asked}; the nearest name read is {near}."
+                data = replace(fixed.data, note=note, misspelt=asked)
+                return ToolResult.ok(data, summary=f"1 name: {near} (for {asked})")
             return found
         book = ctx.book
         window = ctx.window
@@ -156,6 +172,35 @@ def _one_name(ctx: ToolContext, services: ToolServices, name: str) -> ToolResult
         told=told,
     )
     return ToolResult.ok(PeopleList((person,), where), summary=f"1 name: {label}")
+
+
+def _met(result: ToolResult) -> bool:
+    return isinstance(result.data, PeopleList) and bool(result.data.people)
+
+
+def _nearest(ctx: ToolContext, services: ToolServices, name: str) -> str | None:
+    """The name read so far that ``name`` misspells ("Mr Knightly": "Mr Knightley", "Harriet
+    Smyth": "Harriet Smith"), if one is alike enough: as many words, each at least
+    ``MIN_WORD_LIKENESS`` alike and the whole ``MIN_LIKENESS`` (difflib's ratio, in lower case).
+    Only the names of the lexicon of the text read are compared: none learned past the
+    position."""
+    words = name.lower().split()
+    forms = {
+        form
+        for volume in ctx.window.volumes
+        for known in services.lexicons.read(ctx.window, volume, services.books).names
+        for form in known.aliases
+        if len(form.split()) == len(words)
+    }
+
+    def likeness(form: str) -> float:
+        pairs = zip(words, form.lower().split(), strict=True)
+        if any(SequenceMatcher(None, a, b).ratio() < MIN_WORD_LIKENESS for a, b in pairs):
+            return 0.0
+        return SequenceMatcher(None, name.lower(), form.lower()).ratio()
+
+    best = max(sorted(forms), key=likeness, default=None)
+    return best if best is not None and likeness(best) >= MIN_LIKENESS else None
 
 
 def _name_pattern(name: str, flags: int = re.IGNORECASE) -> re.Pattern[str]:

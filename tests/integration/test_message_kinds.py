@@ -12,7 +12,7 @@ import pytest
 from folio.adapters.embeddings.onnx import OnnxEmbedder, packaged_model_dir
 from folio.agent.offline.kinds import BOOK, LATER, MessageKinds
 from folio.agent.offline.strategy import asked_names
-from folio.domain.passages import PEOPLE, RECAP
+from folio.domain.passages import LIST_CHAPTERS, PEOPLE, RECAP
 
 
 @pytest.fixture(scope="module")
@@ -163,3 +163,23 @@ def test_asking_who_someone_is_in_other_words_is_told(
     kinds: MessageKinds, message: str, asks: bool
 ) -> None:
     assert kinds.asks_who(message) is asks
+
+
+@pytest.mark.parametrize(
+    ("message", "kind"),
+    [
+        # written apart from the examples: the chapter just read is the recap's, the next one
+        # later events' ("What happened in this chapter?" was refused as about later events)
+        ("What happens in this chapter?", RECAP),
+        ("What happened in the chapter I just read?", RECAP),
+        ("recap this chapter", RECAP),
+        ("What will happen in the next chapter?", LATER),
+        # the reader's own position, not the story ("What chapter am I on?" got the recap)
+        ("which page am I at", LIST_CHAPTERS),
+        ("what chapter is this?", LIST_CHAPTERS),
+    ],
+)
+def test_the_chapter_read_and_the_reader_s_position_are_told_from_later_events(
+    kinds: MessageKinds, message: str, kind: str
+) -> None:
+    assert kinds.kind(message) == kind

@@ -11,6 +11,7 @@ from folio.agent.tools.base import ToolContext
 from folio.agent.tools.reader import MAX_NAME_CHARS
 from folio.domain.lexicon import Lexicon, singular
 from folio.domain.passages import (
+    LIST_CHAPTERS,
     PEOPLE,
     RECAP,
     PeopleList,
@@ -121,6 +122,16 @@ def test_offline_recap_answer_quotes_with_places(story: StoryLibrary) -> None:
     answer = reader_answer(run(story, RECAP).outcome())
     assert answer.startswith("The story up to p. 4 of 6")
     assert "- Chapter 1, p. " in answer
+
+
+def test_asked_where_they_are_the_reader_is_told_their_position(story: StoryLibrary) -> None:
+    """ "Where am I in the book?" was answered with unrelated quotes under "I cannot look past
+    where you have read"."""
+    answer = reader_answer(run(story, LIST_CHAPTERS).outcome())
+    where = story.book.describe_position()
+    assert answer == (
+        f"Your reading position: {where}. Chapters reached: 2, the last Chapter 2 (from p. 3)."
+    )
 
 
 def test_a_person_is_first_met_in_the_story_not_in_a_heading_or_a_bracketed_note() -> None:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from folio.domain.passages import PEOPLE, RECAP, SEARCH_HIGHLIGHTS
+from folio.domain.passages import LIST_CHAPTERS, PEOPLE, RECAP, SEARCH_HIGHLIGHTS
 from folio.domain.ports import Embedder
 
 BOOK = "book"
@@ -43,6 +43,14 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "give me a list of the characters met so far",
     ),
     SEARCH_HIGHLIGHTS: ("what did I highlight?", "show me my notes", "my highlights"),
+    LIST_CHAPTERS: (  # the reader's own position: the chapters reached
+        "what chapter am I on?",
+        "where am I in the book?",
+        "how far have I read?",
+        "what page am I on?",
+        "how much of the book have I read?",
+        "what is my reading position?",
+    ),
     RECAP: (
         "what has happened so far?",
         "summarize the story so far",
@@ -58,6 +66,10 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "what is the plot so far?",
         "I forgot what happened, can you refresh my memory?",
         "give me an overview of the book so far",
+        # the chapter just read, not the next one nor the book's last ("what happens in the
+        # next chapter?", "what happens in the last chapter?")
+        "what happened in this chapter?",
+        "summarize the chapter I just finished",
     ),
 }
 # Questions about what comes after the reader's position, names masked: whoever they are about,
@@ -143,7 +155,9 @@ MIN_SIMILARITY = {GREETING: 0.5, THANKS: 0.5, GOODBYE: 0.5}
 # recap, the people or later events (tests/integration/test_message_kinds.py): 10 dev questions
 # routed (5 "what chapter is this?" to the recap, 3 to the people as before, none refused) and
 # 15 of the 28; the few examples and one bar before: 3 and 8. The people at MIN_ASKED routed 10
-# more dev questions (an author's "characters"): they keep MIN_TOOL_SIMILARITY.
+# more dev questions (an author's "characters"): they keep MIN_TOOL_SIMILARITY. With the reader's
+# position and this chapter's recap among the examples: 10 still, 4 "what chapter is this?" now
+# to the position (a reader asks where they are), 3 to the recap, 3 to the people.
 CONTRASTED = (RECAP, LATER)
 NEAREST = 3
 MIN_ASKED = 0.55

@@ -9,8 +9,9 @@
   "Elinor" of the passages found, ``truecased``) is looked up in the book's lexicon through the
   people tool (a full-text count over the text read when the lexicon does not know it): one
   the reader has not met gets "Nothing up to Chapter 5 mentions X." and no quote (no hint at
-  what comes later; the search is still made and kept, so a misspelt name's passages are in the
-  turn's record); one they have met is whom the question is about;
+  what comes later; the search is still made and kept), unless it misspells a name read ("Mr
+  Knightly"): then the question is asked again with that name, said first ("... I took it for
+  Mr Knightley."); one they have met is whom the question is about;
 - the search query (``search_query``) is the quoted phrases of a question that quotes the book,
   else the question with the reader's earlier questions, as many of the latest as fit a bound
   (small talk left out) since the current subject started (``subject_start``): one
@@ -71,11 +72,13 @@ from folio.domain.llm import (
     ToolResultMessage,
 )
 from folio.domain.passages import (
+    LIST_CHAPTERS,
     PEOPLE,
     READ_PASSAGE,
     RECAP,
     SEARCH_BOOK,
     SEARCH_HIGHLIGHTS,
+    ChapterList,
     Passage,
     PeopleList,
     Person,
@@ -158,7 +161,7 @@ class OfflineStrategy:
         own = self._own_notes(question, kind, run_tool, available)
         if own is not None and own.sure:
             return _outcome(own.answer, own.calls, (), on_text, SEARCH_HIGHLIGHTS, messages)
-        if kind in (PEOPLE, RECAP) and kind in available:
+        if kind in (PEOPLE, RECAP, LIST_CHAPTERS) and kind in available:
             numbers = _NUMBER.findall(question)
             arguments: dict[str, Any] = {"chapter": numbers[0]} if kind == RECAP and numbers else {}
             outcome, calls = _call(run_tool, kind, arguments)
@@ -471,6 +474,12 @@ def reader_answer(outcome: ToolOutcome) -> str:
         head = f"The story {read_through(payload.reading_limit)}, in the book's words:"
         more = f"\n({payload.note})" if payload.note else ""
         return head + "\n" + "\n".join(lines) + more + "\n\n" + OFFLINE_NOTE
+    if isinstance(payload, ChapterList):  # where the reader is
+        told = f"Your reading position: {payload.reading_limit}."
+        if payload.chapters:
+            n, last = len(payload.chapters), payload.chapters[-1]
+            told += f" Chapters reached: {n}, the last {last.title} (from p. {last.page})."
+        return told
     if isinstance(payload, PeopleList):
         if not payload.people:
             return payload.note or "I found no names in what you have read yet."

@@ -183,3 +183,19 @@ def test_the_chapter_read_and_the_reader_s_position_are_told_from_later_events(
     kinds: MessageKinds, message: str, kind: str
 ) -> None:
     assert kinds.kind(message) == kind
+
+
+@pytest.mark.parametrize(
+    ("message", "this_chapter"),
+    [  # written apart from the examples
+        ("Can you recap this chapter for me?", True),
+        ("What happens in this chapter?", True),
+        ("Can you sum up the story so far?", False),
+        ("Give me a summary", False),
+    ],
+)
+def test_a_recap_of_the_chapter_the_reader_is_in_is_told_from_the_story_so_far(
+    kinds: MessageKinds, message: str, this_chapter: bool
+) -> None:
+    assert kinds.kind(message) == RECAP
+    assert kinds.asks_this_chapter(message) is this_chapter

@@ -122,6 +122,8 @@ def test_offline_recap_answer_quotes_with_places(story: StoryLibrary) -> None:
     answer = reader_answer(run(story, RECAP).outcome())
     assert answer.startswith("The story up to p. 4 of 6")
     assert "- Chapter 1, p. " in answer
+    one = reader_answer(run(story, RECAP, chapter="Chapter 2").outcome())  # "this chapter"
+    assert one.startswith("Chapter 2, in the book's words:") and "Chapter 1" not in one
 
 
 def test_asked_where_they_are_the_reader_is_told_their_position(story: StoryLibrary) -> None:

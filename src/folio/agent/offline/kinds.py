@@ -132,6 +132,15 @@ BOOK_EXAMPLES = (
     "where does the story take place?",
     "who tells the story?",
 )
+# Asking for the recap of the chapter the reader is in, not of the whole story so far (both go
+# to the recap; the nearer of these and the recap's own examples tells which)
+THIS_CHAPTER = "this_chapter"
+THIS_CHAPTER_EXAMPLES = (
+    "what happened in this chapter?",
+    "summarize the chapter I just finished",
+    "recap this chapter",
+    "what was this chapter about?",
+)
 # Asking who someone is, in other words than "who is someone?", names masked: the answer leads
 # with the sentence that introduces them, as it does for that question
 WHO = "who"
@@ -176,7 +185,13 @@ REMEMBERED = 4096  # messages whose kind is kept: each earlier question is embed
 def examples() -> dict[str, tuple[str, ...]]:
     """Every kind's examples, ``LATER`` and ``BOOK`` included, in the order they are embedded
     (their vectors ship with the model: ``scripts/known_vectors.py``)."""
-    return {**EXAMPLES, LATER: LATER_EXAMPLES, BOOK: BOOK_EXAMPLES, WHO: WHO_EXAMPLES}
+    return {
+        **EXAMPLES,
+        LATER: LATER_EXAMPLES,
+        BOOK: BOOK_EXAMPLES,
+        WHO: WHO_EXAMPLES,
+        THIS_CHAPTER: THIS_CHAPTER_EXAMPLES,
+    }
 
 
 def masked(message: str, names: Sequence[str]) -> str:
@@ -208,7 +223,7 @@ class MessageKinds:
         self._embedder = embedder
         self._names = names
         kinds = examples()
-        self._texts = [e for texts in kinds.values() for e in texts]
+        self._texts = np.array([e for texts in kinds.values() for e in texts])
         self._labels = np.array([k for k, texts in kinds.items() for _ in texts])
         self._examples: np.ndarray | None = None
         self._known: dict[str, _Told] = {}
@@ -254,6 +269,15 @@ class MessageKinds:
         other = float(np.max(similarities[self._labels == BOOK]))
         return who >= MIN_WHO and who >= other
 
+    def asks_this_chapter(self, message: str) -> bool:
+        """Does ``message``, a request for the recap, ask for the chapter the reader is in
+        ("What happened in this chapter?") rather than the story so far? Its nearest example of
+        the one is nearer than its nearest of the other."""
+        similarities = self._matrix() @ self._vector(masked(message, self._names(message)))
+        chapter = float(np.max(similarities[self._labels == THIS_CHAPTER]))
+        whole = (self._labels == RECAP) & ~np.isin(self._texts, THIS_CHAPTER_EXAMPLES)
+        return chapter > float(np.max(similarities[whole]))
+
     def book_questions(self, messages: Sequence[str]) -> list[str]:
         """The messages that are questions about the book (later events' included)."""
         return [m for m in messages if self.kind(m) in (BOOK, LATER)]
@@ -261,7 +285,7 @@ class MessageKinds:
     def _matrix(self) -> np.ndarray:
         """Every example's vector (embedded once; shipped with the model)."""
         if self._examples is None:
-            self._examples = np.asarray(self._embedder.embed(self._texts), dtype=np.float32)
+            self._examples = np.asarray(self._embedder.embed(list(self._texts)), dtype=np.float32)
         return self._examples
 
     def _nearest(self, message: str) -> _Told:

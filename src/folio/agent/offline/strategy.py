@@ -164,8 +164,15 @@ class OfflineStrategy:
         if kind in (PEOPLE, RECAP, LIST_CHAPTERS) and kind in available:
             numbers = _NUMBER.findall(question)
             arguments: dict[str, Any] = {"chapter": numbers[0]} if kind == RECAP and numbers else {}
-            outcome, calls = _call(run_tool, kind, arguments)
-            return _outcome(reader_answer(outcome), calls, (), on_text, kind, messages)
+            calls: tuple[PromptMessage, ...] = ()
+            this = kind == RECAP and not numbers and LIST_CHAPTERS in available
+            if this and self._kinds.asks_this_chapter(question):  # the last chapter reached
+                reached, calls = _call(run_tool, LIST_CHAPTERS, {})
+                if isinstance(reached.payload, ChapterList) and reached.payload.chapters:
+                    arguments = {"chapter": reached.payload.chapters[-1].title}
+            outcome, more = _call(run_tool, kind, arguments)
+            answer = reader_answer(outcome)
+            return _outcome(answer, (*calls, *more), (), on_text, kind, messages)
         if SEARCH_BOOK not in available:
             return _outcome("I cannot search this book here.", (), (), on_text, "none", messages)
         answer, calls, queries, stop = self._book_answer(question, head, run_tool, available)
@@ -471,7 +478,10 @@ def reader_answer(outcome: ToolOutcome) -> str:
         if not payload.passages:
             return payload.note or "There is nothing to recap yet."
         lines = [f"- {p.location}: {in_quotes(p.text)}" for p in payload.passages]
-        head = f"The story {read_through(payload.reading_limit)}, in the book's words:"
+        chapters = {p.chapter for p in payload.passages}
+        one = next(iter(chapters)) if len(chapters) == 1 and len(lines) > 1 else None
+        story = one or f"The story {read_through(payload.reading_limit)}"  # one chapter's
+        head = f"{story}, in the book's words:"
         more = f"\n({payload.note})" if payload.note else ""
         return head + "\n" + "\n".join(lines) + more + "\n\n" + OFFLINE_NOTE
     if isinstance(payload, ChapterList):  # where the reader is

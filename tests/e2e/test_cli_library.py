@@ -276,6 +276,31 @@ def test_re_adding_a_file_reports_it_already_present_and_changes_nothing(
     assert books(lib) == before
 
 
+def test_a_file_added_again_with_again_is_read_again_keeping_conversations_and_place(
+    run_folio: RunFolio, tmp_path: Path
+) -> None:
+    """A book imported by an older folio kept its old passages and chapters: `add --again`
+    reads it as this folio does, in place."""
+    book = tmp_path / "lighthouse.txt"
+    book.write_text(
+        "The Lighthouse\n\n"
+        + "".join(f"Chapter {n}\n\n" + "The keeper lit the lamp. " * 300 + "\n\n" for n in (1, 2))
+    )
+    ok(run_folio("add", str(book), "--position", "chapter 1"))
+    ok(run_folio("chat", "lighthouse", "-m", "Who lit the lamp?"))
+    [before] = books(run_folio)
+    plain = run_folio("add", str(book))
+    assert plain.returncode == 0 and "folio add --again" in plain.stdout
+    again = ok_json(run_folio("add", str(book), "--again", "--json"))
+    assert again["status"] == "read again" and again["book"]["id"] == before["id"]
+    [after] = books(run_folio)
+    assert after["reading_position"] == before["reading_position"]
+    listed = ok_json(run_folio("conversations", "lighthouse", "--json"))
+    assert [c["title"] for c in listed] == ["Who lit the lamp?"]
+    refused = run_folio("add", str(book), "--again", "--position", "chapter 2")
+    assert refused.returncode != 0 and "keeps the book's title" in refused.stderr
+
+
 @pytest.mark.parametrize("name", BAD)
 def test_a_bad_file_gives_one_error_line_and_leaves_the_library_unchanged(
     lib: RunFolio, books_dir: Path, name: str

@@ -58,6 +58,12 @@ from folio.entrypoints.serialize import book_detail, book_summary, hit_dict
     help="With a Calibre library: remove from folio the books imported from it that are no "
     "longer in it, with their conversations (without it they are kept and reported).",
 )
+@click.option(
+    "--again",
+    is_flag=True,
+    help="Read a file already in the library again, as this folio reads it (its chapters, "
+    "passages and names): its conversations, highlights, title and your place stay.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object per file.")
 @click.pass_obj
 @handle_errors
@@ -70,14 +76,17 @@ def add_cmd(
     calibre: Path | None,
     search: str,
     remove_missing: bool,
+    again: bool,
     as_json: bool,
 ) -> None:
     """Add books (EPUB, PDF, TXT, MD, HTML) to the library: files, or directories (every file of
     a supported type inside, in subdirectories too; hidden ones skipped).
 
-    Re-adding a file that is already in the library is detected by its content and reported; a
-    book whose title is already in the library (another format or edition) is added with a note
-    and a name that tells the two apart ("Frankenstein (EPUB)").
+    Re-adding a file that is already in the library is detected by its content and reported
+    (with --again it is read again, as a newer folio reads it, keeping its conversations,
+    highlights, title and your place); a book whose title is already in the library (another
+    format or edition) is added with a note and a name that tells the two apart ("Frankenstein
+    (EPUB)").
 
     On a terminal, folio asks how far you have read before the import starts (once for a
     folder); the answer is checked against the book's own chapters and pages as soon as it is
@@ -111,6 +120,11 @@ def add_cmd(
     if search or remove_missing:
         raise click.UsageError(
             "--search and --remove-missing apply to a Calibre library (--calibre PATH)"
+        )
+    if again and (title or author or position):
+        raise click.UsageError(
+            "--again keeps the book's title, author and your place: change them with "
+            "`folio edit` and `folio position`"
         )
     if not files:
         raise click.UsageError("give book files or folders, or --calibre PATH")
@@ -147,6 +161,10 @@ def add_cmd(
                 if debug_enabled() and e.code != IngestErrorCode.DUPLICATE:
                     raise
                 duplicate = e.code == IngestErrorCode.DUPLICATE
+                if duplicate and again:
+                    results.append(_read_again(container, path, e.details.get("book_id"), progress))
+                    failed = failed or results[-1]["status"] == "error"
+                    continue
                 failed = failed or not duplicate
                 results.append(
                     {
@@ -174,6 +192,27 @@ def add_cmd(
         _print_add_summary(results, skipped)
     if failed:
         sys.exit(EXIT_ERROR)
+
+
+def _read_again(container: Any, path: Path, book_id: Any, progress: Any) -> dict[str, Any]:
+    """The library's book whose file ``path`` is, read again in place (``IngestBook.reingest``):
+    its result, as ``add`` reports one."""
+    from folio.entrypoints.cli.progress import RichIngestProgress
+
+    book = container.library.get(str(book_id))
+    try:
+        result = container.ingest.reingest(
+            book, path, progress=RichIngestProgress(progress, path.name)
+        )
+    except IngestError as e:
+        return {"file": str(path), "status": "error", "error": e.message, "book_id": book.id}
+    return {
+        "file": str(path),
+        "status": "read again",
+        "book": result.book,
+        "chunks": result.chunk_count,
+        "same_title": [],
+    }
 
 
 POSITION_QUESTION = (
@@ -246,6 +285,8 @@ def _print_add_summary(results: list[dict[str, Any]], skipped: list[Path]) -> No
     count = {k: sum(r["status"] == k for r in results) for k in ("added", "duplicate", "error")}
     count["added"] += sum(r["status"] == "completed" for r in results)
     parts = [f"{count['added']} added", f"{count['duplicate']} already in the library"]
+    if again := sum(r["status"] == "read again" for r in results):
+        parts.append(f"{again} read again")
     parts.append(f"{count['error']} refused")
     if skipped:
         names = ", ".join(p.name for p in skipped[:5]) + (", ..." if len(skipped) > 5 else "")
@@ -273,6 +314,15 @@ def _print_add_results(results: list[dict[str, Any]], as_json: bool) -> None:
                     f" told apart by these names (remove one with: folio rm {other['id'][:8]})",
                     highlight=False,
                 )
+        elif r["status"] == "read again":
+            b = r["book"]
+            console.print(
+                f"[green]Read again[/] {escape(b['name'])} [dim]({b['id'][:8]})[/]: "
+                f"{b['pages']} pages, {b['chapters']} chapters, {r['chunks']} passages; "
+                f"you have read {escape(b['reading_position']['description'])}; its "
+                "conversations and highlights are kept",
+                highlight=False,
+            )
         elif r["status"] == "completed":
             b = r["book"]
             console.print(
@@ -280,7 +330,11 @@ def _print_add_results(results: list[dict[str, Any]], as_json: bool) -> None:
                 f" import finished indexing {r['chunks']} passages"
             )
         elif r["status"] == "duplicate":
-            console.print(f"[yellow]Already in the library[/]: {escape(r['error'])}")
+            console.print(
+                f"[yellow]Already in the library[/]: {escape(r['error'])} (`folio add --again`"
+                " reads it again as this folio does, keeping its conversations)",
+                highlight=False,
+            )
         else:
             # One plain line per failed file: its reason names the file.
             click.echo(f"Error: {r['error']}", err=True)

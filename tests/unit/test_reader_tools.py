@@ -110,6 +110,24 @@ def test_a_misspelt_name_is_the_nearest_name_read_and_says_so(story: StoryLibrar
     assert run(story, PEOPLE, name="Victor").data.misspelt is None
 
 
+def test_a_name_found_by_one_word_with_another_misspelt_says_so() -> None:
+    """ "Who is Harriet Smyth?" found Harriet by her given name and said nothing of "Smyth"."""
+    from folio.domain.books import Chapter, Page
+    from tests.unit.test_book_tools import _book, _stored
+
+    text = (
+        "Emma liked Harriet Smith, and Harriet smiled at Emma. Then Harriet Smith left, and "
+        "Emma sat with Harriet by the fire; she said that Harriet was kind. "
+    ) * 3
+    book = _book("emma", "Emma", text, [Chapter(1, "Chapter 1", 0)], [Page(1, "1", 0, len(text))])
+    story = _stored(book.with_position(book.position_at_page("1")), text, [])
+    result = run(story, PEOPLE, name="Harriet Smyth").data
+    assert [p.name for p in result.people] == ["Harriet Smith"]
+    assert result.misspelt == "Harriet Smyth"
+    assert "the nearest name read is Harriet Smith" in (result.note or "")
+    assert run(story, PEOPLE, name="Harriet Smith").data.misspelt is None
+
+
 def test_ranked_sentences_keep_the_texts_offsets() -> None:
     text = "Short one. " + "The whale swam far and the whale dived deep below the grey sea. " * 3
     ranked = rank_chapter(text, 5, len(text), None, keep=2)

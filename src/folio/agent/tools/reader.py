@@ -78,11 +78,13 @@ class PeopleTool(BaseTool):
         if name is not None:
             asked = name.strip()
             found = _one_name(ctx, services, asked)
-            if _met(found):
+            if _met(found) and _spelt(asked, found):
                 return found
             one = singular(asked)  # looked up when the name as written is not met
-            if one and _met(plain := _one_name(ctx, services, one)):
+            if not _met(found) and one and _met(plain := _one_name(ctx, services, one)):
                 return plain  # "the Frankensteins": Frankenstein
+            # a word of it the person found by another word never goes by: "Charlote Lucas"
+            # is not Sir William Lucas but Charlotte Lucas
             near = _nearest(ctx, services, asked)
             fixed = _one_name(ctx, services, near) if near else found
             if near and _met(fixed) and isinstance(fixed.data, PeopleList):
@@ -176,6 +178,15 @@ def _one_name(ctx: ToolContext, services: ToolServices, name: str) -> ToolResult
 
 def _met(result: ToolResult) -> bool:
     return isinstance(result.data, PeopleList) and bool(result.data.people)
+
+
+def _spelt(name: str, result: ToolResult) -> bool:
+    """Is every word of ``name`` one of the words the person ``result`` found goes by (found by
+    one word of it, another may be misspelt)?"""
+    assert isinstance(result.data, PeopleList)
+    person = result.data.people[0]
+    words = {w for form in (person.name, *person.aliases) for w in form.lower().split()}
+    return all(w in words for w in name.lower().split())
 
 
 def _nearest(ctx: ToolContext, services: ToolServices, name: str) -> str | None:

@@ -176,6 +176,8 @@ def test_asking_who_someone_is_in_other_words_is_told(
         ("What will happen in the next chapter?", LATER),
         # the reader's own position, not the story ("What chapter am I on?" got the recap)
         ("which page am I at", LIST_CHAPTERS),
+        ("Where are we?", LIST_CHAPTERS),
+        ("Where is he?", BOOK),
         ("what chapter is this?", LIST_CHAPTERS),
     ],
 )

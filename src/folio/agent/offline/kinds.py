@@ -46,6 +46,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     LIST_CHAPTERS: (  # the reader's own position: the chapters reached
         "what chapter am I on?",
         "where am I in the book?",
+        "where am I?",
         "how far have I read?",
         "what page am I on?",
         "how much of the book have I read?",

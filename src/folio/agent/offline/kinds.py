@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -27,6 +27,14 @@ LATER = "later"
 GREETING, THANKS, GOODBYE = "greeting", "thanks", "goodbye"
 ABOUT_FOLIO = "about_folio"  # and the reader tools' own names
 SMALL_TALK = frozenset({GREETING, THANKS, GOODBYE})
+# Asking for the recap of the chapter the reader is in, not of the whole story so far, nor of the
+# next chapter or the book's last ("what happens in the next chapter?", "what happens in the last
+# chapter?"). These are the recap's examples too, routing such a message to it...
+THIS_CHAPTER_ROUTED = ("what happened in this chapter?", "summarize the chapter I just finished")
+# ...and these only tell it from the story so far (as the recap's, they took "what chapter is
+# this?" and "what happens in the last chapter?"): the nearest of all of them and the recap's
+THIS_CHAPTER = "this_chapter"
+THIS_CHAPTER_EXAMPLES = ("recap this chapter", "what was this chapter about?")
 EXAMPLES: dict[str, tuple[str, ...]] = {
     GREETING: ("hello", "hi there!", "good morning", "how are you?"),
     THANKS: ("thanks", "thank you, that was helpful", "great, thank you!", "ok, got it", "cool"),
@@ -67,10 +75,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "what is the plot so far?",
         "I forgot what happened, can you refresh my memory?",
         "give me an overview of the book so far",
-        # the chapter just read, not the next one nor the book's last ("what happens in the
-        # next chapter?", "what happens in the last chapter?")
-        "what happened in this chapter?",
-        "summarize the chapter I just finished",
+        *THIS_CHAPTER_ROUTED,
     ),
 }
 # Questions about what comes after the reader's position, names masked: whoever they are about,
@@ -132,15 +137,6 @@ BOOK_EXAMPLES = (
     "is someone married?",
     "where does the story take place?",
     "who tells the story?",
-)
-# Asking for the recap of the chapter the reader is in, not of the whole story so far (both go
-# to the recap; the nearer of these and the recap's own examples tells which)
-THIS_CHAPTER = "this_chapter"
-THIS_CHAPTER_EXAMPLES = (
-    "what happened in this chapter?",
-    "summarize the chapter I just finished",
-    "recap this chapter",
-    "what was this chapter about?",
 )
 # Asking who someone is, in other words than "who is someone?", names masked: the answer leads
 # with the sentence that introduces them, as it does for that question
@@ -206,12 +202,13 @@ def masked(message: str, names: Sequence[str]) -> str:
 
 @dataclass(frozen=True, slots=True)
 class _Told:
-    """A message's kind, whether it may ask about later events, and its closeness to asking for
-    the reader's own notes (names masked)."""
+    """A message's kind, whether it may ask about later events, its closeness to asking for
+    the reader's own notes, and its cosine to every example (names masked)."""
 
     kind: str
     may_later: bool
     own: float
+    similarities: np.ndarray = field(repr=False, compare=False)
 
 
 class MessageKinds:
@@ -224,7 +221,7 @@ class MessageKinds:
         self._embedder = embedder
         self._names = names
         kinds = examples()
-        self._texts = np.array([e for texts in kinds.values() for e in texts])
+        self._texts = [e for texts in kinds.values() for e in texts]
         self._labels = np.array([k for k, texts in kinds.items() for _ in texts])
         self._examples: np.ndarray | None = None
         self._known: dict[str, _Told] = {}
@@ -234,7 +231,7 @@ class MessageKinds:
 
     def _told(self, message: str) -> _Told:
         """What is told of ``message``, embedded once (and once more with its names masked)."""
-        key = " ".join(message.lower().split())
+        key = " ".join(message.split())  # as written: its names are masked by their capitals
         if key not in self._known:
             if len(self._known) >= REMEMBERED:
                 self._known.clear()
@@ -262,10 +259,9 @@ class MessageKinds:
         """Does ``message`` ask who someone it names is ("tell me about Marianne", "what is
         Edward Ferrars like?")? Its names masked, its nearest example of asking so is at least
         ``MIN_WHO`` and no farther than its nearest other ordinary question."""
-        names = self._names(message)
-        if not names:
+        if not self._names(message):
             return False
-        similarities = self._matrix() @ self._vector(masked(message, names))
+        similarities = self._told(message).similarities
         who = float(np.max(similarities[self._labels == WHO]))
         other = float(np.max(similarities[self._labels == BOOK]))
         return who >= MIN_WHO and who >= other
@@ -274,10 +270,9 @@ class MessageKinds:
         """Does ``message``, a request for the recap, ask for the chapter the reader is in
         ("What happened in this chapter?") rather than the story so far? Its nearest example of
         the one is nearer than its nearest of the other."""
-        similarities = self._matrix() @ self._vector(masked(message, self._names(message)))
-        chapter = float(np.max(similarities[self._labels == THIS_CHAPTER]))
-        whole = (self._labels == RECAP) & ~np.isin(self._texts, THIS_CHAPTER_EXAMPLES)
-        return chapter > float(np.max(similarities[whole]))
+        rows = np.flatnonzero(np.isin(self._labels, [RECAP, THIS_CHAPTER]))
+        nearest = rows[int(np.argmax(self._told(message).similarities[rows]))]
+        return self._texts[nearest] in (*THIS_CHAPTER_ROUTED, *THIS_CHAPTER_EXAMPLES)
 
     def book_questions(self, messages: Sequence[str]) -> list[str]:
         """The messages that are questions about the book (later events' included)."""
@@ -286,7 +281,7 @@ class MessageKinds:
     def _matrix(self) -> np.ndarray:
         """Every example's vector (embedded once; shipped with the model)."""
         if self._examples is None:
-            self._examples = np.asarray(self._embedder.embed(list(self._texts)), dtype=np.float32)
+            self._examples = np.asarray(self._embedder.embed(self._texts), dtype=np.float32)
         return self._examples
 
     def _nearest(self, message: str) -> _Told:
@@ -300,7 +295,7 @@ class MessageKinds:
             similarities = self._matrix() @ self._vector(text)
         own = float(np.max(similarities[self._labels == SEARCH_HIGHLIGHTS]))
         if label not in CONTRASTED and sure:  # small talk, folio itself, people, notes
-            return _Told(label, False, own)
+            return _Told(label, False, own, similarities)
         scores = {
             kind: float(np.mean(np.sort(similarities[self._labels == kind])[-NEAREST:]))
             for kind in (*CONTRASTED, BOOK)
@@ -314,7 +309,7 @@ class MessageKinds:
             kind = LATER if later >= MIN_TOOL_SIMILARITY and later > book else BOOK
         elif scores[kind] < MIN_ASKED:
             kind = BOOK
-        return _Told(kind, may, own)
+        return _Told(kind, may, own, similarities)
 
     def _vector(self, text: str) -> np.ndarray:
         return np.asarray(self._embedder.embed([text])[0], dtype=np.float32)

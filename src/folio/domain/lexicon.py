@@ -55,6 +55,11 @@ from folio.domain.sentences import speakers
 # "Who is Evan MacIan?" looked up "Ian", met by no one)
 NAME_WORD = r"(?:[A-Z]['’])?[A-Z][a-z]+(?:[A-Z][a-z]+)*"
 _WORD = rf"(?:[A-Z][a-z]{{0,3}}\.(?:[ \t]+|[ \t]*\n[ \t]*))?{NAME_WORD}"
+# a capitalised word mid-sentence: after a word, a comma, or a short word's full stop ("Mrs.
+# Jennings"), not opening a sentence
+MID_NAME = re.compile(
+    rf"(?:(?<=[A-Za-z,;] )|(?<=\b[A-Z][a-z]\. )|(?<=\b[A-Z][a-z]{{2}}\. )){NAME_WORD}\b"
+)
 RUN = re.compile(rf"{_WORD}(?:(?:[ \t]+|[ \t]*\n[ \t]*){_WORD})*")
 _LOWER = re.compile(r"\b[a-z]{3,}\b")
 _MID_SENTENCE = re.compile(r"[a-z,;] $")

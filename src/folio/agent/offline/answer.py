@@ -41,7 +41,7 @@ from itertools import pairwise
 
 import numpy as np
 
-from folio.domain.lexicon import NAME_WORD, RUN, normal_form, runs
+from folio.domain.lexicon import MID_NAME, NAME_WORD, RUN, normal_form, runs
 from folio.domain.passages import Passage, Person
 from folio.domain.ports import Embedder
 from folio.domain.search import STOPWORDS, query_terms
@@ -93,7 +93,6 @@ OVERLAP_WEIGHT = 0.3
 INTRO_REACH = 2  # sentences either side of a person's first mention that may introduce them
 SUBJECT_WORDS = 3  # "Mr. Lacey was", "Poor Miss Lacey sneered"
 _THROUGH = re.compile(r"^through (?P<where>.+?)(?: \(.*\))?$")
-_MID_CAPITAL = re.compile(rf"(?<=[a-z,;] ){NAME_WORD}")
 _NAMING = re.compile(rf"(?<=\S ){NAME_WORD}")  # a question's capitalised words but its first
 _WORD = re.compile(r"[A-Za-z]+")
 _QUOTE_MARKS = "\"“”‘’'()_*[] "
@@ -178,7 +177,7 @@ def best_quotes(
     own = [p for p in (about.first, about.told) if p is not None] if about else []
     pool = [*passages, *around, *own]
     ranks = [*range(len(passages)), *(0 for _ in around), *(len(passages) for _ in own)]
-    named = {w for p in pool for w in _MID_CAPITAL.findall(p.text) if w.lower() not in STOPWORDS}
+    named = {w for p in pool for w in MID_NAME.findall(p.text) if w.lower() not in STOPWORDS}
     # only a question asking who someone is keeps out the sentences about someone else: one
     # asking what they did or why may be answered by what others did (CoQA dev first quote
     # 0.358 -> 0.370 against keeping them out for every question naming a person)

@@ -63,7 +63,7 @@ from folio.agent.offline.kinds import (
     MessageKinds,
 )
 from folio.agent.tools.highlights import content_terms
-from folio.domain.lexicon import NAME_WORD, RUN, normal_form
+from folio.domain.lexicon import MID_NAME, RUN, normal_form
 from folio.domain.llm import (
     PromptMessage,
     PromptRole,
@@ -112,10 +112,6 @@ _DELTA = re.compile(r"\S+\s*|\s+")
 _OBJECT = re.compile(r"\b(?:him|them)\b|\bher\b(?:\W*$|\s+(?P<next>[A-Za-z]+))", re.IGNORECASE)
 _NUMBER = re.compile(r"\b\d+\b")
 _CAPITALISED = re.compile(r"(?<=\S )[A-Z][a-z]")  # a capitalised word after the first
-# a capitalised word mid-sentence: after a word, a comma, or a short word's full stop ("Mrs.")
-_MID_NAME = re.compile(
-    rf"(?:(?<=[A-Za-z,;] )|(?<=\b[A-Z][a-z]\. )|(?<=\b[A-Z][a-z]{{2}}\. )){NAME_WORD}\b"
-)
 _LOWER_WORDS = re.compile(r"\b[a-z]+\b")
 _ASKED_WORD = re.compile(r"\b[A-Za-z]{2,}\b")
 REPLIES = {
@@ -419,7 +415,7 @@ def truecased(question: str, passages: Sequence[Passage]) -> str:
         return question
     text = " ".join(p.text for p in passages)
     lower = Counter(_LOWER_WORDS.findall(text))
-    capitalised = Counter(_MID_NAME.findall(text))
+    capitalised = Counter(MID_NAME.findall(text))
     forms = {w.lower(): w for w, _ in reversed(capitalised.most_common())}  # the most written
 
     def written(m: re.Match[str]) -> str:

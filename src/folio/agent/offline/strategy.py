@@ -40,9 +40,8 @@ import math
 import re
 import uuid
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from difflib import SequenceMatcher
 from typing import Any
 
 from folio.agent.offline.answer import (
@@ -298,15 +297,9 @@ class OfflineStrategy:
                 where = read_through(payload.reading_limit)
                 return met, calls, f"Nothing {where} mentions {name}.", taken
             met[name] = payload.people[0]
-            if payload.misspelt:  # the form of theirs nearest the name as asked
-                person = payload.people[0]
-                taken[name] = max((person.name, *person.aliases), key=_alike(name))
+            if payload.misspelt:  # under the name read nearest the one asked
+                taken[name] = payload.people[0].name
         return met, calls, None, taken
-
-
-def _alike(name: str) -> Callable[[str], float]:
-    """How alike a form is to ``name`` (difflib's ratio, in lower case)."""
-    return lambda form: SequenceMatcher(None, name.lower(), form.lower()).ratio()
 
 
 def search_query(question: str, earlier: Sequence[str]) -> str:

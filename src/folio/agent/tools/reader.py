@@ -83,13 +83,20 @@ class PeopleTool(BaseTool):
             one = singular(asked)  # looked up when the name as written is not met
             if not _met(found) and one and _met(plain := _one_name(ctx, services, one)):
                 return plain  # "the Frankensteins": Frankenstein
-            # a word of it the person found by another word never goes by: "Charlote Lucas"
-            # is not Sir William Lucas but Charlotte Lucas
+            # not met, or met by one word with another none of theirs ("Harriet Smyth" found
+            # Harriet by her given name): the name read it misspells, under that name
             near = _nearest(ctx, services, asked)
             fixed = _one_name(ctx, services, near) if near else found
             if near and _met(fixed) and isinstance(fixed.data, PeopleList):
+                person = fixed.data.people[0]
+                aliases = tuple(sorted({person.name, *person.aliases} - {near}))
                 note = f"Nothing read so far mentions {asked}; the nearest name read is {near}."
-                data = replace(fixed.data, note=note, misspelt=asked)
+                data = replace(
+                    fixed.data,
+                    people=(replace(person, name=near, aliases=aliases),),
+                    note=note,
+                    misspelt=asked,
+                )
                 return ToolResult.ok(data, summary=f"1 name: {near} (for {asked})")
             return found
         book = ctx.book

@@ -80,6 +80,11 @@ def test_the_story_so_far_and_the_people_met_so_far(turns: list[TurnResult]) -> 
     assert "Chapter 5, p." in recap and "Chapter 6" not in recap
     people = turns[4].answer
     assert "Elizabeth" in people and "Clerval" in people and "Justine" not in people
+    # the lexicon reads "to England" as it reads "to him"; the embedder knows the word
+    listed = [
+        line[2:].split(" (")[0].split(",")[0] for line in people.splitlines() if line[:2] == "- "
+    ]
+    assert "Clerval" in listed and not {"England", "America"} & set(listed), listed
 
 
 def test_a_later_character_gets_an_honest_not_yet(turns: list[TurnResult]) -> None:

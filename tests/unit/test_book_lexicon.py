@@ -6,17 +6,19 @@ where the text puts their names, and the people met so far are learned from the 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from folio.adapters.storage.memory.books import InMemoryLibrary
-from folio.agent.lexicon import Lexicons
+from folio.agent.lexicon import PERSONS, PLACES, Lexicons
 from folio.agent.tools import default_registry
 from folio.agent.tools.base import ToolContext, ToolServices
 from folio.domain.books import ReadingPosition
 from folio.domain.errors import StorageError, StorageErrorCode
-from folio.domain.lexicon import LEXICON_VERSION, Lexicon
+from folio.domain.lexicon import LEXICON_VERSION, Lexicon, Name
 from folio.domain.passages import PEOPLE
 from folio.entrypoints.cli.demo import bundled_book
 from tests.unit import test_book_tools
@@ -423,3 +425,53 @@ def test_a_name_with_capitals_inside_is_one_word() -> None:
     assert evan is not None and evan is lexicon.find("MacIan")
     assert lexicon.find("Ian") is None and lexicon.find("Mac") is None
     assert lexicon.find("Mrs O'Dowd") is not None and lexicon.find("Dowd") is None
+
+
+class SidesEmbedder:
+    """Puts the place prototypes and the names in ``places`` on one axis, everything else on
+    another (``Lexicons`` asks which side a name is nearer)."""
+
+    name, dimensions, relevance_floor = "sides", 2, 0.0
+
+    def __init__(self, places: set[str]) -> None:
+        self.places = places | set(PLACES)
+        self.embedded: list[str] = []
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self.embedded += texts
+        return np.array([[1.0, 0.0] if t in self.places else [0.0, 1.0] for t in texts])
+
+
+def test_a_name_known_as_a_place_leaves_the_people_list_unless_used_as_people() -> None:
+    """The lexicon took England for a person (its slots: "to England", "in England"); the
+    embedder knows the word as a place, and the book uses it no more as people are used than
+    its median person: it leaves the list. Perth stands where people stand (the blacksmith)
+    and Gloucester speaks in the play: both stay. Without an embedder, the lexicon's list."""
+
+    def name(text: str, count: int, standing: float, speeches: int = 0) -> Name:
+        return Name(
+            text, frozenset({text}), tuple(range(0, count * 10, 10)), True, standing, speeches
+        )
+
+    lexicon = Lexicon(
+        [
+            name("Anna", 9, 2.0),
+            name("Tom", 8, 1.8),
+            name("England", 7, 0.3),
+            name("Perth", 6, 2.1),
+            name("Gloucester", 5, 0.2, speeches=5),
+            name("Mr Reed", 4, 1.9),
+        ]
+    )
+    embedder = SidesEmbedder({"England", "Perth", "Gloucester"})
+    listed = Lexicons(embedder).people(lexicon, 0, 1000, 4)
+    assert [n.name for n, _, _ in listed] == ["Anna", "Tom", "Perth", "Gloucester"]
+    plain = Lexicons().people(lexicon, 0, 1000, 4)
+    assert [n.name for n, _, _ in plain] == ["Anna", "Tom", "England", "Perth"]
+    counting = SidesEmbedder({"England"})
+    lexicons = Lexicons(counting)
+    for _ in range(2):  # each prototype and name embedded once
+        lexicons.people(lexicon, 0, 1000, 4)
+    assert sorted(counting.embedded) == sorted(
+        [*PLACES, *PERSONS, *(n.name for n in lexicon.names)]
+    )

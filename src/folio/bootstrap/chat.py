@@ -80,10 +80,11 @@ class ChatWiring:
 
     @cached_property
     def lexicons(self) -> Lexicons:
-        """Each book's names, stored with it at import, read once per process (people tool)."""
+        """Each book's names, stored with it at import, read once per process (people tool); the
+        embedder tells the places it took for people from them."""
         from folio.agent.lexicon import Lexicons
 
-        return Lexicons()
+        return Lexicons(self.embedder)
 
     @cached_property
     def summaries(self) -> StorySummaries:

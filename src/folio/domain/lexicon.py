@@ -81,7 +81,7 @@ MIN_DROPPED = 3  # letters a short form drops: more than an ending ("Bennets", "
 MAX_INTRODUCING = 3  # uses of a full name ("Dr Orion Hood") that introduce a shorter one
 # Raise it whenever what ``Lexicon.of`` builds changes: stored lexicons of another version are
 # built again from their book's text on first use.
-LEXICON_VERSION = 11
+LEXICON_VERSION = 12
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +92,10 @@ class Name:
     aliases: frozenset[str]
     offsets: tuple[int, ...] = field(repr=False)
     person: bool = True  # a place or a thing when False
+    # how much its mentions stand where the book puts people (mean log odds per mention, see
+    # ``name_usage.person_scores``; at least 0 for a person) and how many are speeches of a play
+    standing: float = 0.0
+    speeches: int = 0
 
     def mentions(self, start: int, end: int) -> int:
         return bisect_left(self.offsets, end) - bisect_left(self.offsets, start)
@@ -148,6 +152,8 @@ class Lexicon:
                         "aliases": sorted(n.aliases),
                         "offsets": list(n.offsets),
                         "person": n.person,
+                        "standing": n.standing,
+                        "speeches": n.speeches,
                     }
                     for n in self.names
                 ],
@@ -163,7 +169,14 @@ class Lexicon:
         if not isinstance(data, Mapping) or data.get("version") != LEXICON_VERSION:
             return None
         names = [
-            Name(n["name"], frozenset(n["aliases"]), tuple(n["offsets"]), bool(n["person"]))
+            Name(
+                n["name"],
+                frozenset(n["aliases"]),
+                tuple(n["offsets"]),
+                bool(n["person"]),
+                float(n["standing"]),
+                int(n["speeches"]),
+            )
             for n in data["names"]
         ]
         return cls(names, frozenset(data["titles"]))
@@ -240,34 +253,37 @@ def _build(text: str) -> tuple[list[Name], frozenset[str]]:
             forms[form].append(offset)
             ends[offset] = end
         scored += [mention] if len(found) == 1 and found[0][0] == mention[0] else found
-    _speeches(text, forms, ends, named)
+    spoken = _speeches(text, forms, ends, named)
     # a word opening sentences before names still says where people stand ("Enter Banquo")
     scores, of_people = person_scores(text, scored, titles | openers)
-    names = [
-        _kind(n, scores, of_people) for n in _group(forms, titles, leans(text, forms, ends, titles))
-    ]
+    grouped = _group(forms, titles, leans(text, forms, ends, titles))
+    names = [_kind(n, scores, of_people, spoken) for n in grouped]
     return names, frozenset(titles)
 
 
 def _speeches(
     text: str, forms: dict[str, list[int]], ends: dict[int, int], named: set[str]
-) -> None:
+) -> set[int]:
     """A play's speeches are its people's mentions: each speech prefix of a play
     (``sentences.speakers``) counts for the one name it begins ("Macb." for Macbeth, who
     speaks 137 times and is named 60; "Ham." for Hamlet), at the prefix; a prefix that is a
     name written whole is already one of its mentions, and one beginning two names ("Mal.":
     Malcolme, Malice; a name and its possessive written without the apostrophe are one) or
-    none counts for no one."""
+    none counts for no one. Returns the offsets of the speeches counted."""
+    spoken: set[int] = set()
     for offset, tag in speakers(text):
         if tag in forms:
+            spoken.add(offset)
             continue
         full = {w for w in named if w.startswith(tag) and w != tag and w in forms}
         full -= {w for w in full if singular(w) in full}  # "Hamlets Enemy" is Hamlet's
         if len(full) == 1:
             forms[full.pop()].append(offset)
             ends[offset] = offset + len(tag)
+            spoken.add(offset)
     for offsets in forms.values():
         offsets.sort()
+    return spoken
 
 
 def _pieces(text: str, mention: Mention, named: set[str], titles: set[str]) -> list[Mention]:
@@ -322,12 +338,14 @@ def _abbreviations(found: Sequence[str]) -> set[str]:
     return {w for w, n in stopped.items() if 2 * n > every[w]}
 
 
-def _kind(name: Name, scores: Mapping[int, float], of_people: set[str]) -> Name:
+def _kind(name: Name, scores: Mapping[int, float], of_people: set[str], spoken: set[int]) -> Name:
     """A name is a person when one of its forms has a title of people, or when its mentions
     stand, on the whole, where people stand."""
     titled = any(a.split()[0] in of_people for a in name.aliases if " " in a)
-    person = titled or sum(scores.get(o, 0.0) for o in name.offsets) >= 0
-    return Name(name.name, name.aliases, name.offsets, person)
+    standing = sum(scores.get(o, 0.0) for o in name.offsets) / max(1, len(name.offsets))
+    speeches = sum(1 for o in name.offsets if o in spoken)
+    person = titled or standing >= 0
+    return Name(name.name, name.aliases, name.offsets, person, standing, speeches)
 
 
 def _titles(mentions: Sequence[Mention], named: set[str]) -> tuple[set[str], set[str]]:

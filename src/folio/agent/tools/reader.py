@@ -120,7 +120,8 @@ class PeopleTool(BaseTool):
             return _mention(volume, texts[i], start, offset - bases[i])
 
         # built from the text read only: no alias or kind learned past the position
-        for known, mentions, offset in Lexicon.of(text).people(0, len(text), MAX_PEOPLE):
+        read = services.lexicons.people(Lexicon.of(text), 0, len(text), MAX_PEOPLE)
+        for known, mentions, offset in read:
             later = known.within(offset, len(text), MAX_SKIPPED)
             volume, title, sentence = _told(later, met_at)
             first = passage_of(volume, title, *sentence, volume=book)

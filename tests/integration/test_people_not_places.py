@@ -4,6 +4,7 @@ nothing the reader has not reached. Real SQLite, the real import, books from ../
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -116,3 +117,18 @@ def test_someone_first_named_in_a_speech_is_also_told_where_the_story_names_them
     assert charlotte.told.char_start > charlotte.first.char_start
     assert "Charlotte" in charlotte.told.text
     assert person("Mr. Darcy").told is None
+
+
+def test_a_place_looked_up_by_name_is_told_as_a_place(library: Container) -> None:
+    """Pride and Prejudice at Chapter V: "Netherfield" is a place as the book uses it (the
+    offline answer then gives no person's introduction), and a model reads so in the result."""
+    from folio.domain.passages import ToolOutcome, decode_tool_result
+
+    netherfield = _one(library, "pg1342_pride_and_prejudice.txt", "Chapter V", "Netherfield")
+    darcy = _one(library, "pg1342_pride_and_prejudice.txt", "Chapter V", "Mr. Darcy")
+    assert netherfield.place and not darcy.place
+    sent = ToolOutcome(True, payload=PeopleList((netherfield, darcy), "through Chapter V"))
+    people = json.loads(sent.to_json())["data"]["people"]
+    assert people[0]["place"] is True and "place" not in people[1]
+    read = decode_tool_result(sent.to_json()).payload
+    assert isinstance(read, PeopleList) and [p.place for p in read.people] == [True, False]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 import numpy as np
 
@@ -240,6 +241,26 @@ def test_a_speech_beside_the_first_mention_that_does_not_name_them_does_not_intr
     question = "Who is Captain Hale?"
     quotes = quoted(Scripted(question, {before: 0.5, after: 0.4}), question, found, about=hale)
     assert quotes[0] == after
+
+
+def test_what_is_a_place_is_answered_by_the_sentences_naming_it_not_an_introduction() -> None:
+    """Pride and Prejudice at Chapter V: "What is Netherfield?" led with "However little known
+    the feelings or views of such a man may be ...", the narration beside its first mention in a
+    speech, as if it introduced a person. A place is not introduced so: the sentences naming it
+    rank by what they say, and one whose subject is a person (Mrs. Long's news) is kept."""
+    narration = "The harbour families were always eager for news of newcomers."
+    first_words = "“Have you heard that Gull Hall is let at last?”"
+    news = "“Mrs. Long says that Gull Hall is taken by a young man of large fortune.”"
+    text = f"{narration} {first_words} {news}"
+    found = passage(text, 1000)
+    at = 1000 + text.index(first_words)
+    first = Passage(None, "Chapter 1", "1", "1", at, at + len(first_words), first_words)
+    question = "What is Gull Hall?"
+    cosines = {narration: 0.5, first_words: 0.45, news: 0.6}
+    hall = Person("Gull Hall", 9, first, (), place=True)
+    assert quoted(Scripted(question, cosines), question, found, about=hall)[0] == news
+    person = replace(hall, place=False)  # as a person: the narration beside it introduces
+    assert quoted(Scripted(question, cosines), question, found, about=person)[0] == narration
 
 
 def test_asked_only_who_someone_is_more_of_the_sentences_naming_them_are_read() -> None:

@@ -240,6 +240,8 @@ class Person:
     # the first sentence naming them that the story tells in its own voice, not inside someone's
     # speech, when that is not ``first`` (one-name lookups): where the book may introduce them
     told: Passage | None = None
+    # a place or a thing, as the book uses the name (one-name lookups: "Netherfield", "Hartfield")
+    place: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -339,6 +341,7 @@ def encode_payload(payload: ToolPayload | Any, *, brief: bool = False) -> Any:
                     **({"aliases": list(p.aliases)} if p.aliases else {}),
                     **({"share": round(p.share, 2)} if p.share else {}),
                     **({"told": _passage_json(p.told, brief=brief)} if p.told else {}),
+                    **({"place": True} if p.place else {}),
                 }
                 for p in payload.people
             ],
@@ -433,7 +436,8 @@ def decode_payload(data: Any) -> ToolPayload | None:
                 share = min(1.0, max(0.0, _float(entry.get("share"))))
                 told = entry.get("told")
                 told = decode_passage(told) if isinstance(told, Mapping) else None
-                people.append(Person(name, mentions, first, forms, share, told))
+                place = entry.get("place") is True
+                people.append(Person(name, mentions, first, forms, share, told, place))
         misspelt = data.get("misspelt")
         return PeopleList(
             tuple(people), limit, str(note) if note else None, str(misspelt) if misspelt else None

@@ -181,7 +181,8 @@ def best_quotes(
     # only a question asking who someone is keeps out the sentences about someone else: one
     # asking what they did or why may be answered by what others did (CoQA dev first quote
     # 0.358 -> 0.370 against keeping them out for every question naming a person)
-    asks_who = subject is not None and (who or _only_names(question, subject))
+    # (a place is not introduced as people are: no narration beside it nor others kept out)
+    asks_who = subject is not None and not subject.place and (who or _only_names(question, subject))
     alone = subject if asks_who else None
     candidates = _candidates(pool, alone, named, ranks)
     if not candidates:

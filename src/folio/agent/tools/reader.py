@@ -144,6 +144,7 @@ def _one_name(ctx: ToolContext, services: ToolServices, name: str) -> ToolResult
     aliases: set[str] = set()
     held: set[tuple[str, int]] = set()  # passage-lengths of text read holding a mention
     read = 0  # and passage-lengths read in all
+    place = False  # as the lexicon of the first volume met tells the name
     for volume in ctx.window.volumes if name else ():
         spans = ctx.window.spans(volume.id)
         texts = [(a, services.books.get_text(volume.id, a, b)) for a, b in spans]
@@ -151,6 +152,7 @@ def _one_name(ctx: ToolContext, services: ToolServices, name: str) -> ToolResult
         firsts = [f for a, b in spans if (f := known.first(a, b)) is not None] if known else []
         if known is not None and firsts:
             count = sum(known.mentions(a, b) for a, b in spans)
+            place = place or (not met and not known.person)
             # the text may use the name before the lexicon's first mention of this person (a
             # fuller form it counted apart: "Henry Clerval" before "Clerval")
             said = [a + m.start() for a, t in texts for m in _name_pattern(name, 0).finditer(t)]
@@ -180,6 +182,7 @@ def _one_name(ctx: ToolContext, services: ToolServices, name: str) -> ToolResult
         tuple(sorted(a for a in aliases if a != label)),
         share=min(1.0, len(held) / max(1, read)),
         told=told,
+        place=place,
     )
     return ToolResult.ok(PeopleList((person,), where), summary=f"1 name: {label}")
 

@@ -60,6 +60,7 @@ def test_asking_for_the_people_in_other_words_gets_the_people_met(
         "Who tells the story?",
         "Who is Mr Darcy?",
         "Who is murdered?",
+        "In which chapter is Marianne introduced?",  # was the recap
     ],
 )
 def test_questions_about_the_book_stay_book_questions(kinds: MessageKinds, message: str) -> None:
@@ -126,6 +127,9 @@ def test_a_question_that_may_ask_about_later_events_is_told_so(
         "Why did Willoughby leave Barton so suddenly?",
         "How did Father Brown work out that there was no Mr Glass?",
         "What did he do then?",
+        "Which chapter does Willoughby first appear in?",
+        "In which chapter is Marianne introduced?",
+        "Where does Lucy Steele come into the story?",
     ],
 )
 def test_a_question_about_the_text_read_is_not_told_it_may_ask_later(
@@ -157,6 +161,11 @@ def test_each_name_is_masked_as_one_someone() -> None:
         ("What does Marianne think of Colonel Brandon?", False),
         ("Tell me about Marianne's fall", False),
         ("tell me about the weather", False),  # names no one
+        # where someone first comes in: answered by their introduction ("Which chapter does
+        # Willoughby first appear in?" was told it may ask past the position)
+        ("Which chapter does Willoughby first appear in?", True),
+        ("In which chapter is Marianne introduced?", True),
+        ("When do we first meet Colonel Brandon?", True),
     ],
 )
 def test_asking_who_someone_is_in_other_words_is_told(

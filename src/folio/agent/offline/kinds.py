@@ -100,6 +100,14 @@ LATER_EXAMPLES = (
     "will things work out for someone?",
     "what becomes of someone in the end?",
 )
+# Asking where someone first comes into the story: an ordinary question (not the recap, not
+# later events: "Which chapter does Willoughby first appear in?" was told it may ask past the
+# position) that the sentence introducing them answers, as "who is someone?" (both kinds')
+FIRST_MET = (
+    "when do we first meet someone?",
+    "in which chapter does someone first appear?",
+    "where is someone first mentioned?",
+)
 # Ordinary questions about what the reader has read, names masked, among them the past-tense
 # twins of the later-events examples ("did someone get married?"): a message closer to one of
 # these than to a tool's or the later events' examples is searched in the book.
@@ -137,6 +145,7 @@ BOOK_EXAMPLES = (
     "is someone married?",
     "where does the story take place?",
     "who tells the story?",
+    *FIRST_MET,
 )
 # Asking who someone is, in other words than "who is someone?", names masked: the answer leads
 # with the sentence that introduces them, as it does for that question
@@ -149,6 +158,7 @@ WHO_EXAMPLES = (
     "what is someone like?",
     "who was someone again?",
     "what kind of person is someone?",
+    *FIRST_MET,
 )
 MASK = "someone"
 # cosine to the nearest example (all-MiniLM-L6-v2): small talk may be loose (a reply costs

@@ -76,6 +76,18 @@ def test_a_sentence_that_says_little_does_not_lead() -> None:
     assert quoted(embedder, question, passage(f"{address} {ANSWER}")) == [ANSWER, address]
 
 
+def test_a_sentence_sharing_a_word_of_the_question_in_another_form_is_read() -> None:
+    """Frankenstein at Chapter 5: "What did Victor create?" never read "Unable to endure the
+    aspect of the being I had created, ...": the sentences read are those sharing most words
+    with the question, and "created" was not "create". Words are compared by their stems."""
+    made = "Unable to endure the being the keeper had created, he rushed out of the room."
+    named = [f"The keeper saw gull number {n} at dawn." for n in range(12)]
+    question = "What did the keeper create?"
+    embedder = Scripted(question, {made: 0.6, **dict.fromkeys(named, 0.35)})
+    quotes = quoted(embedder, question, passage(" ".join(named), 100), passage(made, 900))
+    assert quotes[0] == made
+
+
 def test_a_sentence_is_read_with_its_neighbours() -> None:
     """Tom and Ned are sailors alike; the sentence before Tom's speaks of the keeper's friend."""
     ned = passage("Ned was a sailor of the south. The storm broke the mast.", 500)

@@ -4,9 +4,13 @@ words of a query worth matching (shared by the lexical indexes and the snippet p
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TypeVar
+
+import snowballstemmer
 
 from folio.domain.books import Chunk
 
@@ -34,6 +38,23 @@ them themselves then there these they this those through to too under until up v
 when where which while who whom why will with would you your yours
 """
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+
+
+def stems(text: str) -> frozenset[str]:
+    """The stems of ``text``'s ``query_terms`` (Snowball's English stemmer, as the lexical index
+    stems with Porter's): "created" shares "creat" with "create"."""
+    return frozenset(_stem(w) for w in query_terms(text))
+
+
+@lru_cache(maxsize=65536)
+def _stem(word: str) -> str:
+    stemmer = getattr(_STEMMERS, "english", None)
+    if stemmer is None:  # one per thread: a stemmer keeps its state while it works
+        stemmer = _STEMMERS.english = snowballstemmer.stemmer("english")
+    return str(stemmer.stemWord(word))
+
+
+_STEMMERS = threading.local()
 
 
 def query_terms(query: str) -> list[str]:

@@ -88,6 +88,17 @@ def test_a_sentence_sharing_a_word_of_the_question_in_another_form_is_read() -> 
     assert quotes[0] == made
 
 
+def test_the_same_sentence_cut_apart_by_two_passages_is_quoted_once() -> None:
+    """The Man Who Was Thursday: "What is the Central Anarchist Council?" quoted "You see, there
+    are seven members of the Central Anarchist Council, ..." twice, once with the mark of the
+    speech it opens ("'You see, ..."), from two passages overlapping there."""
+    said = "You see, there are seven members of the council, named after the days of the week."
+    question = "What is the council?"
+    embedder = Scripted(question, {said: 0.7, f"'{said}": 0.7, ANSWER: 0.4})
+    quotes = quoted(embedder, question, passage(f"'{said} {ANSWER}", 100), passage(said, 300))
+    assert [q.strip("'") for q in quotes] == [said, ANSWER]
+
+
 def test_a_sentence_is_read_with_its_neighbours() -> None:
     """Tom and Ned are sailors alike; the sentence before Tom's speaks of the keeper's friend."""
     ned = passage("Ned was a sailor of the south. The storm broke the mast.", 500)

@@ -98,6 +98,7 @@ SUBJECT_WORDS = 3  # "Mr. Lacey was", "Poor Miss Lacey sneered"
 _THROUGH = re.compile(r"^through (?P<where>.+?)(?: \(.*\))?$")
 _NAMING = re.compile(rf"(?<=\S ){NAME_WORD}")  # a question's capitalised words but its first
 _WORD = re.compile(r"[A-Za-z]+")
+_ALNUM = re.compile(r"[^\W_]+")  # a word or a number
 _QUOTE_MARKS = "\"“”‘’'()_*[] "
 # a speech ending the sentence but for a dialogue tag of a few words: its own mark is the end, so
 # '"Have you never heard a ventriloquist?" asked Father Brown.' asks (CoQA dev first quote 0.351
@@ -323,8 +324,10 @@ def _opens(passage: Passage) -> bool:
 
 
 def _key(sentence: str) -> str:
-    """A sentence as told apart from others: its first words, in lower case."""
-    return " ".join(sentence.lower().split()[:12])
+    """A sentence as told apart from others: its first words, in lower case, without the marks
+    around them (two passages may cut the same speech apart: "'You see, there are seven
+    members..." and "You see, there are seven members...")."""
+    return " ".join(_ALNUM.findall(sentence.lower())[:12])
 
 
 def _introduction(candidates: Sequence[_Candidate], subject: Person | None) -> _Candidate | None:

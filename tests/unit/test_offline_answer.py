@@ -286,6 +286,27 @@ def test_what_is_a_place_is_answered_by_the_sentences_naming_it_not_an_introduct
     assert quoted(Scripted(question, cosines), question, found, about=person)[0] == narration
 
 
+def test_what_is_a_place_leads_with_the_sentence_it_is_first_named_in() -> None:
+    """Moby Dick: "What is the Pequod?" led with "The chief mate of the Pequod was Starbuck"
+    once places got no introduction; the sentence the book first names it in says what it is
+    ("... there were three ships up for three-years' voyages--The Devil-dam, the Tit-bit, and
+    the Pequod."), not the narration beside it."""
+    narration = "The harbour families were always eager for news of newcomers."
+    first_words = "There were three ships in the harbour, and the Gull was the oldest."
+    mate = "The mate of the Gull was a quiet man."
+    text = f"{narration} {first_words} {mate}"
+    found = passage(text, 1000)
+    at = 1000 + text.index(first_words)
+    first = Passage(None, "Chapter 1", "1", "1", at, at + len(first_words), first_words)
+    question = "What is the Gull?"
+    cosines = {narration: 0.5, first_words: 0.4, mate: 0.6}
+    gull = Person("Gull", 9, first, (), place=True)
+    assert quoted(Scripted(question, cosines), question, found, about=gull)[:2] == [
+        first_words,
+        mate,
+    ]
+
+
 def test_asked_only_who_someone_is_more_of_the_sentences_naming_them_are_read() -> None:
     """Moby Dick: "Who is Queequeg?" found "Queequeg was a native of Rokovoko..." first, but the
     sentences read are chosen by the words they share with the question (and their neighbours'),

@@ -185,14 +185,14 @@ def best_quotes(
     # only a question asking who someone is keeps out the sentences about someone else: one
     # asking what they did or why may be answered by what others did (CoQA dev first quote
     # 0.358 -> 0.370 against keeping them out for every question naming a person)
-    # (a place is not introduced as people are: no narration beside it nor others kept out)
-    asks_who = subject is not None and not subject.place and (who or _only_names(question, subject))
-    alone = subject if asks_who else None
+    # (asked what a place is, none: what people do there tells of it)
+    asks_who = subject is not None and (who or _only_names(question, subject))
+    alone = subject if asks_who and not subject.place else None
     candidates = _candidates(pool, alone, named, ranks)
     if not candidates:
         return []
-    intro = _introduction(candidates, alone)
-    shortlist = _shortlist(question, candidates, intro, 2 * SHORTLIST if alone else SHORTLIST)
+    intro = _introduction(candidates, subject if asks_who else None)
+    shortlist = _shortlist(question, candidates, intro, 2 * SHORTLIST if asks_who else SHORTLIST)
     scores, gates = _scores(embedder, question, shortlist)
     asked = stems(question)
     scores.update(
@@ -362,6 +362,8 @@ def _introduction(candidates: Sequence[_Candidate], subject: Person | None) -> _
         if _said(c) == 0
         and (names & set(_WORD.findall(c.sentence)) or not _SPEECH.search(c.sentence))
     ]
+    if subject.place:  # the sentence naming it there: narration beside it tells of people
+        return next((c for c in telling if names & set(_WORD.findall(c.sentence))), None)
     told = _key(subject.told.text) if subject.told else None
     voiced = [c for c in candidates if _key(c.sentence) == told and _said(c) == 0]
     if voiced and all(_SPEECH.search(c.sentence) for c in telling):

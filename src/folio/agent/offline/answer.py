@@ -187,7 +187,7 @@ def best_quotes(
     # 0.358 -> 0.370 against keeping them out for every question naming a person)
     # (asked what a place is, none: what people do there tells of it)
     asks_who = subject is not None and (who or _only_names(question, subject))
-    alone = subject if asks_who and not subject.place else None
+    alone = subject if subject is not None and asks_who and not subject.place else None
     candidates = _candidates(pool, alone, named, ranks)
     if not candidates:
         return []

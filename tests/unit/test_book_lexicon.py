@@ -12,8 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from folio.adapters.embeddings.hashing import HashingEmbedder
 from folio.adapters.storage.memory.books import InMemoryLibrary
-from folio.agent.lexicon import PERSONS, PLACES, Lexicons
+from folio.agent import lexicon as agent_lexicon
+from folio.agent.lexicon import PERSONS, PLACES, Lexicons, knows_places
 from folio.agent.tools import default_registry
 from folio.agent.tools.base import ToolContext, ToolServices
 from folio.domain.books import ReadingPosition
@@ -475,3 +477,50 @@ def test_a_name_known_as_a_place_leaves_the_people_list_unless_used_as_people() 
     assert sorted(counting.embedded) == sorted(
         [*PLACES, *PERSONS, *(n.name for n in lexicon.names)]
     )
+
+
+def test_a_name_looked_up_is_a_place_by_the_same_test_as_the_list() -> None:
+    """Frankenstein: England left the people list but "What is England?" looked it up as a
+    person (introduced as one, sentences about others kept out)."""
+
+    def name(text: str, count: int, standing: float, person: bool = True) -> Name:
+        return Name(text, frozenset({text}), tuple(range(0, count * 10, 10)), person, standing)
+
+    england, perth, inn = name("England", 7, 0.3), name("Perth", 6, 2.1), name("Inn", 5, -1, False)
+    lexicon = Lexicon([name("Anna", 9, 2.0), name("Tom", 8, 1.8), england, perth, inn])
+    lexicons = Lexicons(SidesEmbedder({"England", "Perth"}))
+    assert lexicons.is_place(lexicon, england) and lexicons.is_place(lexicon, inn)
+    assert not lexicons.is_place(lexicon, perth) and not Lexicons().is_place(lexicon, england)
+
+
+def test_names_are_weighed_past_the_bound_of_those_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long-running server fills the names kept: emptying them never loses this call's."""
+    monkeypatch.setattr(agent_lexicon, "MAX_KNOWN", 3)
+    lexicons = Lexicons(SidesEmbedder({"England"}))
+    assert lexicons._place_margins(["Anna", "England"])[1] > 0
+    margins = lexicons._place_margins(["Anna", "Tom", "Perth"])  # was a KeyError for Anna
+    assert len(margins) == 3 and lexicons._place_margins(["England"])[0] > 0
+
+
+def test_only_the_model_the_margin_was_measured_with_tells_places() -> None:
+    """The hashing embedder's nearest words are chance: it left Flambeau and Louisa out."""
+    assert not knows_places(HashingEmbedder())
+
+    class Packaged(SidesEmbedder):
+        name = "all-MiniLM-L6-v2-int8"
+
+    assert knows_places(Packaged(set()))
+
+
+def test_a_play_s_speeches_are_counted_for_the_speaker_only() -> None:
+    """Hamlet: a place named in a speech ("Ham. For England?") is no speaker of it."""
+    scene = (
+        "Enter Macbeth and Banquo.\n\n"
+        "  Macb. So foule and faire a day, said Macbeth to Banquo, I haue not seene\n"
+        "   Banq. How farre is't call'd to Soris? asks Banquo of Macbeth here\n"
+        "  Macb. Scotland is faire, said Macbeth, and Scotland is farre from Soris\n"
+    )
+    play = Lexicon.of(scene * 10)
+    macbeth, banquo, scotland = (play.find(n) for n in ("Macbeth", "Banquo", "Scotland"))
+    assert macbeth is not None and banquo is not None and scotland is not None
+    assert (macbeth.speeches, banquo.speeches, scotland.speeches) == (20, 10, 0)

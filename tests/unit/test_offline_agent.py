@@ -479,6 +479,9 @@ def test_a_question_saying_nothing_of_its_own_is_answered_from_its_conversation_
     result, runner = ask("What did he do then?", earlier, embedder=BagOfWords(0.3), **outcomes)
     assert "keeper" in runner.calls[0].arguments["query"]
     assert f'"{sentence}"' in result.answer
+    # words of its own ("colour", "boat"): the search with the conversation does not answer it
+    other, _ = ask("What colour was the boat then?", earlier, embedder=BagOfWords(0.3), **outcomes)
+    assert other.answer.startswith("Nothing up to Chapter 5 answers this.")
 
 
 def test_a_sentence_at_or_under_the_embedders_relevance_floor_does_not_answer() -> None:

@@ -4,17 +4,18 @@ kept) where the window shows all of it, else one built from the text the window 
 
 The lexicon itself (what a name is, how it is built) is the domain's (``folio.domain.lexicon``).
 
-A people list also leaves out the places the lexicon took for people (``people``): a name the
-embedder puts nearer what places are called ("a town", "a country") than what people are
-(``PLACE_MARGIN``), that never speaks in a play and whose mentions stand where people stand less
-than the text's median person's do or than ``PERSON_STANDING``. The book's own usage alone
-reads "England" of "to England" and "in England" as a person in Frankenstein's letters (where "to
-him" and "in him" are as common); the embedder's knowledge of the word alone reads Moby Dick's
-blacksmith Perth as a town. Over the 18 books of the shared data set, at 10%, 30% and all of
-each, what this leaves out of the 40 most mentioned people is places (England, London, Rome, New
+A people list also leaves out the places the lexicon took for people (``people``; a name looked
+up is told a place by the same test, ``is_place``): a name the packaged model (``knows_places``)
+puts nearer what places are called ("a town", "a country") than what people are (by
+``PLACE_MARGIN``), that does not speak in a play (``MIN_SPEECHES``) and whose mentions stand where
+people stand less than the text's median person's do or than ``PERSON_STANDING``. The book's own
+usage alone reads "England" of "to England" and "in England" as a person in Frankenstein's letters
+(where "to him" and "in him" are as common); the embedder's knowledge of the word alone reads Moby
+Dick's blacksmith Perth as a town. Over the 18 books of the shared data set, at 10%, 30% and all
+of each, what this leaves out of the 40 most mentioned people is places (England, London, Rome, New
 Bedford, Frankenstein's Perth, ...) but for a family ("the Woodhouses"), a people ("British"),
-Hamlet's "Hamlets", a stray "St" and Norway, Hamlet's country and its king; Moby Dick's Perth
-stays (``benchmarks/people_lists.py --places`` prints both lists).
+Hamlet's "Hamlets", Caesar's "Countrymen", a stray "St" and Norway, Hamlet's country and its
+king; Moby Dick's Perth stays (``benchmarks/people_lists.py --places`` prints both lists).
 
 Invariants: a name, an alias or a kind is learned only from text the window shows (``read``): a
 surname the book gives later is never an alias of a first name met early. A book gets the same
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import logging
 import statistics
+import sys
 from collections.abc import Sequence
 
 import numpy as np
@@ -46,6 +48,15 @@ PLACE_MARGIN = 0.25  # England 0.41, Perth 0.32, New Bedford 0.29; Charlotte 0.2
 PERSON_STANDING = 1.0  # log odds per mention: its neighbours say "person" e times as often
 CANDIDATES = 40  # most mentioned people weighed (their median standing) for a list
 MAX_KNOWN = 4096  # names whose margin is kept
+MIN_SPEECHES = 2  # speeches of a play that make a name a person whatever the embedder says
+# the model the margin was measured with (float32 or int8): another embedder's scale is unknown,
+# and the hashing embedder's nearest words are chance (it left out Flambeau and Louisa)
+PLACES_MODEL = "all-MiniLM-L6-v2"
+
+
+def knows_places(embedder: Embedder) -> bool:
+    """Can ``embedder`` tell places from people as ``Lexicons`` asks it (the packaged model)?"""
+    return embedder.name.removesuffix("-int8") == PLACES_MODEL
 
 
 class Lexicons:
@@ -67,31 +78,51 @@ class Lexicons:
         """``lexicon.people``, without the places it took for people (see the module docstring);
         as it is without an embedder."""
         found = lexicon.people(start, end, max(limit, CANDIDATES))
+        places = self._places(found)
+        return [(n, c, f) for n, c, f in found if n.name not in places][:limit]
+
+    def is_place(self, lexicon: Lexicon, name: Name) -> bool:
+        """Is ``name`` (of ``lexicon``) a place or a thing: as the lexicon tells, or one of the
+        places it took for people that ``people`` leaves out (weighed against the same
+        people)?"""
+        if not name.person:
+            return True
+        found = lexicon.people(0, sys.maxsize, CANDIDATES)
+        if all(n is not name for n, _, _ in found):
+            found.append((name, 0, 0))
+        return name.name in self._places(found)
+
+    def _places(self, found: Sequence[tuple[Name, int, int]]) -> set[str]:
+        """The names of ``found`` (people met, most mentioned first) that are places."""
         if self._embedder is None or not found:
-            return found[:limit]
-        usual = statistics.median(n.standing for n, _, _ in found)
+            return set()
+        usual = max(statistics.median(n.standing for n, _, _ in found), PERSON_STANDING)
         margins = self._place_margins([n.name for n, _, _ in found])
-        return [
-            (n, c, f)
-            for (n, c, f), margin in zip(found, margins, strict=True)
-            if margin < PLACE_MARGIN or n.speeches or n.standing >= max(usual, PERSON_STANDING)
-        ][:limit]
+        return {
+            n.name
+            for (n, _, _), margin in zip(found, margins, strict=True)
+            if margin >= PLACE_MARGIN and n.speeches < MIN_SPEECHES and n.standing < usual
+        }
 
     def _place_margins(self, names: Sequence[str]) -> list[float]:
-        """How much nearer the embedder puts each name to places than to people."""
+        """How much nearer the embedder puts each name to places than to people (kept per name,
+        ``MAX_KNOWN`` at most)."""
         assert self._embedder is not None
         if self._sides is None:
             vectors = np.asarray(self._embedder.embed([*PLACES, *PERSONS]))
             self._sides = vectors[: len(PLACES)], vectors[len(PLACES) :]
         places, persons = self._sides
-        new = [n for n in dict.fromkeys(names) if n not in self._margins]
+        known = self._margins
+        margins = {n: known[n] for n in names if n in known}
+        new = [n for n in dict.fromkeys(names) if n not in margins]
         if new:
-            if len(self._margins) + len(new) > MAX_KNOWN:
-                self._margins.clear()
             vectors = np.asarray(self._embedder.embed(new))
             nearest = (vectors @ places.T).max(axis=1) - (vectors @ persons.T).max(axis=1)
-            self._margins.update(zip(new, nearest.tolist(), strict=True))
-        return [self._margins[n] for n in names]
+            margins.update(zip(new, nearest.tolist(), strict=True))
+            if len(known) + len(new) > MAX_KNOWN:
+                known.clear()
+            known.update((n, margins[n]) for n in new)
+        return [margins[n] for n in names]
 
     def read(self, window: ReadingWindow, volume: Book, books: BookRepository) -> Lexicon:
         """The lexicon of what ``window`` shows of ``volume`` (the book or an earlier volume):

@@ -82,9 +82,9 @@ class ChatWiring:
     def lexicons(self) -> Lexicons:
         """Each book's names, stored with it at import, read once per process (people tool); the
         embedder tells the places it took for people from them."""
-        from folio.agent.lexicon import Lexicons
+        from folio.agent.lexicon import Lexicons, knows_places
 
-        return Lexicons(self.embedder)
+        return Lexicons(self.embedder if knows_places(self.embedder) else None)
 
     @cached_property
     def summaries(self) -> StorySummaries:

@@ -81,7 +81,7 @@ MIN_DROPPED = 3  # letters a short form drops: more than an ending ("Bennets", "
 MAX_INTRODUCING = 3  # uses of a full name ("Dr Orion Hood") that introduce a shorter one
 # Raise it whenever what ``Lexicon.of`` builds changes: stored lexicons of another version are
 # built again from their book's text on first use.
-LEXICON_VERSION = 12
+LEXICON_VERSION = 13
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +93,8 @@ class Name:
     offsets: tuple[int, ...] = field(repr=False)
     person: bool = True  # a place or a thing when False
     # how much its mentions stand where the book puts people (mean log odds per mention, see
-    # ``name_usage.person_scores``; at least 0 for a person) and how many are speeches of a play
+    # ``name_usage.person_scores``; at least 0 for a person whose name has no title of people)
+    # and how many of them are its speeches in a play (a speech prefix counted for its forms)
     standing: float = 0.0
     speeches: int = 0
 
@@ -263,24 +264,26 @@ def _build(text: str) -> tuple[list[Name], frozenset[str]]:
 
 def _speeches(
     text: str, forms: dict[str, list[int]], ends: dict[int, int], named: set[str]
-) -> set[int]:
+) -> dict[int, str]:
     """A play's speeches are its people's mentions: each speech prefix of a play
     (``sentences.speakers``) counts for the one name it begins ("Macb." for Macbeth, who
     speaks 137 times and is named 60; "Ham." for Hamlet), at the prefix; a prefix that is a
     name written whole is already one of its mentions, and one beginning two names ("Mal.":
     Malcolme, Malice; a name and its possessive written without the apostrophe are one) or
-    none counts for no one. Returns the offsets of the speeches counted."""
-    spoken: set[int] = set()
+    none counts for no one. Returns the speeches counted: each prefix's offset, with the form
+    it counted for."""
+    spoken: dict[int, str] = {}
     for offset, tag in speakers(text):
         if tag in forms:
-            spoken.add(offset)
+            spoken[offset] = tag
             continue
         full = {w for w in named if w.startswith(tag) and w != tag and w in forms}
         full -= {w for w in full if singular(w) in full}  # "Hamlets Enemy" is Hamlet's
         if len(full) == 1:
-            forms[full.pop()].append(offset)
+            form = full.pop()
+            forms[form].append(offset)
             ends[offset] = offset + len(tag)
-            spoken.add(offset)
+            spoken[offset] = form
     for offsets in forms.values():
         offsets.sort()
     return spoken
@@ -338,12 +341,14 @@ def _abbreviations(found: Sequence[str]) -> set[str]:
     return {w for w, n in stopped.items() if 2 * n > every[w]}
 
 
-def _kind(name: Name, scores: Mapping[int, float], of_people: set[str], spoken: set[int]) -> Name:
+def _kind(
+    name: Name, scores: Mapping[int, float], of_people: set[str], spoken: Mapping[int, str]
+) -> Name:
     """A name is a person when one of its forms has a title of people, or when its mentions
     stand, on the whole, where people stand."""
     titled = any(a.split()[0] in of_people for a in name.aliases if " " in a)
     standing = sum(scores.get(o, 0.0) for o in name.offsets) / max(1, len(name.offsets))
-    speeches = sum(1 for o in name.offsets if o in spoken)
+    speeches = sum(1 for o in name.offsets if spoken.get(o) in name.aliases)
     person = titled or standing >= 0
     return Name(name.name, name.aliases, name.offsets, person, standing, speeches)
 

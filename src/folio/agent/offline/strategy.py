@@ -268,7 +268,7 @@ class OfflineStrategy:
         # answered by what its search with the conversation found: a sentence close to that
         # search passes the relevance floor too (it was "Nothing ... answers this.")
         own = [w for w in query_terms(named) if w not in STOPWORDS]
-        leaning = ranked_for != named and len(own) <= LEANING_WORDS
+        leaning = ranked_for != named and len(own) <= LEANING_WORDS and query != question
         if not found.success or not isinstance(payload, SearchResults):
             failed = f"I could not search the book: {found.error or 'the search failed.'}"
             return failed, calls, queries, "answered"

@@ -148,11 +148,12 @@ def _one_name(ctx: ToolContext, services: ToolServices, name: str) -> ToolResult
     for volume in ctx.window.volumes if name else ():
         spans = ctx.window.spans(volume.id)
         texts = [(a, services.books.get_text(volume.id, a, b)) for a, b in spans]
-        known = services.lexicons.read(ctx.window, volume, services.books).find(name)
+        lexicon = services.lexicons.read(ctx.window, volume, services.books)
+        known = lexicon.find(name)
         firsts = [f for a, b in spans if (f := known.first(a, b)) is not None] if known else []
         if known is not None and firsts:
             count = sum(known.mentions(a, b) for a, b in spans)
-            place = place or (not met and not known.person)
+            place = place or (not met and services.lexicons.is_place(lexicon, known))
             # the text may use the name before the lexicon's first mention of this person (a
             # fuller form it counted apart: "Henry Clerval" before "Clerval")
             said = [a + m.start() for a, t in texts for m in _name_pattern(name, 0).finditer(t)]

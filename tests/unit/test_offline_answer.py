@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 
 import numpy as np
 
@@ -278,24 +277,31 @@ def test_a_speech_beside_the_first_mention_that_does_not_name_them_does_not_intr
     assert quotes[0] == after
 
 
+PLACE_NEWS = "The harbour families were always eager for news of newcomers."
+
+
+def place_quotes(name: str, first_words: str, then: str, *, place: bool = True) -> list[str]:
+    """What "What is <name>?" quotes from one passage: news of newcomers, then the sentence
+    ``name`` is first met in, then ``then`` (cosines 0.5, 0.4, 0.6)."""
+    text = f"{PLACE_NEWS} {first_words} {then}"
+    at = 1000 + text.index(first_words)
+    first = Passage(None, "Chapter 1", "1", "1", at, at + len(first_words), first_words)
+    question = f"What is {name}?"
+    cosines = {PLACE_NEWS: 0.5, first_words: 0.4, then: 0.6}
+    asked = Person(name, 9, first, (), place=place)
+    return quoted(Scripted(question, cosines), question, passage(text, 1000), about=asked)
+
+
 def test_what_is_a_place_is_answered_by_the_sentences_naming_it_not_an_introduction() -> None:
     """Pride and Prejudice at Chapter V: "What is Netherfield?" led with "However little known
     the feelings or views of such a man may be ...", the narration beside its first mention in a
     speech, as if it introduced a person. A place is not introduced so: the sentences naming it
     rank by what they say, and one whose subject is a person (Mrs. Long's news) is kept."""
-    narration = "The harbour families were always eager for news of newcomers."
-    first_words = "“Have you heard that Gull Hall is let at last?”"
+    first_words = "“Have you heard that Gull Hall is let at last?”"  # asks: says little
     news = "“Mrs. Long says that Gull Hall is taken by a young man of large fortune.”"
-    text = f"{narration} {first_words} {news}"
-    found = passage(text, 1000)
-    at = 1000 + text.index(first_words)
-    first = Passage(None, "Chapter 1", "1", "1", at, at + len(first_words), first_words)
-    question = "What is Gull Hall?"
-    cosines = {narration: 0.5, first_words: 0.45, news: 0.6}
-    hall = Person("Gull Hall", 9, first, (), place=True)
-    assert quoted(Scripted(question, cosines), question, found, about=hall)[0] == news
-    person = replace(hall, place=False)  # as a person: the narration beside it introduces
-    assert quoted(Scripted(question, cosines), question, found, about=person)[0] == narration
+    assert place_quotes("Gull Hall", first_words, news)[0] == news
+    # as a person: the narration beside their first mention introduces them
+    assert place_quotes("Gull Hall", first_words, news, place=False)[0] == PLACE_NEWS
 
 
 def test_what_is_a_place_leads_with_the_sentence_it_is_first_named_in() -> None:
@@ -303,20 +309,9 @@ def test_what_is_a_place_leads_with_the_sentence_it_is_first_named_in() -> None:
     once places got no introduction; the sentence the book first names it in says what it is
     ("... there were three ships up for three-years' voyages--The Devil-dam, the Tit-bit, and
     the Pequod."), not the narration beside it."""
-    narration = "The harbour families were always eager for news of newcomers."
     first_words = "There were three ships in the harbour, and the Gull was the oldest."
     mate = "The mate of the Gull was a quiet man."
-    text = f"{narration} {first_words} {mate}"
-    found = passage(text, 1000)
-    at = 1000 + text.index(first_words)
-    first = Passage(None, "Chapter 1", "1", "1", at, at + len(first_words), first_words)
-    question = "What is the Gull?"
-    cosines = {narration: 0.5, first_words: 0.4, mate: 0.6}
-    gull = Person("Gull", 9, first, (), place=True)
-    assert quoted(Scripted(question, cosines), question, found, about=gull)[:2] == [
-        first_words,
-        mate,
-    ]
+    assert place_quotes("the Gull", first_words, mate)[:2] == [first_words, mate]
 
 
 def test_asked_only_who_someone_is_more_of_the_sentences_naming_them_are_read() -> None:

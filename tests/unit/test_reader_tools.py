@@ -157,19 +157,21 @@ def test_asked_where_they_are_the_reader_is_told_their_position(story: StoryLibr
 def test_a_person_is_first_met_in_the_story_not_in_a_heading_or_a_bracketed_note() -> None:
     """The Wisdom of Father Brown: Hirsch was "first met" in the heading "The Duel of Dr
     Hirsch", Father Brown in the transcriber's title line; the first sentence of the story that
-    names them is where the reader met them."""
+    names them is where the reader met them. Nor the book's title on its title page (an EPUB's
+    "Frankenstein; or, the Modern Prometheus": Frankenstein was "first met" there)."""
     from folio.domain.books import Chapter, Page
     from tests.unit.test_book_tools import _book, _stored
 
     body = (
         "They were both pupils of the great Dr Hirsch, scientist and moralist. Dr Hirsch taught "
         "them, and he smiled at the door. Then Dr Lee came, and he sat by the fire; Dr Lee and "
-        "Dr Hirsch spoke of the war, and he left the room by the window. "
+        "Dr Hirsch spoke of the war, and he left the room by the window. Dr Lee went. "
     ) * 3
-    parts = ["[The Tale of Dr Lee by A. Writer 1914]", "I. The Duel of Dr Hirsch", body]
+    title = "Dr Lee; or, the Modern Duellist"
+    parts = [title, "[The Tale of Dr Lee by A. Writer 1914]", "I. The Duel of Dr Hirsch", body]
     text = "\n\n".join(parts) + "\n\n"
     heading = text.index("I. The")
-    book = _book("duel", "The Tale", text, [Chapter(1, "I. The Duel of Dr Hirsch", heading)],
+    book = _book("duel", title, text, [Chapter(1, "I. The Duel of Dr Hirsch", heading)],
                  [Page(1, "1", 0, len(text))])  # fmt: skip
     story = _stored(book.with_position(book.position_at_page("1")), text, [])
     result = run(story, PEOPLE)

@@ -3,9 +3,9 @@ chapter read: ``folio.agent.tools.recap``) and the people met so far.
 
 The people are the names of the lexicon of the text read (``folio.domain.lexicon``: people told
 from places, each with the other forms the text read gives them), with how often they come up and
-the sentence they first appear in: the first of the story's, not a chapter's heading nor a note in
-square brackets ("The Duel of Dr Hirsch", "[The Wisdom of Father Brown by G. K. Chesterton
-1914]": ``sentences.is_prose``).
+the sentence they first appear in: the first of the story's, not a chapter's heading, the book's
+title nor a note in square brackets ("The Duel of Dr Hirsch", "Frankenstein; or, the Modern
+Prometheus", "[The Wisdom of Father Brown by G. K. Chesterton 1914]": ``sentences.is_prose``).
 
 In a series, the story so far and the people met run across the earlier volumes (read in full)
 and this one up to the position.
@@ -252,7 +252,7 @@ def _first_met(
 
     first = _told(offsets[:MAX_SKIPPED], lambda o: at(o)[0])
     spoken = next(s for m, s in map(at, offsets) if m is first)
-    voiced = (m for m, s in map(at, offsets) if not s and is_prose(m[2][2], [m[1]]))
+    voiced = (m for m, s in map(at, offsets) if not s and _of_story(m))
     told = next(voiced, None) if spoken else None
     return (
         passage_of(volume, first[1], *first[2], volume=book),
@@ -297,9 +297,17 @@ def _told(offsets: Sequence[int], met_at: Callable[[int], Met]) -> Met:
     in a sentence of the story (``is_prose``), else the very first: where the reader met them."""
     mentions = map(met_at, offsets)
     first = next(mentions)
-    if is_prose(first[2][2], [first[1]]):
+    if _of_story(first):
         return first
-    return next((m for m in mentions if is_prose(m[2][2], [m[1]])), first)
+    return next((m for m in mentions if _of_story(m)), first)
+
+
+def _of_story(met: Met) -> bool:
+    """Is a mention's sentence one of the story's: not its chapter's heading, nor the book's
+    title on its title page (an EPUB's "Frankenstein; or, the Modern Prometheus"), nor a note in
+    square brackets (``is_prose``)?"""
+    volume, chapter, (_, _, sentence) = met
+    return is_prose(sentence, [chapter, volume.title])
 
 
 def _sentence_at(

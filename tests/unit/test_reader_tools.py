@@ -200,6 +200,15 @@ def test_a_first_mention_s_sentence_never_runs_over_a_chapter_s_start() -> None:
     story = _stored(book.with_position(book.position_at_page("1")), text, [])
     [walton] = run(story, PEOPLE, name="Walton").data.people
     assert walton.first.text.startswith("I write from the north, where Walton sailed")
+    # the title page run into the contents is no sentence of the story either (a PDF's
+    # "Frankenstein; or, the Modern Prometheus by Mary ... CONTENTS Letter 1 ...")
+    titled = "Walton; or, the Modern Sailor"
+    text = f"{titled} by A. Writer\n CONTENTS\n Letter 1\n Letter 2\n" + "Letter 1\n" + body
+    chapters = [Chapter(1, "Letter 1", text.index("Letter 1\nTo"))]
+    book = _book("pdf2", titled, text, chapters, [Page(1, "1", 0, len(text))])
+    story = _stored(book.with_position(book.position_at_page("1")), text, [])
+    [walton] = run(story, PEOPLE, name="Walton").data.people
+    assert walton.first.text.startswith("I write from the north, where Walton sailed")
     [england] = run(story, PEOPLE, name="England").data.people
     assert england.first.text == "To Mrs. Saville, England."
 

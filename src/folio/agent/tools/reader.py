@@ -51,6 +51,10 @@ MAX_TOLD = 12  # first mentions read for the first the story tells in its own vo
 MIN_LIKENESS = 0.8
 MIN_WORD_LIKENESS = 0.75
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
+_LETTERS = re.compile(r"[^\W_]+")
+# a sentence opening with the book's whole title, when it has this many words, is its title page
+# (a one-word title, "Emma", opens the story's sentences too)
+MIN_TITLE_WORDS = 3
 # about a passage (200 words): a name's share of the text read is counted in these
 PASSAGE_CHARS = 1200
 
@@ -304,10 +308,15 @@ def _told(offsets: Sequence[int], met_at: Callable[[int], Met]) -> Met:
 
 def _of_story(met: Met) -> bool:
     """Is a mention's sentence one of the story's: not its chapter's heading, nor the book's
-    title on its title page (an EPUB's "Frankenstein; or, the Modern Prometheus"), nor a note in
-    square brackets (``is_prose``)?"""
+    title on its title page (an EPUB's "Frankenstein; or, the Modern Prometheus"; a PDF's runs on
+    into its contents: a sentence opening with a title of ``MIN_TITLE_WORDS`` or more), nor a
+    note in square brackets (``is_prose``)?"""
     volume, chapter, (_, _, sentence) = met
-    return is_prose(sentence, [chapter, volume.title])
+    title = _LETTERS.findall(volume.title.lower())
+    opens = (
+        len(title) >= MIN_TITLE_WORDS and _LETTERS.findall(sentence.lower())[: len(title)] == title
+    )
+    return not opens and is_prose(sentence, [chapter, volume.title])
 
 
 def _sentence_at(

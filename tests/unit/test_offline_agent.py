@@ -468,22 +468,6 @@ def test_nothing_close_enough_is_said_honestly() -> None:
     assert result.answer.startswith("Nothing up to Chapter 5 answers this.")
 
 
-def test_a_question_saying_nothing_of_its_own_is_answered_from_its_conversation_search() -> None:
-    """ "What did he do then?" (no name, no word of content) after "What did the keeper trim at
-    dusk?" and "Why?": neither it nor the question before it shares a word with the sentence
-    the conversation's search found, which is quoted all the same (it was "Nothing ... answers
-    this.")."""
-    earlier = [("What did the keeper trim at dusk?", "..."), ("Why?", "...")]
-    sentence = "The keeper would trim the wick at dusk."
-    outcomes = {SEARCH_BOOK: found(passage(sentence))}
-    result, runner = ask("What did he do then?", earlier, embedder=BagOfWords(0.3), **outcomes)
-    assert "keeper" in runner.calls[0].arguments["query"]
-    assert f'"{sentence}"' in result.answer
-    # words of its own ("colour", "boat"): the search with the conversation does not answer it
-    other, _ = ask("What colour was the boat then?", earlier, embedder=BagOfWords(0.3), **outcomes)
-    assert other.answer.startswith("Nothing up to Chapter 5 answers this.")
-
-
 def test_a_sentence_at_or_under_the_embedders_relevance_floor_does_not_answer() -> None:
     question, sentence = "Does the lamp burn oil at night?", "The lamp burns whale oil."
     vectors = BagOfWords().embed([question, sentence])

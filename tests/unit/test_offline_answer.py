@@ -65,18 +65,6 @@ def test_a_question_that_comes_close_only_as_a_question_does_not_answer() -> Non
     assert quoted(Scripted(question, {asked: 0.45}, floor=0.1), question, passage(asked))
 
 
-def test_a_question_saying_nothing_of_its_own_is_answered_by_what_its_search_found() -> None:
-    """CoQA: "With who?", "What did she do then?" got "Nothing ... answers this." though the
-    search with the conversation found the passage: a sentence close enough to that search
-    passes the relevance floor too, when the strategy gives it (``context``)."""
-    question = "What did he do then?"
-    embedder = Scripted(question, {ANSWER: 0.2})  # orthogonal to the question: near the search
-    found = passage(ANSWER)
-    assert best_quotes(embedder, question, [found]) == []
-    quotes = best_quotes(embedder, question, [found], context="Did the keeper trim the lamp?")
-    assert [q.sentence for q in quotes] == [ANSWER]
-
-
 def test_a_sentence_that_says_little_does_not_lead() -> None:
     tag = "“Yes,” said he."  # a dialogue tag: two words of content
     question = "Did the keeper trim the lamp?"

@@ -167,7 +167,6 @@ def best_quotes(
     said: str = "",
     around: Sequence[Passage] = (),
     who: bool = False,
-    context: str = "",
 ) -> list[Quote]:
     """The sentences that answer ``question`` best, first the one that answers (see the module
     docstring), above the embedder's relevance floor, none whose subject is someone else when
@@ -177,9 +176,7 @@ def best_quotes(
     than the same sentences again), except the sentence that answers best; ``around``: text
     read around the first passage, whose sentences rank as that passage's; ``who``: the
     question asks who ``about`` is in other words than their names alone ("tell me about
-    Marianne", ``MessageKinds.asks_who``); ``context``: the search that found the passages,
-    for a question that says almost nothing of its own ("What did she do then?"): a sentence as
-    close to it as the floor asks passes the floor too."""
+    Marianne", ``MessageKinds.asks_who``)."""
     subject = None if about is None or _possessive(question, about) else about
     own = [p for p in (about.first, about.told) if p is not None] if about else []
     pool = [*passages, *around, *own]
@@ -197,9 +194,6 @@ def best_quotes(
     intro = _introduction(candidates, subject if asks_who else None)
     shortlist = _shortlist(question, candidates, intro, 2 * SHORTLIST if asks_who else SHORTLIST)
     scores, gates = _scores(embedder, question, shortlist)
-    if context and context != question:
-        near = closeness(embedder, context, [c.text for c in shortlist])
-        gates.update({c: max(gates[c], x) for c, x in zip(shortlist, near, strict=True)})
     asked = stems(question)
     scores.update(
         {

@@ -102,11 +102,6 @@ MIN_SHARE = 0.4
 # the policeman's explanation follows it, in the next passage. On the CoQA dev set (78 such
 # questions) the quotes were the same with and without it (quote_evidence.py, e3050cc)
 EXPLAINING = frozenset({"why", "how"})
-# words of content (not stopwords) a question naming no one has at most to say almost nothing of
-# its own: CoQA dev quotes any 0.498 -> 0.508, first 0.380 -> 0.391 (at 2: 0.525 / 0.393, but "What
-# colour is the ship?" after questions about Elizabeth then quotes her; with every question naming
-# no one, 0.532 / 0.397)
-LEANING_WORDS = 1
 LATER_REPLY = "Nothing {where} answers this, and I cannot look past where you have read."
 LATER_NOTE = "I cannot look past where you have read: this is only what the book says {where}."
 _DELTA = re.compile(r"\S+\s*|\s+")
@@ -264,24 +259,12 @@ class OfflineStrategy:
         # a question that names no one leans on the one before for its subject ("What happens
         # to him?" after "Who is Henry Clerval?"): its sentences are ranked against both
         ranked_for = named if asked_names(named) or not earlier else f"{named} {earlier[-1]}"
-        # one that also says almost nothing of its own ("What did she do then?", "Where?") is
-        # answered by what its search with the conversation found: a sentence close to that
-        # search passes the relevance floor too (it was "Nothing ... answers this.")
-        own = [w for w in query_terms(named) if w not in STOPWORDS]
-        leaning = ranked_for != named and len(own) <= LEANING_WORDS and query != question
         if not found.success or not isinstance(payload, SearchResults):
             failed = f"I could not search the book: {found.error or 'the search failed.'}"
             return failed, calls, queries, "answered"
         who = about is not None and self._kinds.asks_who(named)  # "tell me about Marianne"
         chosen = best_quotes(
-            self._embedder,
-            ranked_for,
-            found.passages,
-            about,
-            said=said,
-            around=around,
-            who=who,
-            context=query if leaning else "",
+            self._embedder, ranked_for, found.passages, about, said=said, around=around, who=who
         )
         answer = compose(chosen, where)
         if where != "in the book" and self._kinds.may_ask_later(question):

@@ -9,8 +9,9 @@ its passages' vectors are shipped so that import computes none (about half a min
 2-core machine). The script imports the book as folio does (same parser, chunker and token counter)
 into a temporary library with the shipped float32 model, table lookups off, and records every
 passage it embeds, then the offline policy's examples of each kind of message (embedded on a
-process's first message: ``folio.agent.offline.kinds.examples``). Run it when the model, the
-chunker, the book or those examples change: the table is keyed by
+process's first message: ``folio.agent.offline.kinds.examples``) and what a people list asks of
+places (``folio.agent.lexicon.PLACES``/``PERSONS``). Run it when the model, the chunker, the book
+or those examples change: the table is keyed by
 each passage's text and stamped with the model's sha256 and window, so a stale table is never
 wrong, only incomplete (`--check`, and a test, say so).
 
@@ -37,6 +38,7 @@ from folio.adapters.embeddings.onnx import (
     text_key,
     write_known_vectors,
 )
+from folio.agent.lexicon import PERSONS, PLACES
 from folio.agent.offline.kinds import examples
 from folio.bootstrap import Container
 from folio.config import load_settings
@@ -75,6 +77,7 @@ def passages_and_vectors(
             container.ingest.execute(book)
         if with_examples:  # what the offline policy embeds on its first message
             recording.embed([text for texts in examples().values() for text in texts])
+            recording.embed([*PLACES, *PERSONS])  # and a people list on its first
         container.close()
     return recording.texts, np.concatenate(recording.vectors), model.max_tokens
 

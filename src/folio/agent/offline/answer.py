@@ -356,14 +356,15 @@ def _introduction(candidates: Sequence[_Candidate], subject: Person | None) -> _
     else:
         near = [c for c in candidates if c.passage is first]
     names = {f.split()[-1] for f in (subject.name, *subject.aliases)}
+    naming = {id(c) for c in near if names & set(_WORD.findall(c.sentence))}
+    # of a place, only the sentence naming it there: narration beside it tells of people
     telling = [
         c
         for c in near
-        if _said(c) == 0
-        and (names & set(_WORD.findall(c.sentence)) or not _SPEECH.search(c.sentence))
+        if _said(c) == 0 and (id(c) in naming or not (subject.place or _SPEECH.search(c.sentence)))
     ]
-    if subject.place:  # the sentence naming it there: narration beside it tells of people
-        return next((c for c in telling if names & set(_WORD.findall(c.sentence))), None)
+    if subject.place:
+        return next(iter(telling), None)
     told = _key(subject.told.text) if subject.told else None
     voiced = [c for c in candidates if _key(c.sentence) == told and _said(c) == 0]
     if voiced and all(_SPEECH.search(c.sentence) for c in telling):

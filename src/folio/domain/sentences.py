@@ -127,6 +127,14 @@ def in_heading(text: str, headings: Iterable[str | None]) -> bool:
     return bool(words) and any(words in _words(h) for h in headings if h)
 
 
+def opens_with(text: str, heading: str, *, min_words: int = 1) -> bool:
+    """Does ``text`` open with the words of ``heading`` (of ``min_words`` or more): a title page
+    run into its contents in a PDF's text ("Frankenstein; or, the Modern Prometheus by Mary ...
+    CONTENTS ...")?"""
+    words, lead = _words(text).split(), _words(heading).split()
+    return len(lead) >= min_words and words[: len(lead)] == lead
+
+
 def _words(text: str) -> str:
     return " ".join(re.findall(r"\w+", text.lower()))
 

@@ -36,7 +36,7 @@ from folio.agent.tools.recap import RecapTool
 from folio.domain.books import Book
 from folio.domain.lexicon import Lexicon, singular
 from folio.domain.passages import PEOPLE, Passage, PeopleList, Person
-from folio.domain.sentences import is_prose, sentence_spans
+from folio.domain.sentences import is_prose, opens_with, sentence_spans
 
 MAX_PEOPLE = 12
 MAX_NAME_CHARS = 100  # of a name looked up: a name, not a passage
@@ -51,7 +51,6 @@ MAX_TOLD = 12  # first mentions read for the first the story tells in its own vo
 MIN_LIKENESS = 0.8
 MIN_WORD_LIKENESS = 0.75
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
-_LETTERS = re.compile(r"[^\W_]+")
 # a sentence opening with the book's whole title, when it has this many words, is its title page
 # (a one-word title, "Emma", opens the story's sentences too)
 MIN_TITLE_WORDS = 3
@@ -312,11 +311,8 @@ def _of_story(met: Met) -> bool:
     into its contents: a sentence opening with a title of ``MIN_TITLE_WORDS`` or more), nor a
     note in square brackets (``is_prose``)?"""
     volume, chapter, (_, _, sentence) = met
-    title = _LETTERS.findall(volume.title.lower())
-    opens = (
-        len(title) >= MIN_TITLE_WORDS and _LETTERS.findall(sentence.lower())[: len(title)] == title
-    )
-    return not opens and is_prose(sentence, [chapter, volume.title])
+    title_page = opens_with(sentence, volume.title, min_words=MIN_TITLE_WORDS)
+    return not title_page and is_prose(sentence, [chapter, volume.title])
 
 
 def _sentence_at(

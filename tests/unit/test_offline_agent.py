@@ -25,9 +25,11 @@ from folio.agent.offline.strategy import (
 from folio.domain.errors import LLMError, LLMErrorCode
 from folio.domain.llm import PromptMessage, ToolDefinition, ToolInvocation
 from folio.domain.passages import (
+    LIST_CHAPTERS,
     PEOPLE,
     READ_PASSAGE,
     SEARCH_BOOK,
+    ChapterList,
     Passage,
     PassageText,
     PeopleList,
@@ -524,3 +526,30 @@ def test_a_recap_line_of_dialogue_stands_in_its_own_quote_marks() -> None:
     recap = Recap((passage(said, "I"), passage(told, "II")), WHERE)
     lines = reader_answer(ToolOutcome(True, payload=recap)).splitlines()
     assert lines[1] == f"- I, p. 12: {said}" and lines[2] == f'- II, p. 12: "{told}"'
+
+
+def test_where_am_i_after_questions_also_says_where_the_conversation_is() -> None:
+    """ "What chapter is this?" after questions about a scene may ask for the scene's chapter:
+    the position is told, then where the search for the latest question of the subject lands
+    (one search, bounded by the window like any other); before any question, the position only."""
+    tools = [*TOOLS, ToolDefinition(LIST_CHAPTERS, LIST_CHAPTERS, {"type": "object"})]
+    chapters = ToolOutcome(True, payload=ChapterList((), WHERE))
+    scene = passage("Captain Vane took the sextant.", chapter="Chapter 23", page="141")
+    runner = Runner(**{LIST_CHAPTERS: chapters, SEARCH_BOOK: found(scene)})
+    messages = [
+        PromptMessage.system("s"),
+        *searched("Who had the sextant?", "Who had the sextant?"),
+    ]
+    result = OfflineStrategy(BagOfWords()).execute(
+        OfflineChatProvider(), [*messages, PromptMessage.user("how far have I read?")], tools,
+        runner,
+    )  # fmt: skip
+    assert result.answer.startswith(f"Your reading position: {WHERE}.")
+    assert "(“Who had the sextant?”) is in Chapter 23, p. 141." in result.answer
+    assert result.queries == ("Who had the sextant?",)
+    alone = Runner(**{LIST_CHAPTERS: chapters, SEARCH_BOOK: found(scene)})
+    first = OfflineStrategy(BagOfWords()).execute(
+        OfflineChatProvider(), [PromptMessage.user("how far have I read?")], tools, alone
+    )
+    assert first.answer == f"Your reading position: {WHERE}." and not first.queries
+    assert [c.tool_name for c in alone.calls] == [LIST_CHAPTERS]

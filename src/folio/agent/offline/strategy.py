@@ -167,14 +167,40 @@ class OfflineStrategy:
                 if isinstance(reached.payload, ChapterList) and reached.payload.chapters:
                     arguments = {"chapter": reached.payload.chapters[-1].title}
             outcome, more = _call(run_tool, kind, arguments)
-            answer = reader_answer(outcome)
-            return _outcome(answer, (*calls, *more), (), on_text, kind, messages)
+            answer, queries = reader_answer(outcome), tuple[str, ...]()
+            if kind == LIST_CHAPTERS and outcome.success and SEARCH_BOOK in available:
+                answer, found, queries = self._discussed(answer, head, run_tool)
+                more = (*more, *found)
+            return _outcome(answer, (*calls, *more), queries, on_text, kind, messages)
         if SEARCH_BOOK not in available:
             return _outcome("I cannot search this book here.", (), (), on_text, "none", messages)
         answer, calls, queries, stop = self._book_answer(question, head, run_tool, available)
         if own is not None:  # the reader's own notes on what the question names, first
             answer, calls = f"{own.answer}\n\n{answer}", (*own.calls, *calls)
         return _outcome(answer, calls, queries, on_text, stop, messages)
+
+    def _discussed(
+        self, answer: str, head: Sequence[PromptMessage], run_tool: ToolRunner
+    ) -> tuple[str, tuple[PromptMessage, ...], tuple[str, ...]]:
+        """The reader's position told (``answer``), then where what the conversation is about
+        lies: "what chapter is this?" after questions about a scene may ask for the scene's
+        chapter, not the reader's. Searched as the latest question of the current subject
+        would be (one ``search_book`` call, within the reading window); nothing to add before
+        any question about the book."""
+        asked = [m.content for m in head if m.role is PromptRole.USER]
+        subject = self._kinds.book_questions(asked[subject_start(head) :])
+        if not subject:
+            return answer, (), ()
+        query = search_query(subject[-1], subject[:-1])
+        found, calls = _call(run_tool, SEARCH_BOOK, {"query": query, "k": self.k})
+        if not found.passages:
+            return answer, calls, (query,)
+        where = found.passages[0].location
+        return (
+            f"{answer}\nWhat you asked about last (“{subject[-1]}”) is in {where}.",
+            calls,
+            (query,),
+        )
 
     def _own_notes(
         self, question: str, kind: str, run_tool: ToolRunner, available: set[str]

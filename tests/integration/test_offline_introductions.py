@@ -1,6 +1,7 @@
 """Who someone is, offline, on the real text of Frankenstein read through Chapter 5: the answer
 leads with the sentence that introduces the person, not with a sentence that merely names them;
-"Victor's friend" is someone other than Victor; and no answer leads with a question. (Pride and
+"Victor's friend" is someone other than Victor; how two people met leads with the introduction of
+the one who comes in later; and no answer leads with a question. (Pride and
 Prejudice's "Who is Charlotte Lucas?", on the shared data set, is in
 test_golden_pride_and_prejudice.py.)
 
@@ -28,6 +29,7 @@ CONVERSATIONS = (
     ("Who is Victor's friend from Geneva?",),
     ("Who is Henry Clerval?", "What happens to him?"),
     ("Who is Victor's professor?", "What happens to him?"),
+    ("How did Victor meet Clerval?",),
 )
 
 
@@ -62,6 +64,17 @@ def test_who_is_x_leads_with_the_sentence_that_introduces_them(
     ), turns[0][0].answer
     clerval = quotes(turns[2][0])
     assert clerval and clerval[0] == "Henry Clerval was the son of a merchant of Geneva."
+
+
+def test_how_two_people_met_leads_with_where_the_later_comes_in(
+    turns: list[list[TurnResult]],
+) -> None:
+    """Victor is met in Chapter 1, Clerval in Chapter 2: they meet where Clerval comes in (the
+    sentences about "a meeting" in Chapter 5 led before)."""
+    met = quotes(turns[4][0])
+    assert met and met[0] == "Henry Clerval was the son of a merchant of Geneva.", turns[4][
+        0
+    ].answer
 
 
 def test_someones_friend_is_another_person_found_by_the_sentences_around_him(

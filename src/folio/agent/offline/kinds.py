@@ -107,6 +107,7 @@ FIRST_MET = (
     "when do we first meet someone?",
     "in which chapter does someone first appear?",
     "where is someone first mentioned?",
+    "how did someone meet someone?",
 )
 # Ordinary questions about what the reader has read, names masked, among them the past-tense
 # twins of the later-events examples ("did someone get married?"): a message closer to one of
@@ -117,7 +118,6 @@ BOOK_EXAMPLES = (
     "what happened at the party?",
     "where does someone live?",
     "what did someone say about the letter?",
-    "how did someone meet someone?",
     "what happened then?",
     "what did someone do after that?",
     "what happened next?",

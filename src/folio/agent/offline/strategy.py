@@ -289,6 +289,8 @@ class OfflineStrategy:
             failed = f"I could not search the book: {found.error or 'the search failed.'}"
             return failed, calls, queries, "answered"
         who = about is not None and self._kinds.asks_who(named)  # "tell me about Marianne"
+        if who and len(met) > 1:  # "How did Marianne meet Willoughby?": where the later comes in
+            about = max(met.values(), key=lambda p: (p.first.volume is None, p.first.char_start))
         chosen = best_quotes(
             self._embedder, ranked_for, found.passages, about, said=said, around=around, who=who
         )

@@ -272,6 +272,8 @@ class OfflineStrategy:
         payload = found.payload
         where = read_through(payload.reading_limit if isinstance(payload, SearchResults) else "")
         if unmet is not None:  # a name not met: its sentence and nothing that reads as a hint
+            if where != "in the book" and self._kinds.asks_later(question):  # "... at the end?"
+                unmet = f"{unmet.removesuffix('.')}, and I cannot look past where you have read."
             return unmet, calls, queries, "unmet"
         around: tuple[Passage, ...] = ()
         if explains(question) and found.passages and READ_PASSAGE in available and not quotes:

@@ -6,6 +6,7 @@ where the text puts their names, and the people met so far are learned from the 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -303,6 +304,22 @@ def test_a_titled_name_joins_the_fuller_form_that_introduced_it_and_no_other() -
     assert hood.first(0, len(text)) == intro.index("Dr Orion Hood")
     assert lexicon.find("Mr John Lane") is not lexicon.find("Mr Lane")
     assert lexicon.find("Miss Ann Grey") is not lexicon.find("Miss Grey")
+
+
+def test_a_surname_joins_the_full_name_introducing_it_not_a_title_used_twice(
+    built: Lexicon,
+) -> None:
+    """Frankenstein: "Henry Clerval was the son of a merchant of Geneva." (once, first), then
+    "Clerval" throughout and "Henry" in speech: one person, not "Clerval" with the "M. Clerval"
+    a professor calls him twice and "Henry" apart (the demo's people list named him twice). A
+    surname a title keeps company with more often ("Mr Bennet", "Miss Lucas") is left as it was
+    (``benchmarks/people_lists.py``: only Clerval and Father Brown's "James" changed)."""
+    clerval = built.find("Clerval")
+    assert clerval is not None and built.find("Henry Clerval") is clerval
+    assert built.find("Henry") is clerval
+    text = FRANKENSTEIN
+    introduced = re.search(r"Henry\s+Clerval\s+was\s+the\s+son", text)
+    assert introduced is not None and clerval.first(0, len(text)) == introduced.start()
 
 
 def test_a_titled_name_does_not_join_a_fuller_form_through_a_name_used_on_its_own() -> None:

@@ -16,7 +16,9 @@ General signals only, the same for any English prose (no list of names or titles
   ("Darcy") goes to that name; unless the book speaks of the shorter form clearly as "he" (or
   "she") and of that name far less so: then to the holder spoken of most alike ("Bingley" is
   "Mr Bingley", not the more mentioned "Miss Bingley"), and never to one spoken of clearly as
-  of the other sex. A titled form is spoken of as all the names with its title are;
+  of the other sex. A titled form is spoken of as all the names with its title are. A lone word
+  whose titled holders the text hardly uses goes to the full name that introduced it
+  ("Clerval" is "Henry Clerval", not the twice-said "M. Clerval");
 - a person is a name the book uses in the slots it uses for people: each mention's neighbouring
   words (the word before it, the one after) are weighed by how often the book puts them around
   "he", "she", "him" and around its names with a title of people (people) against around "the"
@@ -81,7 +83,7 @@ MIN_DROPPED = 3  # letters a short form drops: more than an ending ("Bennets", "
 MAX_INTRODUCING = 3  # uses of a full name ("Dr Orion Hood") that introduce a shorter one
 # Raise it whenever what ``Lexicon.of`` builds changes: stored lexicons of another version are
 # built again from their book's text on first use.
-LEXICON_VERSION = 13
+LEXICON_VERSION = 14
 
 
 @dataclass(frozen=True, slots=True)
@@ -403,6 +405,7 @@ def _group(forms: dict[str, list[int]], titles: set[str], sexes: Mapping[str, fl
         candidates = by_word[first] if " " in form else [*by_word[first], *lone]
         earlier = [h for h in candidates if h in heads]
         holders = [h for h in earlier if _holds(h, form, titles)]
+        holders = _introducing(form, holders, forms, titles, sexes) or holders
         holders = holders or _given_names_left_out(form, forms, heads, titles, sexes)
         holder = _likeliest(holders, sexes, form, titles)
         heads[form] = form if holder is None else heads[holder]
@@ -415,6 +418,34 @@ def _group(forms: dict[str, list[int]], titles: set[str], sexes: Mapping[str, fl
         best = max(group, key=lambda f: (len(forms[f]) * len(f.split()), -len(f)))
         names.append(Name(best, frozenset(group), tuple(offsets)))
     return names
+
+
+def _introducing(
+    form: str,
+    holders: Sequence[str],
+    forms: Mapping[str, Sequence[int]],
+    titles: set[str],
+    sexes: Mapping[str, float],
+) -> list[str]:
+    """Of the forms holding a lone ``form`` (a surname) beside titled ones the text hardly uses
+    (each at most ``MAX_INTRODUCING`` times), the full names without a title that introduce it:
+    written before ``form`` first is, at most as often, and not spoken of as of the other sex
+    than ``form``, which the text speaks of clearly as "he" or "she" ("Henry Clerval was the son
+    of a merchant of Geneva.", then "Clerval" throughout: not the "M. Clerval" a professor calls
+    him twice). None when no titled form holds it, or one the text keeps using ("Mr Bennet":
+    "Bennet" is not "Elizabeth Bennet")."""
+    titled = [h for h in holders if h.split()[0] in titles]
+    if " " in form or not titled or any(len(forms[h]) > MAX_INTRODUCING for h in titled):
+        return []
+    return [
+        h
+        for h in holders
+        if h.split()[0] not in titles
+        and forms[h][0] < forms[form][0]
+        and len(forms[h]) <= MAX_INTRODUCING
+        and abs(sexes[form]) >= MIN_LEAN
+        and sexes[h] * sexes[form] >= 0
+    ]
 
 
 def _given_names_left_out(

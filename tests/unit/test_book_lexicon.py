@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from folio.agent.tools import default_registry
 from folio.agent.tools.base import ToolContext, ToolServices
 from folio.domain.books import ReadingPosition
 from folio.domain.errors import StorageError, StorageErrorCode
-from folio.domain.lexicon import LEXICON_VERSION, Lexicon, Name
+from folio.domain.lexicon import LEXICON_VERSION, Lexicon, Name, _introducing
 from folio.domain.passages import PEOPLE
 from folio.entrypoints.cli.demo import bundled_book
 from tests.unit import test_book_tools
@@ -320,6 +321,24 @@ def test_a_surname_joins_the_full_name_introducing_it_not_a_title_used_twice(
     text = FRANKENSTEIN
     introduced = re.search(r"Henry\s+Clerval\s+was\s+the\s+son", text)
     assert introduced is not None and clerval.first(0, len(text)) == introduced.start()
+
+
+def test_a_surname_joins_an_introducing_full_name_only_when_one_person_fits() -> None:
+    """The rule of ``_introducing`` on its own: "Tilney" ("he") goes to the one full name that
+    introduced it beside a title said twice; not when two people's full names fit, nor when the
+    title is the book's usual name for him, nor to a full name spoken of as "she"."""
+    forms = {"Tilney": [50, 60, 70], "Mr Tilney": [80, 90], "Frederick Tilney": [10]}
+    heads = {f: f for f in forms}
+    sexes = defaultdict(float, {"Tilney": 1.0})
+    holders = ["Mr Tilney", "Frederick Tilney"]
+    assert _introducing("Tilney", holders, forms, heads, {"Mr"}, sexes) == ["Frederick Tilney"]
+    two = {**forms, "James Tilney": [20]}
+    both = [*holders, "James Tilney"]
+    assert _introducing("Tilney", both, two, {f: f for f in two}, {"Mr"}, sexes) == []
+    usual = {**forms, "Mr Tilney": [80, 90, 95, 99]}
+    assert _introducing("Tilney", holders, usual, heads, {"Mr"}, sexes) == []
+    she = defaultdict(float, {"Tilney": 1.0, "Frederick Tilney": -1.0})
+    assert _introducing("Tilney", holders, forms, heads, {"Mr"}, she) == []
 
 
 def test_a_titled_name_does_not_join_a_fuller_form_through_a_name_used_on_its_own() -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import zlib
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -17,6 +18,7 @@ from folio.agent.offline.strategy import (
     OfflineStrategy,
     asked_names,
     common_new_name,
+    met_later,
     reader_answer,
     search_query,
     subject_start,
@@ -538,7 +540,7 @@ def test_where_am_i_after_questions_also_says_where_the_conversation_is() -> Non
     (one search, bounded by the window like any other); before any question, the position only."""
     tools = [*TOOLS, ToolDefinition(LIST_CHAPTERS, LIST_CHAPTERS, {"type": "object"})]
     chapters = ToolOutcome(True, payload=ChapterList((), WHERE))
-    scene = passage("Captain Vane took the sextant.", chapter="Chapter 23", page="141")
+    scene = passage("Captain Vane took the sextant.", chapter="Chapter 3", page="21")
     runner = Runner(**{LIST_CHAPTERS: chapters, SEARCH_BOOK: found(scene)})
     messages = [
         PromptMessage.system("s"),
@@ -549,7 +551,8 @@ def test_where_am_i_after_questions_also_says_where_the_conversation_is() -> Non
         runner,
     )  # fmt: skip
     assert result.answer.startswith(f"Your reading position: {WHERE}.")
-    assert "(“Who had the sextant?”) is in Chapter 23, p. 141." in result.answer
+    told = "The passage closest to your last question about the book (“Who had the sextant?”)"
+    assert result.answer.endswith(f"\n{told}: Chapter 3, p. 21.")
     assert result.queries == ("Who had the sextant?",)
     alone = Runner(**{LIST_CHAPTERS: chapters, SEARCH_BOOK: found(scene)})
     first = OfflineStrategy(BagOfWords()).execute(
@@ -557,3 +560,61 @@ def test_where_am_i_after_questions_also_says_where_the_conversation_is() -> Non
     )
     assert first.answer == f"Your reading position: {WHERE}." and not first.queries
     assert [c.tool_name for c in alone.calls] == [LIST_CHAPTERS]
+    for said_nothing in ("How does the story end?", "Who is Ishmael?"):  # later; not met
+        runner = Runner(**{LIST_CHAPTERS: chapters, SEARCH_BOOK: found(scene), PEOPLE: met()})
+        head = [PromptMessage.system("s"), *searched(said_nothing, said_nothing)]
+        after = OfflineStrategy(BagOfWords()).execute(
+            OfflineChatProvider(), [*head, PromptMessage.user("how far have I read?")], tools,
+            runner,
+        )  # fmt: skip
+        assert after.answer == f"Your reading position: {WHERE}.", said_nothing
+
+
+class PeopleByName(Runner):
+    """A runner whose people lookups answer by the name asked for."""
+
+    def __init__(self, people: dict[str, Person], **outcomes: ToolOutcome) -> None:
+        super().__init__(**{SEARCH_BOOK: found(), PEOPLE: met(), **outcomes})
+        self.people = people
+
+    def __call__(self, invocation: ToolInvocation) -> PromptMessage:
+        if invocation.tool_name == PEOPLE:
+            person = self.people.get(invocation.arguments.get("name", ""))
+            self.outcomes[PEOPLE] = met(person) if person else met(note="none")
+        return super().__call__(invocation)
+
+
+def test_how_two_people_met_leads_with_the_introduction_of_the_one_met_later() -> None:
+    """ "How did Victor meet Clerval?": they meet where Clerval comes in, so his introduction
+    leads, not Victor's (the first named). Asked about Victor in a place, or about Victor alone,
+    the introduction is Victor's."""
+    victor = Person("Victor", 40, passage("Victor was born at Geneva, of a good family.", page="1"))
+    henry = passage("Henry Clerval was the son of a merchant of Geneva.", page="21")
+    clerval = Person("Clerval", 20, replace(henry, char_start=900, char_end=950))
+    geneva = Person("Geneva", 9, passage("Geneva lies on a lake.", page="2"), place=True)
+    people = {"Victor": victor, "Clerval": clerval, "Geneva": geneva}
+    messages = [PromptMessage.system("s")]
+    for question, lead in [
+        ("How did Victor meet Clerval?", "Henry Clerval was the son"),
+        ("How did Clerval meet Victor?", "Henry Clerval was the son"),
+        ("Tell me about Victor in Geneva", "Victor was born at Geneva"),
+    ]:
+        result = OfflineStrategy(BagOfWords()).execute(
+            OfflineChatProvider(), [*messages, PromptMessage.user(question)], TOOLS,
+            PeopleByName(people),
+        )  # fmt: skip
+        quoted = [line for line in result.answer.splitlines() if line.startswith("- ")]
+        assert quoted and quoted[0].startswith(f'- "{lead}'), (question, result.answer)
+
+
+def test_of_two_people_the_one_met_later_is_compared_within_one_book() -> None:
+    def first(start: int, volume: str | None = None, book: str = "b2") -> Passage:
+        return replace(passage("x"), char_start=start, volume=volume, book_id=book)
+
+    early, late = Person("A", 1, first(10)), Person("B", 1, first(500))
+    assert met_later([late, early]) is late
+    assert met_later([early, Person("P", 1, first(900), place=True)]) is None  # a place
+    before = Person("C", 1, first(9_000, volume="Volume 1", book="b1"))
+    assert met_later([before, early]) is early  # this book after an earlier volume
+    other = Person("D", 1, first(5, volume="Volume 0", book="b0"))
+    assert met_later([before, other]) is None  # two earlier volumes: not told apart

@@ -405,7 +405,7 @@ def _group(forms: dict[str, list[int]], titles: set[str], sexes: Mapping[str, fl
         candidates = by_word[first] if " " in form else [*by_word[first], *lone]
         earlier = [h for h in candidates if h in heads]
         holders = [h for h in earlier if _holds(h, form, titles)]
-        holders = _introducing(form, holders, forms, titles, sexes) or holders
+        holders = _introducing(form, holders, forms, heads, titles, sexes) or holders
         holders = holders or _given_names_left_out(form, forms, heads, titles, sexes)
         holder = _likeliest(holders, sexes, form, titles)
         heads[form] = form if holder is None else heads[holder]
@@ -424,20 +424,22 @@ def _introducing(
     form: str,
     holders: Sequence[str],
     forms: Mapping[str, Sequence[int]],
+    heads: Mapping[str, str],
     titles: set[str],
     sexes: Mapping[str, float],
 ) -> list[str]:
     """Of the forms holding a lone ``form`` (a surname) beside titled ones the text hardly uses
-    (each at most ``MAX_INTRODUCING`` times), the full names without a title that introduce it:
-    written before ``form`` first is, at most as often, and not spoken of as of the other sex
-    than ``form``, which the text speaks of clearly as "he" or "she" ("Henry Clerval was the son
-    of a merchant of Geneva.", then "Clerval" throughout: not the "M. Clerval" a professor calls
-    him twice). None when no titled form holds it, or one the text keeps using ("Mr Bennet":
-    "Bennet" is not "Elizabeth Bennet")."""
+    (each at most ``MAX_INTRODUCING`` times), the full name without a title that introduces it:
+    written before ``form`` first is and at most ``MAX_INTRODUCING`` times, not spoken of as of
+    the other sex than ``form`` (which the text speaks of clearly as "he" or "she"), and one
+    person ("Henry Clerval was the son of a merchant of Geneva.", then "Clerval" throughout: not
+    the "M. Clerval" a professor calls him twice). Empty when no titled form holds it, when one
+    the text keeps using does ("Mr Bennet": "Bennet" is not "Elizabeth Bennet"), or when several
+    people's full names fit ("Frederick Tilney" and "James Tilney")."""
     titled = [h for h in holders if h.split()[0] in titles]
     if " " in form or not titled or any(len(forms[h]) > MAX_INTRODUCING for h in titled):
         return []
-    return [
+    fits = [
         h
         for h in holders
         if h.split()[0] not in titles
@@ -446,6 +448,7 @@ def _introducing(
         and abs(sexes[form]) >= MIN_LEAN
         and sexes[h] * sexes[form] >= 0
     ]
+    return fits if len({heads[h] for h in fits}) == 1 else []
 
 
 def _given_names_left_out(

@@ -103,11 +103,12 @@ LATER_EXAMPLES = (
 # Asking where someone first comes into the story: an ordinary question (not the recap, not
 # later events: "Which chapter does Willoughby first appear in?" was told it may ask past the
 # position) that the sentence introducing them answers, as "who is someone?" (both kinds')
+MEETING = "how did someone meet someone?"  # where the one met later comes in
 FIRST_MET = (
     "when do we first meet someone?",
     "in which chapter does someone first appear?",
     "where is someone first mentioned?",
-    "how did someone meet someone?",
+    MEETING,
 )
 # Ordinary questions about what the reader has read, names masked, among them the past-tense
 # twins of the later-events examples ("did someone get married?"): a message closer to one of
@@ -275,6 +276,17 @@ class MessageKinds:
         who = float(np.max(similarities[self._labels == WHO]))
         other = float(np.max(similarities[self._labels == BOOK]))
         return who >= MIN_WHO and who >= other
+
+    def asks_meeting(self, message: str) -> bool:
+        """Does ``message`` ask how two people it names met ("How did Marianne meet
+        Willoughby?")? It names two or more, and its nearest example of asking who someone is
+        (names masked) is ``MEETING``: "Tell me about Victor in Ingolstadt" asks who Victor is."""
+        if len(self._names(message)) < 2:
+            return False
+        similarities = self._told(message).similarities
+        rows = np.flatnonzero(self._labels == WHO)
+        meeting = next(r for r in rows if self._texts[r] == MEETING)
+        return bool(similarities[meeting] >= similarities[rows].max())
 
     def asks_this_chapter(self, message: str) -> bool:
         """Does ``message``, a request for the recap, ask for the chapter the reader is in

@@ -4,14 +4,17 @@
 
 - the embedder tells the kind of message (``folio.agent.offline.kinds``): small talk gets a short
   reply, a question about folio its help, "who are the main characters?" the people tool, "what
-  has happened so far?" the recap tool; anything else is a question about the book;
+  has happened so far?" the recap tool, "where am I?" the reader's position (and, after questions
+  about the book, the passage closest to the last of them: "what chapter is this?" may ask for
+  the scene's); anything else is a question about the book;
 - a name the question uses (typed without capitals too: "who is elinor?" asks about the
   "Elinor" of the passages found, ``truecased``) is looked up in the book's lexicon through the
   people tool (a full-text count over the text read when the lexicon does not know it): one
   the reader has not met gets "Nothing up to Chapter 5 mentions X." and no quote (no hint at
   what comes later; the search is still made and kept), unless it misspells a name read ("Mr
   Knightly"): then the question is asked again with that name, said first ("... I took it for
-  Mr Knightley."); one they have met is whom the question is about;
+  Mr Knightley."); one they have met is whom the question is about (asked how two people met,
+  the one the story brings in later: ``met_later``);
 - the search query (``search_query``) is the quoted phrases of a question that quotes the book,
   else the question with the reader's earlier questions, as many of the latest as fit a bound
   (small talk left out) since the current subject started (``subject_start``): one
@@ -20,7 +23,8 @@
   Words quoted that no passage found holds get "Nothing up to Chapter 5 has the words “…”."
   first;
 - a question about what comes after the position ("how does it end?", told by the embedder with
-  the names masked) gets one plain sentence saying that folio cannot look past it, and no quotes;
+  the names masked) gets one plain sentence saying that folio cannot look past it, and no quotes
+  (naming someone not met yet: that, and that they are not mentioned, in one sentence);
   one that may ask about it ("Will Marianne recover?") gets its quotes under a sentence saying so;
 - a question asking why or how (``explains``) also reads the text around the best passage found
   (``read_passage``, as a model would): a cause or a manner often lies beside the event;
@@ -40,7 +44,7 @@ import math
 import re
 import uuid
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -102,8 +106,10 @@ MIN_SHARE = 0.4
 # the policeman's explanation follows it, in the next passage. On the CoQA dev set (78 such
 # questions) the quotes were the same with and without it (quote_evidence.py, e3050cc)
 EXPLAINING = frozenset({"why", "how"})
-LATER_REPLY = "Nothing {where} answers this, and I cannot look past where you have read."
-LATER_NOTE = "I cannot look past where you have read: this is only what the book says {where}."
+CANNOT_LOOK = "I cannot look past where you have read"
+LATER_REPLY = f"Nothing {{where}} answers this, and {CANNOT_LOOK}."
+LATER_NOTE = f"{CANNOT_LOOK}: this is only what the book says {{where}}."
+ECHOED = 80  # characters of a question the answer repeats
 _DELTA = re.compile(r"\S+\s*|\s+")
 # a pronoun that is the object of the question, so someone other than its subject: someone the
 # conversation named ("What did Emma plan for her?"). "her" is one only before a stopword or the
@@ -169,7 +175,7 @@ class OfflineStrategy:
             outcome, more = _call(run_tool, kind, arguments)
             answer, queries = reader_answer(outcome), tuple[str, ...]()
             if kind == LIST_CHAPTERS and outcome.success and SEARCH_BOOK in available:
-                answer, found, queries = self._discussed(answer, head, run_tool)
+                answer, found, queries = self._discussed(answer, head, run_tool, available)
                 more = (*more, *found)
             return _outcome(answer, (*calls, *more), queries, on_text, kind, messages)
         if SEARCH_BOOK not in available:
@@ -180,26 +186,39 @@ class OfflineStrategy:
         return _outcome(answer, calls, queries, on_text, stop, messages)
 
     def _discussed(
-        self, answer: str, head: Sequence[PromptMessage], run_tool: ToolRunner
+        self, answer: str, head: Sequence[PromptMessage], run_tool: ToolRunner, available: set[str]
     ) -> tuple[str, tuple[PromptMessage, ...], tuple[str, ...]]:
-        """The reader's position told (``answer``), then where what the conversation is about
-        lies: "what chapter is this?" after questions about a scene may ask for the scene's
-        chapter, not the reader's. Searched as the latest question of the current subject
-        would be (one ``search_book`` call, within the reading window); nothing to add before
-        any question about the book."""
-        asked = [m.content for m in head if m.role is PromptRole.USER]
-        subject = self._kinds.book_questions(asked[subject_start(head) :])
-        if not subject:
+        """The reader's position told (``answer``), then the passage closest to their last
+        question about the book: "what chapter is this?" after questions about a scene may ask
+        for the scene's chapter, not the reader's. Searched as that question was (with the
+        subject's questions before it: one ``search_book`` call, within the reading window).
+        Nothing is added before any such question, nor after one about later events or naming
+        someone not met yet: their answers said nothing here answers them."""
+        _, subject = self._asked(head)
+        if not subject or self._kinds.asks_later(subject[-1]):
             return answer, (), ()
-        query = search_query(subject[-1], subject[:-1])
-        found, calls = _call(run_tool, SEARCH_BOOK, {"query": query, "k": self.k})
+        last = subject[-1]
+        _, calls, unmet, _ = self._names(last, run_tool, available)
+        if unmet is not None:
+            return answer, calls, ()
+        query = search_query(last, subject[:-1])
+        found, more = _call(run_tool, SEARCH_BOOK, {"query": query, "k": self.k})
+        calls = (*calls, *more)
         if not found.passages:
             return answer, calls, (query,)
+        echoed = " ".join(last.split())
+        if len(echoed) > ECHOED:
+            echoed = echoed[: ECHOED - 1].rstrip() + "…"
         where = found.passages[0].location
-        return (
-            f"{answer}\nWhat you asked about last (“{subject[-1]}”) is in {where}.",
-            calls,
-            (query,),
+        told = f"The passage closest to your last question about the book (“{echoed}”): {where}."
+        return f"{answer}\n{told}", calls, (query,)
+
+    def _asked(self, head: Sequence[PromptMessage]) -> tuple[list[str], list[str]]:
+        """The reader's earlier questions about the book: all of them, and those of the current
+        subject (``subject_start``)."""
+        asked = [m.content for m in head if m.role is PromptRole.USER]
+        return self._kinds.book_questions(asked), self._kinds.book_questions(
+            asked[subject_start(head) :]
         )
 
     def _own_notes(
@@ -234,9 +253,8 @@ class OfflineStrategy:
         available: set[str],
     ) -> tuple[str, tuple[PromptMessage, ...], tuple[str, ...], str]:
         """The answer from the book's passages: (answer, tool calls, queries, stop reason)."""
-        asked = [m.content for m in head if m.role is PromptRole.USER]
-        earlier = self._kinds.book_questions(asked)
-        query = search_query(question, self._kinds.book_questions(asked[subject_start(head) :]))
+        earlier, subject = self._asked(head)
+        query = search_query(question, subject)
         found, calls = _call(run_tool, SEARCH_BOOK, {"query": query, "k": self.k})
         queries: tuple[str, ...] = (query,)
         # the question with its names as the book writes them, when typed without capitals
@@ -245,7 +263,8 @@ class OfflineStrategy:
         # the capitalised ones, anthology recall 0.911 -> 0.908; as written, unchanged)
         named = truecased(question, found.passages)
         met, more, unmet, taken = self._names(named, run_tool, available)
-        about = next(iter(met.values()), None)  # whom the question is about: the first met
+        # whom the question is about: the first met (asked how two met: the later, below)
+        about = next(iter(met.values()), None)
         calls = (*calls, *more)
         if taken and unmet is None:  # asked again with the names as the book writes them
             where = read_through(found.payload.reading_limit) if found.payload else "so far"
@@ -273,7 +292,7 @@ class OfflineStrategy:
         where = read_through(payload.reading_limit if isinstance(payload, SearchResults) else "")
         if unmet is not None:  # a name not met: its sentence and nothing that reads as a hint
             if where != "in the book" and self._kinds.asks_later(question):  # "... at the end?"
-                unmet = f"{unmet.removesuffix('.')}, and I cannot look past where you have read."
+                unmet = f"{unmet.removesuffix('.')}, and {CANNOT_LOOK}."
             return unmet, calls, queries, "unmet"
         around: tuple[Passage, ...] = ()
         if explains(question) and found.passages and READ_PASSAGE in available and not quotes:
@@ -291,8 +310,8 @@ class OfflineStrategy:
             failed = f"I could not search the book: {found.error or 'the search failed.'}"
             return failed, calls, queries, "answered"
         who = about is not None and self._kinds.asks_who(named)  # "tell me about Marianne"
-        if who and len(met) > 1:  # "How did Marianne meet Willoughby?": where the later comes in
-            about = max(met.values(), key=lambda p: (p.first.volume is None, p.first.char_start))
+        if who and self._kinds.asks_meeting(named):  # "How did Marianne meet Willoughby?"
+            about = met_later(met.values()) or about
         chosen = best_quotes(
             self._embedder, ranked_for, found.passages, about, said=said, around=around, who=who
         )
@@ -330,6 +349,20 @@ class OfflineStrategy:
             if payload.misspelt:  # under the name read nearest the one asked
                 taken[name] = payload.people[0].name
         return met, calls, None, taken
+
+
+def met_later(people: Iterable[Person]) -> Person | None:
+    """Of the people a question asks how they met, the one the story brings in later: they
+    meet where that one comes in. Places are no one; a person first met in this book comes in
+    after one of an earlier volume; two first met in different earlier volumes are not told
+    apart (None)."""
+    persons = [p for p in people if not p.place]
+    if len(persons) < 2:
+        return None
+    pool = [p for p in persons if p.first.volume is None] or persons
+    if len({p.first.book_id for p in pool}) > 1:
+        return None
+    return max(pool, key=lambda p: p.first.char_start)
 
 
 def search_query(question: str, earlier: Sequence[str]) -> str:

@@ -410,10 +410,11 @@ def test_a_name_the_reader_has_not_met_is_said_first_honestly() -> None:
     assert runner.calls[1].arguments == {"name": "Ishmael"}
     assert result.answer == "Nothing up to Chapter 5 mentions Ishmael."
     assert "later" not in result.answer  # no hint at what lies past the position
-    later, _ = ask("What happens to Ishmael later in the book?", **{PEOPLE: met(note=note)})
-    assert later.answer == (
-        "Nothing up to Chapter 5 mentions Ishmael, and I cannot look past where you have read."
-    )
+    for later in ("What happens to Ishmael later in the book?", "Will Ishmael survive?"):
+        told, _ = ask(later, **{PEOPLE: met(note=note)})
+        assert told.answer == (
+            "Nothing up to Chapter 5 mentions Ishmael, and I cannot look past where you have read."
+        ), later
 
 
 def test_a_question_typed_without_capitals_looks_up_the_names_the_book_writes_capitalised() -> None:

@@ -291,7 +291,8 @@ class OfflineStrategy:
         payload = found.payload
         where = read_through(payload.reading_limit if isinstance(payload, SearchResults) else "")
         if unmet is not None:  # a name not met: its sentence and nothing that reads as a hint
-            if where != "in the book" and self._kinds.asks_later(question):  # "... at the end?"
+            beyond = self._kinds.asks_later(question) or self._kinds.may_ask_later(question)
+            if where != "in the book" and beyond:  # "What happens to White Fang at the end?"
                 unmet = f"{unmet.removesuffix('.')}, and {CANNOT_LOOK}."
             return unmet, calls, queries, "unmet"
         around: tuple[Passage, ...] = ()

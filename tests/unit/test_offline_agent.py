@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from folio.adapters.llm.offline import OfflineChatProvider
+from folio.agent.offline.answer import best_quotes, compose
 from folio.agent.offline.strategy import (
     OfflineStrategy,
     asked_names,
@@ -40,6 +41,7 @@ from folio.domain.passages import (
     SearchResults,
     ToolOutcome,
 )
+from folio.domain.ports import RetrievalOutcome
 from folio.domain.search import STOPWORDS, quoted_phrases
 
 TOOLS = [ToolDefinition(n, n, {"type": "object"}) for n in (SEARCH_BOOK, PEOPLE)]
@@ -537,38 +539,46 @@ def test_a_recap_line_of_dialogue_stands_in_its_own_quote_marks() -> None:
 
 def test_where_am_i_after_questions_also_says_where_the_conversation_is() -> None:
     """ "What chapter is this?" after questions about a scene may ask for the scene's chapter:
-    the position is told, then where the search for the latest question of the subject lands
-    (one search, bounded by the window like any other); before any question, the position only."""
+    the position is told, then where the answer just given quoted first (no search); when other
+    messages came between, where the search for the last question about the book lands (one
+    search, bounded by the window like any other); before any question, or after one whose
+    answer said nothing answers it, the position only."""
     tools = [*TOOLS, ToolDefinition(LIST_CHAPTERS, LIST_CHAPTERS, {"type": "object"})]
     chapters = ToolOutcome(True, payload=ChapterList((), WHERE))
     scene = passage("Captain Vane took the sextant.", chapter="Chapter 3", page="21")
-    runner = Runner(**{LIST_CHAPTERS: chapters, SEARCH_BOOK: found(scene)})
-    messages = [
-        PromptMessage.system("s"),
-        *searched("Who had the sextant?", "Who had the sextant?"),
-    ]
-    result = OfflineStrategy(BagOfWords()).execute(
-        OfflineChatProvider(), [*messages, PromptMessage.user("how far have I read?")], tools,
-        runner,
-    )  # fmt: skip
-    assert result.answer.startswith(f"Your reading position: {WHERE}.")
-    told = "The passage closest to your last question about the book (“Who had the sextant?”)"
-    assert result.answer.endswith(f"\n{told}: Chapter 3, p. 21.")
-    assert result.queries == ("Who had the sextant?",)
-    alone = Runner(**{LIST_CHAPTERS: chapters, SEARCH_BOOK: found(scene)})
-    first = OfflineStrategy(BagOfWords()).execute(
-        OfflineChatProvider(), [PromptMessage.user("how far have I read?")], tools, alone
+    answered = compose(best_quotes(BagOfWords(), "sextant", [scene]), "up to Chapter 5")
+    asked = "Who had the sextant?"
+
+    def where_am_i(*head: PromptMessage) -> tuple[RetrievalOutcome, Runner]:
+        runner = Runner(**{LIST_CHAPTERS: chapters, SEARCH_BOOK: found(scene), PEOPLE: met()})
+        result = OfflineStrategy(BagOfWords()).execute(
+            OfflineChatProvider(),
+            [PromptMessage.system("s"), *head, PromptMessage.user("how far have I read?")],
+            tools, runner,
+        )  # fmt: skip
+        return result, runner
+
+    turn = [*searched(asked, asked)[:-1], PromptMessage.assistant(answered)]
+    result, runner = where_am_i(*turn)
+    assert result.answer == (
+        f"Your reading position: {WHERE}.\n"
+        f"Your last question (“{asked}”) was answered from Chapter 3, p. 21."
     )
+    assert [c.tool_name for c in runner.calls] == [LIST_CHAPTERS] and not result.queries
+    thanks = [PromptMessage.user("thanks"), PromptMessage.assistant("You're welcome!")]
+    result, _ = where_am_i(*turn, *thanks)
+    told = f"The passage closest to your last question about the book (“{asked}”)"
+    assert result.answer.endswith(f"\n{told}: Chapter 3, p. 21.")
+    assert result.queries == (asked,)
+    first, alone = where_am_i()
     assert first.answer == f"Your reading position: {WHERE}." and not first.queries
     assert [c.tool_name for c in alone.calls] == [LIST_CHAPTERS]
+    nothing = [*searched(asked, asked)[:-1], PromptMessage.assistant("Nothing up to ... .")]
+    assert where_am_i(*nothing)[0].answer == f"Your reading position: {WHERE}."
     for said_nothing in ("How does the story end?", "Who is Ishmael?"):  # later; not met
-        runner = Runner(**{LIST_CHAPTERS: chapters, SEARCH_BOOK: found(scene), PEOPLE: met()})
-        head = [PromptMessage.system("s"), *searched(said_nothing, said_nothing)]
-        after = OfflineStrategy(BagOfWords()).execute(
-            OfflineChatProvider(), [*head, PromptMessage.user("how far have I read?")], tools,
-            runner,
-        )  # fmt: skip
-        assert after.answer == f"Your reading position: {WHERE}.", said_nothing
+        for between in ((), thanks):
+            after, _ = where_am_i(*searched(said_nothing, said_nothing), *between)
+            assert after.answer == f"Your reading position: {WHERE}.", said_nothing
 
 
 class PeopleByName(Runner):

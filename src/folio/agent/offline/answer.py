@@ -255,6 +255,16 @@ def compose(quotes: Sequence[Quote], where: str) -> str:
     return f"From the book, {where}:\n" + "\n".join(lines) + "\n\n" + OFFLINE_NOTE
 
 
+_LEAD = re.compile(r"^From the book, [^\n]*:\n- [^\n]*\((?P<where>[^()\n]+)\)(?: \[\d+\])?$", re.M)
+
+
+def lead_location(answer: str) -> str | None:
+    """Where the first quote of an answer ``compose`` wrote lies ("Chapter III, p. 22"), or None
+    (an answer quoting nothing, or not one of these)."""
+    m = _LEAD.search(answer)
+    return m.group("where") if m else None
+
+
 _OWN_MARKS = (("“", "”"), ('"', '"'))
 
 

@@ -5,8 +5,8 @@
 - the embedder tells the kind of message (``folio.agent.offline.kinds``): small talk gets a short
   reply, a question about folio its help, "who are the main characters?" the people tool, "what
   has happened so far?" the recap tool, "where am I?" the reader's position (and, after questions
-  about the book, the passage closest to the last of them: "what chapter is this?" may ask for
-  the scene's); anything else is a question about the book;
+  about the book, where the last of them was answered: "what chapter is this?" may ask for the
+  scene's); anything else is a question about the book;
 - a name the question uses (typed without capitals too: "who is elinor?" asks about the
   "Elinor" of the passages found, ``truecased``) is looked up in the book's lexicon through the
   people tool (a full-text count over the text read when the lexicon does not know it): one
@@ -53,6 +53,7 @@ from folio.agent.offline.answer import (
     best_quotes,
     compose,
     in_quotes,
+    lead_location,
     read_through,
 )
 from folio.agent.offline.kinds import (
@@ -188,16 +189,27 @@ class OfflineStrategy:
     def _discussed(
         self, answer: str, head: Sequence[PromptMessage], run_tool: ToolRunner, available: set[str]
     ) -> tuple[str, tuple[PromptMessage, ...], tuple[str, ...]]:
-        """The reader's position told (``answer``), then the passage closest to their last
-        question about the book: "what chapter is this?" after questions about a scene may ask
-        for the scene's chapter, not the reader's. Searched as that question was (with the
-        subject's questions before it: one ``search_book`` call, within the reading window).
-        Nothing is added before any such question, nor after one about later events or naming
-        someone not met yet: their answers said nothing here answers them."""
+        """The reader's position told (``answer``), then where their last question about the
+        book was answered: "what chapter is this?" after questions about a scene may ask for the
+        scene's chapter, not the reader's. Asked right after it, the place of that answer's first
+        quote (what the reader just read; no search); with other messages between, the passage
+        closest to it, searched as it was (with the subject's questions before it: one
+        ``search_book`` call, within the reading window). Nothing is added before any such
+        question, nor after one whose answer quoted nothing, asked about later events or named
+        someone not met yet: those answers said nothing here answers them."""
         _, subject = self._asked(head)
         if not subject or self._kinds.asks_later(subject[-1]):
             return answer, (), ()
         last = subject[-1]
+        echoed = " ".join(last.split())
+        if len(echoed) > ECHOED:
+            echoed = echoed[: ECHOED - 1].rstrip() + "…"
+        answered = _answer_to(head, last)
+        if answered is not None:  # the turn before: where its answer's first quote lies
+            where = lead_location(answered)
+            if where is None:  # it quoted nothing: nothing here answers it
+                return answer, (), ()
+            return f"{answer}\nYour last question (“{echoed}”) was answered from {where}.", (), ()
         _, calls, unmet, _ = self._names(last, run_tool, available)
         if unmet is not None:
             return answer, calls, ()
@@ -206,9 +218,6 @@ class OfflineStrategy:
         calls = (*calls, *more)
         if not found.passages:
             return answer, calls, (query,)
-        echoed = " ".join(last.split())
-        if len(echoed) > ECHOED:
-            echoed = echoed[: ECHOED - 1].rstrip() + "…"
         where = found.passages[0].location
         told = f"The passage closest to your last question about the book (“{echoed}”): {where}."
         return f"{answer}\n{told}", calls, (query,)
@@ -350,6 +359,17 @@ class OfflineStrategy:
             if payload.misspelt:  # under the name read nearest the one asked
                 taken[name] = payload.people[0].name
         return met, calls, None, taken
+
+
+def _answer_to(head: Sequence[PromptMessage], question: str) -> str | None:
+    """The answer folio gave ``question`` when it is the latest question of ``head`` (the turn
+    just before), else None."""
+    users = [i for i, m in enumerate(head) if m.role is PromptRole.USER]
+    if not users or head[users[-1]].content != question:
+        return None
+    return next(
+        (m.content for m in reversed(head[users[-1] :]) if m.role is PromptRole.ASSISTANT), None
+    )
 
 
 def met_later(people: Iterable[Person]) -> Person | None:

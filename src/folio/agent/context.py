@@ -63,14 +63,14 @@ def shorten_tool_result(content: str, *, passage_chars: int = 300) -> str:
     kept only their questions and answers; ``benchmarks/bench_turn.py`` replays it)."""
     outcome = decode_tool_result(content)
     if outcome.payload is None:
-        return content if len(content) <= passage_chars * 2 else _clip(content, passage_chars * 2)
+        return content if len(content) <= passage_chars * 2 else clip(content, passage_chars * 2)
     return _brief(outcome, outcome.passages, passage_chars)
 
 
 def _brief(outcome: ToolOutcome, passages: Sequence[Passage], passage_chars: int) -> str:
     """``outcome`` keeping only ``passages``, their text cut at ``passage_chars``, in the brief
     form of the one codec."""
-    short = tuple(replace(p, text=_clip(p.text, passage_chars)) for p in passages)
+    short = tuple(replace(p, text=clip(p.text, passage_chars)) for p in passages)
     payload = outcome.payload
     if isinstance(payload, SearchResults):
         payload = replace(payload, passages=short)
@@ -79,7 +79,8 @@ def _brief(outcome: ToolOutcome, passages: Sequence[Passage], passage_chars: int
     return replace(outcome, payload=payload).to_json(brief=True)
 
 
-def _clip(text: str, limit: int) -> str:
+def clip(text: str, limit: int) -> str:
+    """``text`` on one line (white space collapsed), cut after ``limit`` characters with "…"."""
     text = " ".join(text.split())
     return text if len(text) <= limit else text[:limit].rstrip() + "…"
 

@@ -14,6 +14,7 @@ import logging
 import re
 from collections.abc import Sequence
 
+from folio.agent.context import clip
 from folio.agent.prompt_builder import PromptBuilder
 from folio.domain.errors import LLMError
 from folio.domain.llm import PromptMessage
@@ -68,16 +69,11 @@ def build_reformulation_prompt(question: str, history: Sequence[Exchange]) -> st
     for earlier, answer in history:
         lines.append(f"User: {earlier.strip()}")
         if answer:
-            lines.append(f"Assistant: {_shorten(answer, 400)}")
+            lines.append(f"Assistant: {clip(answer, 399)}")
     conversation = "\n".join(lines) or "(no earlier messages)"
     return PromptBuilder.from_template(
         REFORMULATION_PROMPT, history=conversation, question=question.strip()
     ).build()
-
-
-def _shorten(text: str, limit: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
 def _clean_model_output(text: str) -> str:

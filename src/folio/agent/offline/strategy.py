@@ -48,6 +48,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from folio.agent.context import clip
 from folio.agent.offline.answer import (
     OFFLINE_NOTE,
     best_quotes,
@@ -201,9 +202,7 @@ class OfflineStrategy:
         if not subject or self._kinds.asks_later(subject[-1]):
             return answer, (), ()
         last = subject[-1]
-        echoed = " ".join(last.split())
-        if len(echoed) > ECHOED:
-            echoed = echoed[: ECHOED - 1].rstrip() + "…"
+        echoed = clip(last, ECHOED - 1)
         answered = _answer_to(head, last)
         if answered is not None:  # the turn before: where its answer's first quote lies
             where = lead_location(answered)

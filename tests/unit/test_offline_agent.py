@@ -566,7 +566,9 @@ def test_where_am_i_after_questions_also_says_where_the_conversation_is() -> Non
     )
     assert [c.tool_name for c in runner.calls] == [LIST_CHAPTERS] and not result.queries
     thanks = [PromptMessage.user("thanks"), PromptMessage.assistant("You're welcome!")]
-    result, _ = where_am_i(*turn, *thanks)
+    result, runner = where_am_i(*turn, *thanks)  # small talk between: the same place
+    assert result.answer.endswith("was answered from Chapter 3, p. 21.") and not result.queries
+    result, _ = where_am_i(PromptMessage.user(asked), *thanks)  # its answer left the window
     told = f"The passage closest to your last question about the book (“{asked}”)"
     assert result.answer.endswith(f"\n{told}: Chapter 3, p. 21.")
     assert result.queries == (asked,)

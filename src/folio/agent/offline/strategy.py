@@ -192,19 +192,20 @@ class OfflineStrategy:
     ) -> tuple[str, tuple[PromptMessage, ...], tuple[str, ...]]:
         """The reader's position told (``answer``), then where their last question about the
         book was answered: "what chapter is this?" after questions about a scene may ask for the
-        scene's chapter, not the reader's. Asked right after it, the place of that answer's first
-        quote (what the reader just read; no search); with other messages between, the passage
-        closest to it, searched as it was (with the subject's questions before it: one
-        ``search_book`` call, within the reading window). Nothing is added before any such
-        question, nor after one whose answer quoted nothing, asked about later events or named
-        someone not met yet: those answers said nothing here answers them."""
+        scene's chapter, not the reader's. The place of that answer's first quote (what the
+        reader read; no search), also with small talk between; when the window no longer holds
+        that answer, the passage closest to the question, searched as it was (with the
+        subject's questions before it: one ``search_book`` call, within the reading window).
+        Nothing is added before any such question, nor after one whose answer quoted nothing,
+        asked about later events or named someone not met yet: those answers said nothing here
+        answers them."""
         _, subject = self._asked(head)
         if not subject or self._kinds.asks_later(subject[-1]):
             return answer, (), ()
         last = subject[-1]
         echoed = clip(last, ECHOED - 1)
         answered = _answer_to(head, last)
-        if answered is not None:  # the turn before: where its answer's first quote lies
+        if answered is not None:  # where its answer's first quote lies
             where = lead_location(answered)
             if where is None:  # it quoted nothing: nothing here answers it
                 return answer, (), ()
@@ -361,14 +362,14 @@ class OfflineStrategy:
 
 
 def _answer_to(head: Sequence[PromptMessage], question: str) -> str | None:
-    """The answer folio gave ``question`` when it is the latest question of ``head`` (the turn
-    just before), else None."""
-    users = [i for i, m in enumerate(head) if m.role is PromptRole.USER]
-    if not users or head[users[-1]].content != question:
+    """The answer folio gave the latest asking of ``question`` in ``head`` (None: not there)."""
+    asked = [i for i, m in enumerate(head) if m.role is PromptRole.USER]
+    at = next((i for i in reversed(asked) if head[i].content == question), None)
+    if at is None:
         return None
-    return next(
-        (m.content for m in reversed(head[users[-1] :]) if m.role is PromptRole.ASSISTANT), None
-    )
+    after = next((i for i in asked if i > at), len(head))
+    turn = head[at:after]
+    return next((m.content for m in reversed(turn) if m.role is PromptRole.ASSISTANT), None)
 
 
 def met_later(people: Iterable[Person]) -> Person | None:

@@ -175,12 +175,21 @@ def test_a_new_name_the_conversations_search_misses_is_searched_on_its_own() -> 
         "Who is Captain Ahab? Where is the lighthouse? Who keeps the lamp?",
         "Who is Captain Ahab?",
     ]
-    one = passage("The keeper lights the lamp for Captain Ahab at dusk.")
-    _, runner = ask("Who is Captain Ahab?", earlier, **{SEARCH_BOOK: found(one, lamp.passages[0])})
+    one = passage("The keeper lights the lamp for Captain Ahab at dusk.", "Chapter 9", "40")
+    _, runner = ask("Who is Captain Ahab?", earlier, **{SEARCH_BOOK: found(lamp.passages[0], one)})
     assert len([c for c in runner.calls if c.tool_name == SEARCH_BOOK]) == 2  # one of two: new
-    two = passage("Captain Ahab walks the deck.", page="13")
+    two = passage("Captain Ahab walks the deck.", "Chapter 9", "41")
     _, runner = ask("Who is Captain Ahab?", earlier, **{SEARCH_BOOK: found(one, two)})
     assert len([c for c in runner.calls if c.tool_name == SEARCH_BOOK]) == 1  # same scene
+    # one passage holding the name, in the chapter of a passage the search ranked above it: a
+    # character of the scene being discussed ("Does Vane think that's reliable?" six questions
+    # after "Who is related to the Captain?")
+    near = passage("The keeper lights the lamp for Captain Ahab at dusk.", page="13")
+    _, runner = ask("Who is Captain Ahab?", earlier, **{SEARCH_BOOK: found(lamp.passages[0], near)})
+    assert len([c for c in runner.calls if c.tool_name == SEARCH_BOOK]) == 1
+    loose = [replace(p, chapter=None) for p in (lamp.passages[0], near)]  # a book without any
+    _, runner = ask("Who is Captain Ahab?", earlier, **{SEARCH_BOOK: found(*loose)})
+    assert len([c for c in runner.calls if c.tool_name == SEARCH_BOOK]) == 2
     ahab_asked = [*[q for q, _ in earlier], "Who is Captain Ahab?"]
     assert not switches_topic("Why does Ahab limp?", ahab_asked, [])  # a name just used
 

@@ -431,16 +431,25 @@ def switches_topic(question: str, earlier: Sequence[str], found: Sequence[Passag
     """Does ``question`` start a new subject that the search with the conversation missed? It
     names someone or something none of the latest ``RECENT_QUESTIONS`` questions did, and at
     most one passage that search found holds that name (its last word: "Clerval" of "Henry
-    Clerval"). A new name most of the found passages hold is the same subject: a character of
-    the scene being discussed, where the conversation still helps."""
+    Clerval"), in a chapter no other passage found is of. A new name most of the found passages
+    hold, or one that a passage of the chapter the search found holds, is the same subject: a
+    character of the scene being discussed, where the conversation still helps ("Does Vane think
+    that's reliable?" six questions after "Who is related to the Captain?")."""
     new = new_names(question, earlier)
     texts = [p.text.lower() for p in found]
 
-    def holders(name: str) -> int:
-        word = re.compile(rf"\b{re.escape(name.split()[-1].lower())}\b")
-        return sum(1 for t in texts if word.search(t))
+    def scene(held: Passage) -> bool:  # another passage found is of its chapter
+        place = (held.book_id, held.chapter)
+        return held.chapter is not None and any(
+            p is not held and (p.book_id, p.chapter) == place for p in found
+        )
 
-    return any(holders(n) < SAME_SUBJECT for n in new)
+    def apart(name: str) -> bool:
+        word = re.compile(rf"\b{re.escape(name.split()[-1].lower())}\b")
+        held = [p for p, t in zip(found, texts, strict=True) if word.search(t)]
+        return len(held) < SAME_SUBJECT and not (held and scene(held[0]))
+
+    return any(apart(n) for n in new)
 
 
 def common_new_name(question: str, earlier: Sequence[str], met: Mapping[str, Person]) -> bool:

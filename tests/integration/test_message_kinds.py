@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from folio.adapters.embeddings.onnx import OnnxEmbedder, packaged_model_dir
-from folio.agent.offline.kinds import BOOK, LATER, MessageKinds
+from folio.agent.offline.kinds import BOOK, LATER, THANKS, MessageKinds
 from folio.agent.offline.strategy import asked_names
 from folio.domain.passages import LIST_CHAPTERS, PEOPLE, RECAP
 
@@ -64,6 +64,18 @@ def test_asking_for_the_people_in_other_words_gets_the_people_met(
     ],
 )
 def test_questions_about_the_book_stay_book_questions(kinds: MessageKinds, message: str) -> None:
+    assert kinds.kind(message) == BOOK
+
+
+@pytest.mark.parametrize("message", ["ok thanks", "ok thanks!", "thank you so much", "hmm"])
+def test_small_talk_far_from_any_question_is_small_talk(kinds: MessageKinds, message: str) -> None:
+    """Less close to the examples than the bar (0.43 for "ok thanks"), but far closer to them
+    than to any question about a book: answered as small talk, not searched."""
+    assert kinds.kind(message) == THANKS
+
+
+@pytest.mark.parametrize("message", ["How?", "Why?", "What?", "and?", "Who?", "where?"])
+def test_a_follow_up_of_one_word_stays_a_book_question(kinds: MessageKinds, message: str) -> None:
     assert kinds.kind(message) == BOOK
 
 

@@ -74,6 +74,23 @@ def test_small_talk_far_from_any_question_is_small_talk(kinds: MessageKinds, mes
     assert kinds.kind(message) == THANKS
 
 
+@pytest.mark.parametrize(
+    ("message", "next_"),
+    [
+        ("What did he do then?", True),
+        ("What did Todhunter do then?", True),
+        ("What happened after that?", True),
+        ("What did he do?", False),
+        ("Why did he leave?", False),
+        ("Where did they go after that?", False),
+    ],
+)
+def test_asking_what_came_right_after_is_told(
+    kinds: MessageKinds, message: str, next_: bool
+) -> None:
+    assert kinds.asks_next(message) is next_
+
+
 @pytest.mark.parametrize("message", ["How?", "Why?", "What?", "and?", "Who?", "where?"])
 def test_a_follow_up_of_one_word_stays_a_book_question(kinds: MessageKinds, message: str) -> None:
     assert kinds.kind(message) == BOOK

@@ -1,7 +1,8 @@
 """Who someone is, offline, on the real text of Frankenstein read through Chapter 5: the answer
 leads with the sentence that introduces the person, not with a sentence that merely names them;
 "Victor's friend" is someone other than Victor; how two people met leads with the introduction of
-the one who comes in later; and no answer leads with a question. (Pride and
+the one who comes in later; "what happened next?" leads with the sentence after the last answer's
+first quote; and no answer leads with a question. (Pride and
 Prejudice's "Who is Charlotte Lucas?", on the shared data set, is in
 test_golden_pride_and_prejudice.py.)
 
@@ -30,6 +31,7 @@ CONVERSATIONS = (
     ("Who is Henry Clerval?", "What happens to him?"),
     ("Who is Victor's professor?", "What happens to him?"),
     ("How did Victor meet Clerval?",),
+    ("What happened on that dreary night of November?", "What happened next?"),
 )
 
 
@@ -89,3 +91,14 @@ def test_no_answer_leads_with_a_question(turns: list[list[TurnResult]]) -> None:
         for turn in played:
             said = quotes(turn)
             assert not said or not said[0].rstrip("”\"’'").endswith("?"), turn.answer
+
+
+def test_what_happened_next_leads_with_what_follows_the_last_answers_first_quote(
+    turns: list[list[TurnResult]],
+) -> None:
+    """The sentence after the one the answer before quoted first, read around it in the book
+    (its search finds the night's scene, and its words would put that sentence first again)."""
+    night, then = (quotes(turn) for turn in turns[5])
+    assert night and night[0].startswith("It was on a dreary night of November"), night
+    assert then and then[0].startswith("With an anxiety that almost amounted to agony"), then
+    assert any(c.name == "read_passage" and c.success for c in turns[5][1].tool_calls)

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from folio.agent.offline.answer import best_quotes, compose
+from folio.agent.offline.answer import best_quotes, compose, following, lead_quote
 from folio.domain.passages import Passage, Person
 from folio.domain.ports import Embedder
 from tests.unit.test_offline_agent import BagOfWords
@@ -404,3 +404,17 @@ def test_who_is_x_in_a_play_is_not_introduced_by_the_stage_direction_they_enter_
     assert all(q.sentence != entry for q in quotes[:-1])
     assert {q.speaker for q in best_quotes(Scripted(question, {"May we do so?": 0.9}, 0.1),
                                            question, [found])} >= {"Mur"}  # fmt: skip
+
+
+def test_what_follows_an_earlier_quote_is_the_next_sentence_that_says_something() -> None:
+    said = compose(best_quotes(BagOfWords(), "name", [passage("His name was Willoughby.")]), "x")
+    quote = lead_quote(said)
+    assert quote == '"His name was Willoughby."'
+    scene = passage(
+        'He carried her in. His name was Willoughby. "Really?" Thanks. He then departed, to '
+        "make himself still more interesting, in the midst of a heavy rain. Marianne watched."
+    )
+    after = following(scene, quote)  # not the question nor the word of thanks
+    assert after is not None and after.sentence.startswith("He then departed, to make")
+    assert following(passage("Nothing of him here at all."), quote) is None
+    assert lead_quote("Nothing up to Chapter 5 answers this.") is None

@@ -44,7 +44,7 @@ import numpy as np
 from folio.domain.lexicon import MID_NAME, NAME_WORD, RUN, normal_form, runs
 from folio.domain.passages import Passage, Person
 from folio.domain.ports import Embedder
-from folio.domain.search import STOPWORDS, query_terms, stems
+from folio.domain.search import STOPWORDS, phrase_key, query_terms, stems
 from folio.domain.sentences import (
     Speech,
     in_heading,
@@ -93,6 +93,7 @@ RANK_BONUS = 0.1
 # shortlist, the rank bonus and the share: CoQA dev any quote 0.480 -> 0.498, first 0.369 ->
 # 0.380 (0.490 / 0.375 with the shortlist's alone)
 OVERLAP_WEIGHT = 0.3
+FOLLOW_WORDS = 8  # of an earlier quote, looked for in the text read around it
 INTRO_REACH = 2  # sentences either side of a person's first mention that may introduce them
 SUBJECT_WORDS = 3  # "Mr. Lacey was", "Poor Miss Lacey sneered"
 _THROUGH = re.compile(r"^through (?P<where>.+?)(?: \(.*\))?$")
@@ -255,7 +256,9 @@ def compose(quotes: Sequence[Quote], where: str) -> str:
     return f"From the book, {where}:\n" + "\n".join(lines) + "\n\n" + OFFLINE_NOTE
 
 
-_LEAD = re.compile(r"^From the book, [^\n]*:\n- [^\n]*\((?P<where>[^()\n]+)\)(?: \[\d+\])?$", re.M)
+_LEAD = re.compile(
+    r"^From the book, [^\n]*:\n- (?P<quote>[^\n]*) \((?P<where>[^()\n]+)\)(?: \[\d+\])?$", re.M
+)
 
 
 def lead_location(answer: str) -> str | None:
@@ -263,6 +266,28 @@ def lead_location(answer: str) -> str | None:
     (an answer quoting nothing, or not one of these)."""
     m = _LEAD.search(answer)
     return m.group("where") if m else None
+
+
+def lead_quote(answer: str) -> str | None:
+    """The words of the first quote of an answer ``compose`` wrote (its marks and a speaker's
+    prefix left as written), or None."""
+    m = _LEAD.search(answer)
+    return m.group("quote") if m else None
+
+
+def following(passage: Passage, quote: str) -> Quote | None:
+    """The first sentence of ``passage`` after the one ``quote`` is (a quote of an earlier
+    answer, its first ``FOLLOW_WORDS`` words compared) that says something (no question, no
+    exclamation, no dialogue tag: ``_penalty``), or None when ``passage`` does not hold it."""
+    head = phrase_key(" ".join(_WORD.findall(quote)[:FOLLOW_WORDS]))
+    sentences = split_sentences(passage.text)
+    at = next((i for i, x in enumerate(sentences) if head in phrase_key(x)), None)
+    if at is None:
+        return None
+    after = sentences[at + 1 :]
+    told = (x for x in after if is_prose(x, passage.headings) and _penalty(x) == 0)
+    sentence = next(told, None)
+    return None if sentence is None else _quote_of(sentence, passage)
 
 
 _OWN_MARKS = (("“", "”"), ('"', '"'))
@@ -492,7 +517,13 @@ def _someone_else(sentence: str, about: Person | None, named: set[str]) -> bool:
 
 
 def _quote(c: _Candidate, score: float) -> Quote:
-    words = c.sentence.split()
+    return _quote_of(c.sentence, c.passage, score, c.speaker)
+
+
+def _quote_of(
+    sentence: str, passage: Passage, score: float = 0.0, speaker: str | None = None
+) -> Quote:
+    words = sentence.split()
     if len(words) <= MAX_QUOTE_WORDS:
-        return Quote(c.sentence, c.passage, score, speaker=c.speaker)
-    return Quote(" ".join(words[:MAX_QUOTE_WORDS]), c.passage, score, True, c.speaker)
+        return Quote(sentence, passage, score, speaker=speaker)
+    return Quote(" ".join(words[:MAX_QUOTE_WORDS]), passage, score, True, speaker)

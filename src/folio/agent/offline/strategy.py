@@ -50,11 +50,16 @@ from typing import Any
 
 from folio.agent.context import clip
 from folio.agent.offline.answer import (
+    FOLLOW_WORDS,
+    MAX_QUOTES,
     OFFLINE_NOTE,
+    Quote,
     best_quotes,
     compose,
+    following,
     in_quotes,
     lead_location,
+    lead_quote,
     read_through,
 )
 from folio.agent.offline.kinds import (
@@ -121,6 +126,7 @@ _NUMBER = re.compile(r"\b\d+\b")
 _CAPITALISED = re.compile(r"(?<=\S )[A-Z][a-z]")  # a capitalised word after the first
 _LOWER_WORDS = re.compile(r"\b[a-z]+\b")
 _ASKED_WORD = re.compile(r"\b[A-Za-z]{2,}\b")
+_WORD = re.compile(r"\w+")
 REPLIES = {
     GREETING: "Hello! Ask me about the book: characters, events, places. I will quote the pages.",
     GOODBYE: "Goodbye, and happy reading!",
@@ -325,6 +331,12 @@ class OfflineStrategy:
         chosen = best_quotes(
             self._embedder, ranked_for, found.passages, about, said=said, around=around, who=who
         )
+        if self._kinds.asks_next(named) and READ_PASSAGE in available:
+            after, more = self._after_last(said, run_tool)
+            calls = (*calls, *more)
+            if after is not None:  # what came right after the last answer's first quote
+                kept = [q for q in chosen if q.sentence != after.sentence]
+                chosen = [after, *kept][:MAX_QUOTES]
         answer = compose(chosen, where)
         if where != "in the book" and self._kinds.may_ask_later(question):
             # said plainly above what the text read shows, or alone when it shows nothing
@@ -334,6 +346,23 @@ class OfflineStrategy:
             # may still hold what the reader remembers in other words
             answer = f"{misquoted}\n{answer}" if chosen else misquoted
         return answer, calls, queries, "answered"
+
+    def _after_last(
+        self, said: str, run_tool: ToolRunner
+    ) -> tuple[Quote | None, tuple[PromptMessage, ...]]:
+        """The sentence that follows the first quote of the answer ``said`` in the book, read
+        around it: its passage found by searching its first words as a phrase (one
+        ``search_book`` call), then the text around that passage (one ``read_passage``)."""
+        quote = lead_quote(said)
+        if quote is None:
+            return None, ()
+        phrase = " ".join(_WORD.findall(quote)[:FOLLOW_WORDS])
+        found, calls = _call(run_tool, SEARCH_BOOK, {"query": f'"{phrase}"', "k": 1})
+        if not found.passages or found.passages[0].chunk_id is None:
+            return None, calls
+        read, more = _call(run_tool, READ_PASSAGE, {"chunk_id": found.passages[0].chunk_id})
+        after = next((q for p in read.passages if (q := following(p, quote))), None)
+        return after, (*calls, *more)
 
     def _names(
         self, question: str, run_tool: ToolRunner, available: set[str]

@@ -91,7 +91,9 @@ def test_asking_what_came_right_after_is_told(
     assert kinds.asks_next(message) is next_
 
 
-@pytest.mark.parametrize("message", ["How?", "Why?", "What?", "and?", "Who?", "where?"])
+@pytest.mark.parametrize(
+    "message", ["How?", "Why?", "What?", "and?", "Who?", "where?", "thanks! how?", "ok, why?"]
+)
 def test_a_follow_up_of_one_word_stays_a_book_question(kinds: MessageKinds, message: str) -> None:
     assert kinds.kind(message) == BOOK
 

@@ -32,6 +32,7 @@ CONVERSATIONS = (
     ("Who is Victor's professor?", "What happens to him?"),
     ("How did Victor meet Clerval?",),
     ("What happened on that dreary night of November?", "What happened next?"),
+    ("What happened on that dreary night of November?", "ok thanks", "What happened next?"),
 )
 
 
@@ -102,3 +103,6 @@ def test_what_happened_next_leads_with_what_follows_the_last_answers_first_quote
     assert night and night[0].startswith("It was on a dreary night of November"), night
     assert then and then[0].startswith("With an anxiety that almost amounted to agony"), then
     assert any(c.name == "read_passage" and c.success for c in turns[5][1].tool_calls)
+    # small talk between: the answer before it that quoted the book
+    thanks, again = turns[6][1], quotes(turns[6][2])
+    assert not quotes(thanks) and again == then, thanks.answer

@@ -14,7 +14,10 @@ import numpy as np
 import pytest
 
 from folio.adapters.llm.offline import OfflineChatProvider
+from folio.agent.citations import listed_quotes
+from folio.agent.context import WITHHELD_ANSWER
 from folio.agent.offline.answer import best_quotes, compose
+from folio.agent.offline.kinds import MessageKinds
 from folio.agent.offline.strategy import (
     OfflineStrategy,
     asked_names,
@@ -181,7 +184,7 @@ def test_a_new_name_the_conversations_search_misses_is_searched_on_its_own() -> 
     two = passage("Captain Ahab walks the deck.", "Chapter 9", "41")
     _, runner = ask("Who is Captain Ahab?", earlier, **{SEARCH_BOOK: found(one, two)})
     assert len([c for c in runner.calls if c.tool_name == SEARCH_BOOK]) == 1  # same scene
-    # one passage holding the name, in the chapter of a passage the search ranked above it: a
+    # one passage holding the name, in the chapter of another passage the search found: a
     # character of the scene being discussed ("Does Vane think that's reliable?" six questions
     # after "Who is related to the Captain?")
     near = passage("The keeper lights the lamp for Captain Ahab at dusk.", page="13")
@@ -189,6 +192,11 @@ def test_a_new_name_the_conversations_search_misses_is_searched_on_its_own() -> 
     assert len([c for c in runner.calls if c.tool_name == SEARCH_BOOK]) == 1
     loose = [replace(p, chapter=None) for p in (lamp.passages[0], near)]  # a book without any
     _, runner = ask("Who is Captain Ahab?", earlier, **{SEARCH_BOOK: found(*loose)})
+    assert len([c for c in runner.calls if c.tool_name == SEARCH_BOOK]) == 2
+    earlier_volume = replace(near, book_id="v1", volume="The First Voyage")  # its own Chapter 2
+    _, runner = ask(
+        "Who is Captain Ahab?", earlier, **{SEARCH_BOOK: found(lamp.passages[0], earlier_volume)}
+    )
     assert len([c for c in runner.calls if c.tool_name == SEARCH_BOOK]) == 2
     ahab_asked = [*[q for q, _ in earlier], "Who is Captain Ahab?"]
     assert not switches_topic("Why does Ahab limp?", ahab_asked, [])  # a name just used
@@ -640,3 +648,58 @@ def test_of_two_people_the_one_met_later_is_compared_within_one_book() -> None:
     assert met_later([before, early]) is early  # this book after an earlier volume
     other = Person("D", 1, first(5, volume="Volume 0", book="b0"))
     assert met_later([before, other]) is None  # two earlier volumes: not told apart
+
+
+def test_what_came_next_leads_with_the_sentence_after_the_last_answers_first_quote(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The kind is the embedder's (``MessageKinds.asks_next``, tested on the real one): here it
+    is set, so that the calls are what is tested."""
+    monkeypatch.setattr(MessageKinds, "asks_next", lambda self, message: True)
+    scene = Passage(
+        "c7", "Chapter 2", "12", "12", 0, 200,
+        "He carried her into the cottage. His name was Willoughby, he said. "
+        "The honour was readily granted, and he then departed into the heavy rain.",
+    )  # fmt: skip
+    said = compose(
+        best_quotes(BagOfWords(), "his name", [passage("His name was Willoughby, he said.")]),
+        "up to Chapter 5",
+    )
+    tools = [*TOOLS, ToolDefinition(READ_PASSAGE, READ_PASSAGE, {"type": "object"})]
+    outcomes = {
+        SEARCH_BOOK: found(scene),
+        PEOPLE: met(),
+        READ_PASSAGE: ToolOutcome(True, payload=PassageText(scene, WHERE)),
+    }
+    earlier = [PromptMessage.user("How did they meet?"), PromptMessage.assistant(said)]
+    for between in (
+        [],
+        [PromptMessage.user("ok thanks"), PromptMessage.assistant("You're welcome!")],
+    ):
+        runner = Runner(**outcomes)
+        result = OfflineStrategy(BagOfWords()).execute(
+            OfflineChatProvider(),
+            [*earlier, *between, PromptMessage.user("What did he do then?")],
+            tools,
+            runner,
+        )
+        assert listed_quotes(result.answer)[0].startswith("The honour was readily granted")
+        searched = [c.arguments["query"] for c in runner.calls if c.tool_name == SEARCH_BOOK]
+        assert '"his name was willoughby he said"' in searched
+        # the question's own search is the turn's last call of it (``subject_start``)
+        stored = [
+            i.arguments["query"]
+            for m in result.new_messages
+            for i in m.tool_invocations
+            if i.tool_name == SEARCH_BOOK
+        ]
+        assert stored[-1].startswith("What did he do then?")
+    withheld = [PromptMessage.user("How did they meet?"), PromptMessage.assistant(WITHHELD_ANSWER)]
+    runner = Runner(**outcomes)
+    OfflineStrategy(BagOfWords()).execute(
+        OfflineChatProvider(),
+        [*withheld, PromptMessage.user("What did he do then?")],
+        tools,
+        runner,
+    )
+    assert [c.tool_name for c in runner.calls].count(READ_PASSAGE) == 0  # nothing to follow

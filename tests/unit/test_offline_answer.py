@@ -409,7 +409,7 @@ def test_who_is_x_in_a_play_is_not_introduced_by_the_stage_direction_they_enter_
 def test_what_follows_an_earlier_quote_is_the_next_sentence_that_says_something() -> None:
     said = compose(best_quotes(BagOfWords(), "name", [passage("His name was Willoughby.")]), "x")
     quote = lead_quote(said)
-    assert quote == '"His name was Willoughby."'
+    assert quote == "His name was Willoughby."
     scene = passage(
         'He carried her in. His name was Willoughby. "Really?" Thanks. He then departed, to '
         "make himself still more interesting, in the midst of a heavy rain. Marianne watched."
@@ -418,3 +418,20 @@ def test_what_follows_an_earlier_quote_is_the_next_sentence_that_says_something(
     assert after is not None and after.sentence.startswith("He then departed, to make")
     assert following(passage("Nothing of him here at all."), quote) is None
     assert lead_quote("Nothing up to Chapter 5 answers this.") is None
+    # the words as the phrase search reads them (accents, numbers, italics' underscores); the
+    # sentence the quote opens, not an earlier one holding its words
+    earlier = "Of all the men in 1792, _Zoë_ said, he was gone from the village before dawn."
+    quote = '"He was gone."'
+    scene = passage(f"{earlier} He was gone. He walked the long road to the sea alone that night.")
+    after = following(scene, quote)
+    assert after is not None and after.sentence.startswith("He walked the long road")
+    accented = following(
+        passage(f"{earlier} The people of the quiet village slept on until noon."), f'"{earlier}"'
+    )
+    assert accented is not None and accented.sentence.startswith("The people of the quiet")
+    # a play's speech: its speaker's prefix is not one of its words
+    play = '- Caes. "When Caesar sayes, do this, it is perform\'d" (Act I, p. 3)'
+    assert (
+        lead_quote(f"From the book, up to Act I:\n{play}")
+        == "When Caesar sayes, do this, it is perform'd"
+    )

@@ -41,6 +41,7 @@ from itertools import pairwise
 
 import numpy as np
 
+from folio.agent.citations import listed_quotes
 from folio.domain.lexicon import MID_NAME, NAME_WORD, RUN, normal_form, runs
 from folio.domain.passages import Passage, Person
 from folio.domain.ports import Embedder
@@ -256,9 +257,7 @@ def compose(quotes: Sequence[Quote], where: str) -> str:
     return f"From the book, {where}:\n" + "\n".join(lines) + "\n\n" + OFFLINE_NOTE
 
 
-_LEAD = re.compile(
-    r"^From the book, [^\n]*:\n- (?P<quote>[^\n]*) \((?P<where>[^()\n]+)\)(?: \[\d+\])?$", re.M
-)
+_LEAD = re.compile(r"^From the book, [^\n]*:\n- [^\n]*\((?P<where>[^()\n]+)\)(?: \[\d+\])?$", re.M)
 
 
 def lead_location(answer: str) -> str | None:
@@ -269,19 +268,28 @@ def lead_location(answer: str) -> str | None:
 
 
 def lead_quote(answer: str) -> str | None:
-    """The words of the first quote of an answer ``compose`` wrote (its marks and a speaker's
-    prefix left as written), or None."""
+    """The sentence an answer ``compose`` wrote quotes first (``citations.listed_quotes``: no
+    speaker's prefix, no "…"), or None (an answer quoting nothing, or not one of these)."""
     m = _LEAD.search(answer)
-    return m.group("quote") if m else None
+    quotes = listed_quotes(answer[m.start() :]) if m else []
+    return quotes[0] if quotes else None
+
+
+def quote_head(quote: str) -> str:
+    """The first ``FOLLOW_WORDS`` words of ``quote`` as ``search.phrase_key`` reads them: what is
+    searched as a phrase to find it in the book, and looked for to find it in a passage read."""
+    return " ".join(phrase_key(quote).split()[:FOLLOW_WORDS])
 
 
 def following(passage: Passage, quote: str) -> Quote | None:
-    """The first sentence of ``passage`` after the one ``quote`` is (a quote of an earlier
-    answer, its first ``FOLLOW_WORDS`` words compared) that says something (no question, no
-    exclamation, no dialogue tag: ``_penalty``), or None when ``passage`` does not hold it."""
-    head = phrase_key(" ".join(_WORD.findall(quote)[:FOLLOW_WORDS]))
+    """The first sentence of ``passage`` after the one that opens with ``quote``'s first words
+    (``quote_head``: a quote of an earlier answer) and that says something: not a heading line,
+    a question, an exclamation, words leading into what follows (a colon, a comma) or a fragment
+    of few words (``_penalty``). None when ``passage`` does not hold that sentence or nothing
+    after it says something."""
+    head = f" {quote_head(quote)} "
     sentences = split_sentences(passage.text)
-    at = next((i for i, x in enumerate(sentences) if head in phrase_key(x)), None)
+    at = next((i for i, x in enumerate(sentences) if phrase_key(x).startswith(head)), None)
     if at is None:
         return None
     after = sentences[at + 1 :]

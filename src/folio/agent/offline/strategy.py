@@ -19,7 +19,8 @@
   else the question with the reader's earlier questions, as many of the latest as fit a bound
   (small talk left out) since the current subject started (``subject_start``): one
   ``search_book`` call; a question naming what the last questions did not, that this search found
-  nothing about, starts a new subject and is searched again on its own (``switches_topic``).
+  nothing about (at most one passage, in a chapter no other passage found is of), starts a new
+  subject and is searched again on its own (``switches_topic``).
   Words quoted that no passage found holds get "Nothing up to Chapter 5 has the words “…”."
   first;
 - a question about what comes after the position ("how does it end?", told by the embedder with
@@ -28,12 +29,17 @@
   one that may ask about it ("Will Marianne recover?") gets its quotes under a sentence saying so;
 - a question asking why or how (``explains``) also reads the text around the best passage found
   (``read_passage``, as a model would): a cause or a manner often lies beside the event;
+- a question asking what came right after ("What did he do then?", ``MessageKinds.asks_next``)
+  leads with the sentence that follows the last answer's first quote in the book (read around
+  it: ``_after_last``);
 - the answer quotes the sentences of the passages found that the embedder puts closest to the
   question, none about another person than the one a "who is" asks about
   (``folio.agent.offline.answer``).
 
-It works on typed values only (the tools' results) and never reads an answer folio gave: a name
-only an answer mentioned is not the reader's. No model call is made (``llm_calls`` is 0); its usage
+It works on typed values only (the tools' results). Of the answers folio gave it reads only where
+their quotes lie (the first quote's place for "where am I?", its words for "what came next?", the
+quotes before, which a follow-up puts after new ones): a name only an answer mentioned is not the
+reader's. No model call is made (``llm_calls`` is 0); its usage
 is an ESTIMATE of what a model would have been sent and written (characters / 4), so evaluations
 can compare the context cost of conversations offline.
 """
@@ -50,7 +56,6 @@ from typing import Any
 
 from folio.agent.context import clip
 from folio.agent.offline.answer import (
-    FOLLOW_WORDS,
     MAX_QUOTES,
     OFFLINE_NOTE,
     Quote,
@@ -60,6 +65,7 @@ from folio.agent.offline.answer import (
     in_quotes,
     lead_location,
     lead_quote,
+    quote_head,
     read_through,
 )
 from folio.agent.offline.kinds import (
@@ -126,7 +132,6 @@ _NUMBER = re.compile(r"\b\d+\b")
 _CAPITALISED = re.compile(r"(?<=\S )[A-Z][a-z]")  # a capitalised word after the first
 _LOWER_WORDS = re.compile(r"\b[a-z]+\b")
 _ASKED_WORD = re.compile(r"\b[A-Za-z]{2,}\b")
-_WORD = re.compile(r"\w+")
 REPLIES = {
     GREETING: "Hello! Ask me about the book: characters, events, places. I will quote the pages.",
     GOODBYE: "Goodbye, and happy reading!",
@@ -332,8 +337,8 @@ class OfflineStrategy:
             self._embedder, ranked_for, found.passages, about, said=said, around=around, who=who
         )
         if self._kinds.asks_next(named) and READ_PASSAGE in available:
-            after, more = self._after_last(said, run_tool)
-            calls = (*calls, *more)
+            after, more = self._after_last(head, run_tool)
+            calls = (*more, *calls)  # the question's own search stays last (``subject_start``)
             if after is not None:  # what came right after the last answer's first quote
                 kept = [q for q in chosen if q.sentence != after.sentence]
                 chosen = [after, *kept][:MAX_QUOTES]
@@ -348,20 +353,22 @@ class OfflineStrategy:
         return answer, calls, queries, "answered"
 
     def _after_last(
-        self, said: str, run_tool: ToolRunner
+        self, head: Sequence[PromptMessage], run_tool: ToolRunner
     ) -> tuple[Quote | None, tuple[PromptMessage, ...]]:
-        """The sentence that follows the first quote of the answer ``said`` in the book, read
-        around it: its passage found by searching its first words as a phrase (one
-        ``search_book`` call), then the text around that passage (one ``read_passage``)."""
-        quote = lead_quote(said)
+        """The sentence that follows, in the book, the first quote of the latest answer in
+        ``head`` that quoted the book (small talk between is passed over): its first words
+        searched as a phrase (one ``search_book`` call), the text around the passage found read
+        (one ``read_passage``), within the reading window as every tool is."""
+        said = (m.content for m in reversed(head) if m.role is PromptRole.ASSISTANT)
+        quote = next((q for answer in said if (q := lead_quote(answer))), None)
         if quote is None:
             return None, ()
-        phrase = " ".join(_WORD.findall(quote)[:FOLLOW_WORDS])
+        phrase = quote_head(quote)
         found, calls = _call(run_tool, SEARCH_BOOK, {"query": f'"{phrase}"', "k": 1})
         if not found.passages or found.passages[0].chunk_id is None:
             return None, calls
         read, more = _call(run_tool, READ_PASSAGE, {"chunk_id": found.passages[0].chunk_id})
-        after = next((q for p in read.passages if (q := following(p, quote))), None)
+        after = next((f for p in read.passages if (f := following(p, quote))), None)
         return after, (*calls, *more)
 
     def _names(
@@ -476,7 +483,7 @@ def switches_topic(question: str, earlier: Sequence[str], found: Sequence[Passag
     def apart(name: str) -> bool:
         word = re.compile(rf"\b{re.escape(name.split()[-1].lower())}\b")
         held = [p for p, t in zip(found, texts, strict=True) if word.search(t)]
-        return len(held) < SAME_SUBJECT and not (held and scene(held[0]))
+        return len(held) < SAME_SUBJECT and not any(scene(h) for h in held)
 
     return any(apart(n) for n in new)
 

@@ -94,7 +94,7 @@ def test_asking_what_came_right_after_is_told(
 @pytest.mark.parametrize(
     "message", ["How?", "Why?", "What?", "and?", "Who?", "where?", "thanks! how?", "ok, why?"]
 )
-def test_a_follow_up_of_one_word_stays_a_book_question(kinds: MessageKinds, message: str) -> None:
+def test_a_short_question_stays_a_book_question(kinds: MessageKinds, message: str) -> None:
     assert kinds.kind(message) == BOOK
 
 

@@ -2,7 +2,8 @@
 leads with the sentence that introduces the person, not with a sentence that merely names them;
 "Victor's friend" is someone other than Victor; how two people met leads with the introduction of
 the one who comes in later; "what happened next?" leads with the sentence after the last answer's
-first quote; and no answer leads with a question. (Pride and
+first quote; Victor, who tells the story, is said to, and a question about him is read as he
+tells it (in the first person); and no answer leads with a question. (Pride and
 Prejudice's "Who is Charlotte Lucas?", on the shared data set, is in
 test_golden_pride_and_prejudice.py.)
 
@@ -33,6 +34,8 @@ CONVERSATIONS = (
     ("How did Victor meet Clerval?",),
     ("What happened on that dreary night of November?", "What happened next?"),
     ("What happened on that dreary night of November?", "ok thanks", "What happened next?"),
+    ("Who is Victor?",),
+    ("How did Victor's mother die?",),
 )
 
 
@@ -106,3 +109,21 @@ def test_what_happened_next_leads_with_what_follows_the_last_answers_first_quote
     # small talk between: the answer before it that quoted the book
     thanks, again = turns[6][1], quotes(turns[6][2])
     assert not quotes(thanks) and again == then, thanks.answer
+
+
+def test_the_narrator_is_said_to_tell_the_story_and_asked_about_in_the_first_person(
+    turns: list[list[TurnResult]],
+) -> None:
+    """Victor tells Chapters 1-5 and only others' speech names him ("My dear Victor,"): asked
+    who he is, the answer says he is the narration's "I" and quotes how his story opens; asked
+    how his mother died, it is searched and ranked as "How did my mother die?" (then as asked)
+    and quotes her death in Chapter 3, not speeches addressing him."""
+    who = turns[7][0].answer
+    assert who.startswith("Victor tells the story you have read so far"), who
+    assert quotes(turns[7][0])[0].startswith("I am by birth a Genevese"), who  # his own opening
+    died = quotes(turns[8][0])
+    told = ("On the third day my mother sickened", "She died calmly")
+    assert any(q.startswith(told) for q in died), turns[8][0].answer
+    assert not any("Victor" in q for q in died), turns[8][0].answer
+    searched = [c.arguments["query"] for c in turns[8][0].tool_calls if c.name == "search_book"]
+    assert searched[-1] == "How did my mother die? How did Victor's mother die?"

@@ -27,6 +27,7 @@ from folio.agent.offline.strategy import (
     search_query,
     subject_start,
     switches_topic,
+    told_by,
 )
 from folio.domain.errors import LLMError, LLMErrorCode
 from folio.domain.llm import PromptMessage, ToolDefinition, ToolInvocation
@@ -703,3 +704,39 @@ def test_what_came_next_leads_with_the_sentence_after_the_last_answers_first_quo
         runner,
     )
     assert [c.tool_name for c in runner.calls].count(READ_PASSAGE) == 0  # nothing to follow
+
+
+def test_a_question_about_the_narrator_is_read_as_they_tell_it() -> None:
+    """Someone who tells the story (``Person.narrates``: the narration's "I", named only in
+    others' speech) is asked about in the first person, then as asked: their own sentences say
+    "I" and "my", the ones naming them address them ("Come, Victor;")."""
+    victor = Person("Victor", 3, passage("“My dear Victor,” cried he."), narrates=True)
+    died = passage("On the third day my mother sickened, and she died calmly.", page="26")
+    called = passage("“Come, Victor; you alone can console Elizabeth.”", page="55")
+    question = "How did Victor's mother die?"
+    mine = "How did my mother die? How did Victor's mother die?"
+    runner = Searches({question: found(called), mine: found(died)}, **{PEOPLE: met(victor)})
+    result = OfflineStrategy(BagOfWords()).execute(
+        OfflineChatProvider(), [PromptMessage.user(question)], TOOLS, runner
+    )
+    queries = [c.arguments["query"] for c in runner.calls if c.tool_name == SEARCH_BOOK]
+    assert queries == [question, mine]  # the search answered from is the last
+    assert "my mother sickened" in result.answer and "Come, Victor" not in result.answer
+    who, _ = ask("Who is Victor?", **{SEARCH_BOOK: found(died), PEOPLE: met(victor)})
+    assert who.answer.startswith("Victor tells the story you have read so far")
+    other = replace(victor, narrates=False)  # someone else: asked about as the book names them
+    runner = Searches({question: found(called), mine: found(died)}, **{PEOPLE: met(other)})
+    OfflineStrategy(BagOfWords()).execute(
+        OfflineChatProvider(), [PromptMessage.user(question)], TOOLS, runner
+    )
+    assert [c.arguments["query"] for c in runner.calls if c.tool_name == SEARCH_BOOK] == [question]
+
+
+def test_a_narrators_names_are_told_in_the_first_person() -> None:
+    victor = Person("Victor", 3, passage("x"), aliases=("Victor Frankenstein",), narrates=True)
+    assert told_by("What does Victor Frankenstein create?", "Victor Frankenstein", victor) == (
+        "What does I create?"
+    )
+    assert told_by("Why did Victor’s father move?", "Victor", victor) == ("Why did my father move?")
+    assert told_by("Who is Victor?", "Victor", victor) is None  # nothing else asked of him
+    assert told_by("Where is Victory Lane?", "Victor", victor) is None  # another word

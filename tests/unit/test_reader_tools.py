@@ -3,12 +3,14 @@ bounded by the reading position."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from folio.agent.offline.strategy import reader_answer
 from folio.agent.tools import default_registry
 from folio.agent.tools.base import ToolContext
-from folio.agent.tools.reader import MAX_NAME_CHARS
+from folio.agent.tools.reader import MAX_NAME_CHARS, _narrates
 from folio.domain.lexicon import Lexicon, singular
 from folio.domain.passages import (
     LIST_CHAPTERS,
@@ -218,3 +220,30 @@ def test_a_name_looked_up_is_bounded(story: StoryLibrary) -> None:
     assert run(story, PEOPLE, name="C" * MAX_NAME_CHARS).success
     refused = run(story, PEOPLE, name="C" * (MAX_NAME_CHARS + 1))
     assert not refused.success and "too long" in (refused.error or "")
+
+
+def _mentions(text: str, name: str) -> list[int]:
+    return [m.start() for m in re.finditer(rf"\b{name}\b", text)]
+
+
+def test_a_narrator_is_named_only_in_speech_that_addresses_them_in_a_story_told_as_i() -> None:
+    """Someone the story calls "I": every mention in others' speech, most of them addressing
+    them, and the narration around in the first person. Not someone only talked about, nor a
+    name only speech uses in a story told in the third person."""
+    told = (
+        "I was born in a grey town by the sea, and my father kept the lamp there.\n\n"
+        "“My dear Victor, do not waste your time upon this,” said he.\n\n"
+        "I went out alone that night, and I thought of my mother.\n\n"
+        "“Victor, he is gone!” cried my cousin, and I ran to meet her.\n\n"
+        "I did not sleep. “Come, Victor; we must go,” she said at dawn.\n\n"
+        "“Justine is ill,” she wrote. “Justine was always kind to us.” I read it twice.\n\n"
+        "“Justine will not come,” I said to my father, and I went in.\n\n"
+    )
+    texts = [(0, told)]
+    assert _narrates(texts, _mentions(told, "Victor"))
+    assert not _narrates(texts, _mentions(told, "Justine"))  # talked about, never addressed
+    third = told.replace("my father", "his father").replace("I ", "he ").replace("my ", "his ")
+    assert not _narrates([(0, third)], _mentions(third, "Victor"))  # a story told as "he"
+    assert not _narrates(texts, _mentions(told, "Victor")[:2])  # too few mentions to tell
+    narrated = told + "Victor walked home alone, and Victor slept. Victor woke late.\n\n"
+    assert not _narrates([(0, narrated)], _mentions(narrated, "Victor"))  # the story names him

@@ -242,6 +242,9 @@ class Person:
     told: Passage | None = None
     # a place or a thing, as the book uses the name (one-name lookups: "Netherfield", "Hartfield")
     place: bool = False
+    # they tell the story read: its narration calls them "I", only others' speech names them
+    # (one-name lookups: Frankenstein's Victor, "My dear Victor," cried he)
+    narrates: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -342,6 +345,7 @@ def encode_payload(payload: ToolPayload | Any, *, brief: bool = False) -> Any:
                     **({"share": round(p.share, 2)} if p.share else {}),
                     **({"told": _passage_json(p.told, brief=brief)} if p.told else {}),
                     **({"place": True} if p.place else {}),
+                    **({"narrates": True} if p.narrates else {}),
                 }
                 for p in payload.people
             ],

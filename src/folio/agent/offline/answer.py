@@ -381,7 +381,8 @@ def _introduction(candidates: Sequence[_Candidate], subject: Person | None) -> _
     anyone's: "Well, sir, I want to see what whaling is." before Captain Ahab is first named).
     When no narration there says something and they were first met in a speech, the first
     sentence the story tells of them in its own voice (``Person.told``: "The third mate was
-    Flask, a native of Tisbury", not Captain Bildad's "Luck to ye, Mr. Flask")."""
+    Flask, a native of Tisbury", not Captain Bildad's "Luck to ye, Mr. Flask"); of someone who
+    tells the story (``Person.narrates``), always: their own first words of it."""
     if subject is None:
         return None
     first = subject.first
@@ -410,7 +411,7 @@ def _introduction(candidates: Sequence[_Candidate], subject: Person | None) -> _
         return next(iter(telling), None)
     told = _key(subject.told.text) if subject.told else None
     voiced = [c for c in candidates if _key(c.sentence) == told and _said(c) == 0]
-    if voiced and all(_SPEECH.search(c.sentence) for c in telling):
+    if voiced and (subject.narrates or all(_SPEECH.search(c.sentence) for c in telling)):
         return voiced[0]  # first met in a speech: the story's own first words about them
     return min(telling, key=lambda c: _dialogue(c.sentence), default=None)
 

@@ -122,6 +122,7 @@ EXPLAINING = frozenset({"why", "how"})
 CANNOT_LOOK = "I cannot look past where you have read"
 LATER_REPLY = f"Nothing {{where}} answers this, and {CANNOT_LOOK}."
 LATER_NOTE = f"{CANNOT_LOOK}: this is only what the book says {{where}}."
+NARRATES = "{name} tells the story you have read so far: the narration's “I”."
 ECHOED = 80  # characters of a question the answer repeats
 _DELTA = re.compile(r"\S+\s*|\s+")
 # a pronoun that is the object of the question, so someone other than its subject: someone the
@@ -296,7 +297,16 @@ class OfflineStrategy:
             note = f"Nothing {where} mentions {wrote}: I took it for {took}."
             return f"{note}\n{answer}", (*calls, *again), (*queries, *searched), stop
         quotes = bool(quoted_phrases(question))  # searched as written: no other search
-        if not quotes and query != question and switches_topic(question, earlier, found.passages):
+        narrator = next(((n, p) for n, p in met.items() if p.narrates), None)
+        asks = narrator is not None and not quotes and not self._kinds.asks_who(named)
+        mine = told_by(named, *narrator) if narrator and asks else None
+        if mine is not None:  # the story calls them "I": searched as it tells it
+            # then as asked: the first person alone is any narrator's (a frame's: Walton's)
+            mine = f"{mine} {named}"
+            query = search_query(mine, subject)
+            found, more = _call(run_tool, SEARCH_BOOK, {"query": query, "k": self.k})
+            queries, calls = (*queries, query), (*calls, *more)
+        elif not quotes and query != question and switches_topic(question, earlier, found.passages):
             query = question  # a new subject: searched on its own, answered from that search
             found, more = _call(run_tool, SEARCH_BOOK, {"query": query, "k": self.k})
             queries, calls = (*queries, query), (*calls, *more)
@@ -326,15 +336,18 @@ class OfflineStrategy:
         said = next((m.content for m in reversed(head) if m.role is PromptRole.ASSISTANT), "")
         # a question that names no one leans on the one before for its subject ("What happens
         # to him?" after "Who is Henry Clerval?"): its sentences are ranked against both
-        ranked_for = named if asked_names(named) or not earlier else f"{named} {earlier[-1]}"
+        asked = mine or named  # a narrator's question, as they would tell it
+        ranked_for = asked if asked_names(named) or not earlier else f"{asked} {earlier[-1]}"
         if not found.success or not isinstance(payload, SearchResults):
             failed = f"I could not search the book: {found.error or 'the search failed.'}"
             return failed, calls, queries, "answered"
         who = about is not None and self._kinds.asks_who(named)  # "tell me about Marianne"
         if who and self._kinds.asks_meeting(named):  # "How did Marianne meet Willoughby?"
             about = met_later(met.values()) or about
+        # of a narrator, the sentences naming them are others' speech to them ("Come, Victor;")
+        of = None if mine is not None else about
         chosen = best_quotes(
-            self._embedder, ranked_for, found.passages, about, said=said, around=around, who=who
+            self._embedder, ranked_for, found.passages, of, said=said, around=around, who=who
         )
         if self._kinds.asks_next(named) and READ_PASSAGE in available:
             after, more = self._after_last(head, run_tool)
@@ -343,6 +356,9 @@ class OfflineStrategy:
                 kept = [q for q in chosen if q.sentence != after.sentence]
                 chosen = [after, *kept][:MAX_QUOTES]
         answer = compose(chosen, where)
+        if narrator is not None and mine is None and not quotes:  # asked who they are: said
+            line = NARRATES.format(name=narrator[1].name)
+            answer = f"{line}\n{answer}" if chosen else line
         if where != "in the book" and self._kinds.may_ask_later(question):
             # said plainly above what the text read shows, or alone when it shows nothing
             note = LATER_NOTE.format(where=where)
@@ -546,6 +562,19 @@ def truecased(question: str, passages: Sequence[Passage]) -> str:
         return form if form and lower[word] * NAME_SHARE < capitalised[form] else word
 
     return _ASKED_WORD.sub(written, question.lower() if question.isupper() else question)
+
+
+def told_by(question: str, name: str, person: Person) -> str | None:
+    """``question`` as ``person``, who tells the story (``Person.narrates``), would ask it of
+    their own story: each of its names of them (``name`` as asked, or one of their forms) in the
+    first person ("How did Victor's mother die?": "How did my mother die?"; "What does Victor
+    create?": "What does I create?"), since the story calls them "I" and only others' speech
+    names them. None when that leaves nothing asked ("Who is Victor?")."""
+    forms = sorted({name, person.name, *person.aliases}, key=len, reverse=True)
+    named = re.compile(rf"\b(?:{'|'.join(map(re.escape, forms))})\b(?P<own>['’]s\b)?")
+    told = named.sub(lambda m: "my" if m.group("own") else "I", question)
+    asked = [t for t in query_terms(told) if t not in STOPWORDS]
+    return told if told != question and asked else None
 
 
 def asked_names(question: str) -> list[str]:

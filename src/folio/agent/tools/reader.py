@@ -56,6 +56,26 @@ _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 MIN_TITLE_WORDS = 3
 # about a passage (200 words): a name's share of the text read is counted in these
 PASSAGE_CHARS = 1200
+# a person tells the story read (``_narrates``) when at least MIN_NARRATOR_MENTIONS of their
+# first MAX_NARRATOR_MENTIONS mentions stand in someone's speech, all but NARRATOR_TOLD of them,
+# at least half of those addressing them, and FIRST_PERSON of the narration's words around them
+# are "I", "me", "my", "myself" (Frankenstein's Victor at Chapter 5: 3 mentions, every one in a
+# speech, two addressing him, 8.9%; of the 18 books of ../shared/data/books, at 10%, 20%, 50%, all
+# of their text, no other name passes: P&P's "Lizzy" is addressed but the narration's under 0.1%)
+MIN_NARRATOR_MENTIONS = 3
+MAX_NARRATOR_MENTIONS = 60
+NARRATOR_TOLD = 0.1
+FIRST_PERSON = 0.03
+# a name addressed: set apart from the speech around it, after its opening mark, a comma or
+# "dear" ("My dear Victor, do not waste", "Victor, he is murdered!"), before a comma, a mark
+# or a dash; not "a present for my Victor—" nor "thy Adam,"
+_ADDRESSED = re.compile(r"[A-Z][\w'’.]*(?:[ \t]+[A-Z][\w'’]*)*[ \t]*[,!?;—]")
+_ADDRESSING = re.compile(r"(?:[“\"‘,;—!?]|\bdear(?:est)?)\s*$", re.IGNORECASE)
+# a speech within a paragraph, to its closing mark or the paragraph's end (a speech running on
+# into the next paragraph opens it with a mark again)
+_QUOTED = re.compile(r'“[^”]*(?:”|$)|"[^"]*(?:"|$)')
+_SELF = frozenset({"i", "me", "my", "myself"})
+OPENING_SENTENCES = 3  # of a chapter, where its narrator may introduce themselves
 
 
 def _sentences(text: str, base: int, *, opening: bool = False) -> list[tuple[int, int, str]]:
@@ -148,6 +168,7 @@ def _one_name(ctx: ToolContext, services: ToolServices, name: str) -> ToolResult
     held: set[tuple[str, int]] = set()  # passage-lengths of text read holding a mention
     read = 0  # and passage-lengths read in all
     place = False  # as the lexicon of the first volume met tells the name
+    narrates = False  # in the first volume met
     for volume in ctx.window.volumes if name else ():
         spans = ctx.window.spans(volume.id)
         texts = [(a, services.books.get_text(volume.id, a, b)) for a, b in spans]
@@ -168,6 +189,7 @@ def _one_name(ctx: ToolContext, services: ToolServices, name: str) -> ToolResult
             met.append((volume, texts, label, count, firsts))
             aliases |= forms
             every = [o for a, b in spans for o in known.within(a, b, known.mentions(a, b))]
+            narrates = narrates or (len(met) == 1 and _narrates(texts, every))
         else:
             every = [a + m.start() for a, t in texts for m in _name_pattern(name).finditer(t)]
             if every:
@@ -179,6 +201,8 @@ def _one_name(ctx: ToolContext, services: ToolServices, name: str) -> ToolResult
         return ToolResult.ok(PeopleList((), where, note), summary="0 names")
     volume, shown, label, _, firsts = met[0]
     first, told = _first_met(volume, shown, firsts, ctx.book)
+    if narrates and told is None:  # the story's own first words about them are their own
+        told = _opening(volume, shown, firsts[0], ctx.book)
     person = Person(
         label,
         sum(m[3] for m in met),
@@ -187,8 +211,62 @@ def _one_name(ctx: ToolContext, services: ToolServices, name: str) -> ToolResult
         share=min(1.0, len(held) / max(1, read)),
         told=told,
         place=place,
+        narrates=narrates and not place,
     )
     return ToolResult.ok(PeopleList((person,), where), summary=f"1 name: {label}")
+
+
+def _narrates(texts: Texts, offsets: Sequence[int]) -> bool:
+    """Does the person mentioned at ``offsets`` (in ``texts``, the text read of one volume) tell
+    the story read? Others speak of them and to them, the story never names them in its own
+    voice, and it speaks as "I" (see ``MIN_NARRATOR_MENTIONS``): a first-person narrator
+    ("My dear Victor," cried he), not someone only talked about (Justine in Elizabeth's letter:
+    never addressed) nor a name only speech uses in a story told in the third person ("Lizzy").
+    Reads at most ``MAX_NARRATOR_MENTIONS`` mentions and ``AROUND`` characters either side."""
+    offsets = offsets[:MAX_NARRATOR_MENTIONS]
+    if len(offsets) < MIN_NARRATOR_MENTIONS:
+        return False
+    spoken = addressed = 0
+    narration: list[str] = []
+    for offset in offsets:
+        start, text = next(((a, t) for a, t in texts if a <= offset < a + len(t)), (0, ""))
+        local = offset - start
+        if not text or not _spoken(text[max(0, local - AROUND) : local]):
+            continue
+        spoken += 1
+        addressed += bool(
+            _ADDRESSED.match(text, local) and _ADDRESSING.search(text[max(0, local - 14) : local])
+        )
+        # the whole paragraphs around it, each without its speeches
+        paragraphs = _BLANK_LINE.split(text[max(0, local - AROUND) : local + AROUND])[1:-1]
+        for paragraph in paragraphs:
+            narration += re.findall(r"[a-z]+", _QUOTED.sub(" ", paragraph).lower())
+    if spoken < (1 - NARRATOR_TOLD) * len(offsets) or 2 * addressed < spoken or not narration:
+        return False
+    return sum(w in _SELF for w in narration) >= FIRST_PERSON * len(narration)
+
+
+def _opening(volume: Book, texts: Texts, offset: int, book: Book) -> Passage | None:
+    """Where a narrator introduces themselves: of the first ``OPENING_SENTENCES`` sentences of
+    the story in the chapter holding ``offset`` (their first mention, in ``volume``'s ``texts``
+    read), the first told in the first person ("I am by birth a Genevese, and my family is one of
+    the most distinguished of that republic."). None when none is."""
+    chapter = volume.chapter_at(offset)
+    if chapter is None:
+        return None
+    start, text = next(((a, t) for a, t in texts if a <= chapter.char_start < a + len(t)), (0, ""))
+    local = chapter.char_start - start
+    told = [
+        (a, b, sentence)
+        for a, b, sentence in _sentences(
+            text[local : local + AROUND], chapter.char_start, opening=True
+        )
+        if is_prose(sentence, [chapter.title, volume.title])
+    ][:OPENING_SENTENCES]
+    for a, b, sentence in told:
+        if _SELF & set(re.findall(r"[a-z]+", _QUOTED.sub(" ", sentence).lower())):
+            return passage_of(volume, chapter.title, a, b, sentence, volume=book)
+    return None
 
 
 def _met(result: ToolResult) -> bool:

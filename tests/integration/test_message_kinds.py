@@ -92,6 +92,23 @@ def test_asking_what_came_right_after_is_told(
 
 
 @pytest.mark.parametrize(
+    ("message", "narrator"),
+    [
+        ("Who is the narrator?", True),
+        ("Who is telling this story?", True),
+        ("Who tells the tale?", True),
+        ("Who is Victor?", False),
+        ("Who told her that?", False),
+        ("Where does the story take place?", False),
+    ],
+)
+def test_asking_who_tells_the_story_is_told(
+    kinds: MessageKinds, message: str, narrator: bool
+) -> None:
+    assert kinds.asks_narrator(message) is narrator
+
+
+@pytest.mark.parametrize(
     "message", ["How?", "Why?", "What?", "and?", "Who?", "where?", "thanks! how?", "ok, why?"]
 )
 def test_a_short_question_stays_a_book_question(kinds: MessageKinds, message: str) -> None:

@@ -36,6 +36,7 @@ CONVERSATIONS = (
     ("What happened on that dreary night of November?", "ok thanks", "What happened next?"),
     ("Who is Victor?",),
     ("How did Victor's mother die?",),
+    ("Who is the narrator?",),
 )
 
 
@@ -119,7 +120,7 @@ def test_the_narrator_is_said_to_tell_the_story_and_asked_about_in_the_first_per
     how his mother died, it is searched and ranked as "How did my mother die?" (then as asked)
     and quotes her death in Chapter 3, not speeches addressing him."""
     who = turns[7][0].answer
-    assert who.startswith("Victor tells the story you have read so far"), who
+    assert who.startswith("Victor narrates the story you have read: the “I” of its narration."), who
     assert quotes(turns[7][0])[0].startswith("I am by birth a Genevese"), who  # his own opening
     died = quotes(turns[8][0])
     told = ("On the third day my mother sickened", "She died calmly")
@@ -127,3 +128,12 @@ def test_the_narrator_is_said_to_tell_the_story_and_asked_about_in_the_first_per
     assert not any("Victor" in q for q in died), turns[8][0].answer
     searched = [c.arguments["query"] for c in turns[8][0].tool_calls if c.name == "search_book"]
     assert searched[-1] == "How did my mother die? How did Victor's mother die?"
+
+
+def test_asked_who_narrates_the_people_met_say(turns: list[list[TurnResult]]) -> None:
+    """No search: the people met, of whom Victor narrates, and how his story opens, cited."""
+    turn = turns[9][0]
+    assert turn.answer.startswith("Victor narrates the story you have read"), turn.answer
+    assert quotes(turn)[0].startswith("I am by birth a Genevese")
+    assert not turn.searches and [c.name for c in turn.tool_calls] == ["people_so_far"] * 2
+    assert [c.page_start for c in turn.citations] == ["16"]

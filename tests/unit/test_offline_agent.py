@@ -723,7 +723,9 @@ def test_a_question_about_the_narrator_is_read_as_they_tell_it() -> None:
     assert queries == [question, mine]  # the search answered from is the last
     assert "my mother sickened" in result.answer and "Come, Victor" not in result.answer
     who, _ = ask("Who is Victor?", **{SEARCH_BOOK: found(died), PEOPLE: met(victor)})
-    assert who.answer.startswith("Victor tells the story you have read so far")
+    assert who.answer.startswith(
+        "Victor narrates the story you have read: the “I” of its narration."
+    )
     other = replace(victor, narrates=False)  # someone else: asked about as the book names them
     runner = Searches({question: found(called), mine: found(died)}, **{PEOPLE: met(other)})
     OfflineStrategy(BagOfWords()).execute(
@@ -740,3 +742,19 @@ def test_a_narrators_names_are_told_in_the_first_person() -> None:
     assert told_by("Why did Victor’s father move?", "Victor", victor) == ("Why did my father move?")
     assert told_by("Who is Victor?", "Victor", victor) is None  # nothing else asked of him
     assert told_by("Where is Victory Lane?", "Victor", victor) is None  # another word
+
+
+def test_asked_who_narrates_the_people_met_answer_else_the_book_is_searched() -> None:
+    opening = passage("I am by birth a Genevese.", chapter="Chapter 1", page="16")
+    victor = Person(
+        "Victor", 3, passage("“My dear Victor,” cried he."), told=opening, narrates=True
+    )
+    result, runner = ask("who tells the story?", **{PEOPLE: met(victor)})
+    assert result.answer.startswith("Victor narrates the story you have read")
+    assert "I am by birth a Genevese." in result.answer
+    assert [c.tool_name for c in runner.calls] == [PEOPLE, PEOPLE]  # the list, then Victor
+    told = passage("The story is told of Elizabeth.")
+    other = Person("Elizabeth", 30, told)  # a story told in the third person
+    result, runner = ask("who tells the story?", **{PEOPLE: met(other), SEARCH_BOOK: found(told)})
+    assert [c.tool_name for c in runner.calls] == [PEOPLE, SEARCH_BOOK]
+    assert "narrates" not in result.answer

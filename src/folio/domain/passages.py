@@ -270,8 +270,8 @@ def passages_in(payload: object) -> tuple[Passage, ...]:
         return (payload.passage,)
     if isinstance(payload, Recap):
         return payload.passages
-    if isinstance(payload, PeopleList):
-        return tuple(p.first for p in payload.people)
+    if isinstance(payload, PeopleList):  # where each is first met, and first told of
+        return tuple(q for p in payload.people for q in (p.first, p.told) if q is not None)
     return ()
 
 

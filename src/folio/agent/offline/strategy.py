@@ -122,7 +122,7 @@ EXPLAINING = frozenset({"why", "how"})
 CANNOT_LOOK = "I cannot look past where you have read"
 LATER_REPLY = f"Nothing {{where}} answers this, and {CANNOT_LOOK}."
 LATER_NOTE = f"{CANNOT_LOOK}: this is only what the book says {{where}}."
-NARRATES = "{name} tells the story you have read so far: the narration's “I”."
+NARRATES = "{name} narrates the story you have read: the “I” of its narration."
 ECHOED = 80  # characters of a question the answer repeats
 _DELTA = re.compile(r"\S+\s*|\s+")
 # a pronoun that is the object of the question, so someone other than its subject: someone the
@@ -194,10 +194,37 @@ class OfflineStrategy:
             return _outcome(answer, (*calls, *more), queries, on_text, kind, messages)
         if SEARCH_BOOK not in available:
             return _outcome("I cannot search this book here.", (), (), on_text, "none", messages)
+        narrated: tuple[PromptMessage, ...] = ()
+        if PEOPLE in available and self._kinds.asks_narrator(question):  # "Who is the narrator?"
+            told, narrated = self._narrator(run_tool)
+            if told is not None:
+                return _outcome(told, narrated, (), on_text, PEOPLE, messages)
         answer, calls, queries, stop = self._book_answer(question, head, run_tool, available)
+        calls = (*narrated, *calls)
         if own is not None:  # the reader's own notes on what the question names, first
             answer, calls = f"{own.answer}\n\n{answer}", (*own.calls, *calls)
         return _outcome(answer, calls, queries, on_text, stop, messages)
+
+    def _narrator(self, run_tool: ToolRunner) -> tuple[str | None, tuple[PromptMessage, ...]]:
+        """Who tells the story, as the people met say: the first of them who narrates
+        (``Person.narrates``), looked up by name for how their story opens (``Person.told``), in
+        one answer with its page. None when no one met narrates (a story told in the third
+        person, or by someone it never names): the book is then searched as for any question.
+        At most two ``people_so_far`` calls."""
+        listed, calls = _call(run_tool, PEOPLE, {})
+        people = listed.payload.people if isinstance(listed.payload, PeopleList) else ()
+        narrator = next((p for p in people if p.narrates), None)
+        if narrator is None:
+            return None, calls
+        found, more = _call(run_tool, PEOPLE, {"name": narrator.name})
+        calls, payload = (*calls, *more), found.payload
+        if isinstance(payload, PeopleList) and payload.people and payload.people[0].narrates:
+            narrator = payload.people[0]
+        line = NARRATES.format(name=narrator.name)
+        if narrator.told is None or not isinstance(payload, PeopleList):
+            return line, calls
+        where = read_through(payload.reading_limit)
+        return f"{line}\n{compose([Quote(narrator.told.text, narrator.told, 1.0)], where)}", calls
 
     def _discussed(
         self, answer: str, head: Sequence[PromptMessage], run_tool: ToolRunner, available: set[str]

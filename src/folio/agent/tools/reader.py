@@ -149,7 +149,8 @@ class PeopleTool(BaseTool):
             volume, title, sentence = _told(later, met_at)
             first = passage_of(volume, title, *sentence, volume=book)
             others = tuple(sorted(a for a in known.aliases if a != known.name))
-            people.append(Person(known.name, mentions, first, others))
+            narrates = _narrates([(0, text)], known.offsets)
+            people.append(Person(known.name, mentions, first, others, narrates=narrates))
         data = PeopleList(tuple(people), book.describe_position())
         return ToolResult.ok(data, summary=f"{len(people)} people")
 
@@ -226,12 +227,15 @@ def _narrates(texts: Texts, offsets: Sequence[int]) -> bool:
     offsets = offsets[:MAX_NARRATOR_MENTIONS]
     if len(offsets) < MIN_NARRATOR_MENTIONS:
         return False
-    spoken = addressed = 0
+    spoken = addressed = told = 0
     narration: list[str] = []
     for offset in offsets:
         start, text = next(((a, t) for a, t in texts if a <= offset < a + len(t)), (0, ""))
         local = offset - start
         if not text or not _spoken(text[max(0, local - AROUND) : local]):
+            told += 1
+            if told > NARRATOR_TOLD * len(offsets):  # the story names them: no need to read on
+                return False
             continue
         spoken += 1
         addressed += bool(

@@ -60,6 +60,13 @@ def test_frankenstein_people_not_places(library: Container) -> None:
     assert not {"Ingolstadt", "Geneva", "Archangel", "Italy"} & set(names)
     assert {"Clerval", "Elizabeth"} <= set(names)
     assert "Justine" not in repr(found)  # met in Chapter 6
+    # Victor tells Chapters 1-5 (named three times, in speeches to him): first, as the narrator;
+    # no one else narrates (the people of Pride and Prejudice, Persuasion: none)
+    assert names[0] == "Victor" and found.people[0].narrates
+    assert not any(p.narrates for p in found.people[1:])
+    for source, chapter in (("pg1342_pride_and_prejudice.txt", "Chapter XII"),
+                            ("austen-persuasion.txt", "Chapter 8")):  # fmt: skip
+        assert not any(p.narrates for p in _people(library, source, chapter).people)
 
 
 def test_white_fang_two_men_are_two_people(library: Container) -> None:

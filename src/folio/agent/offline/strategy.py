@@ -676,6 +676,7 @@ def reader_answer(outcome: ToolOutcome) -> str:
             return payload.note or "I found no names in what you have read yet."
         lines = [
             f"- {p.name}"
+            + (" (the narrator: the “I” of the story)" if p.narrates else "")
             + (f" (also {', '.join(p.aliases)})" if p.aliases else "")
             + f", {p.mentions} mentions, first met in {p.first.location}: {in_quotes(p.first.text)}"
             for p in payload.people

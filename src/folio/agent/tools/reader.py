@@ -143,14 +143,26 @@ class PeopleTool(BaseTool):
             return _mention(volume, texts[i], start, offset - bases[i])
 
         # built from the text read only: no alias or kind learned past the position
-        read = services.lexicons.people(Lexicon.of(text), 0, len(text), MAX_PEOPLE)
-        for known, mentions, offset in read:
+        lexicon = Lexicon.of(text)
+        read = services.lexicons.people(lexicon, 0, len(text), MAX_PEOPLE)
+        # whoever tells the story comes first, however seldom others name them (Victor: 3
+        # mentions at Frankenstein's Chapter 5, every one in a speech to him)
+        listed = {known.name for known, _, _ in read}
+        told = [
+            (n, c, f)
+            for n, c, f in lexicon.people(0, len(text), len(lexicon.names))
+            if n.name not in listed
+            and c >= MIN_NARRATOR_MENTIONS
+            and _narrates([(0, text)], n.offsets)
+        ]
+        for known, mentions, offset in [*told, *read][:MAX_PEOPLE]:
             later = known.within(offset, len(text), MAX_SKIPPED)
             volume, title, sentence = _told(later, met_at)
             first = passage_of(volume, title, *sentence, volume=book)
             others = tuple(sorted(a for a in known.aliases if a != known.name))
-            narrates = _narrates([(0, text)], known.offsets)
+            narrates = (known, mentions, offset) in told or _narrates([(0, text)], known.offsets)
             people.append(Person(known.name, mentions, first, others, narrates=narrates))
+        people.sort(key=lambda p: not p.narrates)  # the narrator first, the rest as they were
         data = PeopleList(tuple(people), book.describe_position())
         return ToolResult.ok(data, summary=f"{len(people)} people")
 

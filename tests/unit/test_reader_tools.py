@@ -247,3 +247,18 @@ def test_a_narrator_is_named_only_in_speech_that_addresses_them_in_a_story_told_
     assert not _narrates(texts, _mentions(told, "Victor")[:2])  # too few mentions to tell
     narrated = told + "Victor walked home alone, and Victor slept. Victor woke late.\n\n"
     assert not _narrates([(0, narrated)], _mentions(narrated, "Victor"))  # the story names him
+
+
+def test_a_narrator_who_names_themselves_may_be_called_by_name_in_the_narration() -> None:
+    """"Call me Ishmael.": the narration that calls them by name ("So, wherever you go,
+    Ishmael, said I to myself") is theirs; an invocation in a poem told as "I" ("Sing, O
+    Muse,") names no narrator."""
+    ishmael = (
+        "Call me Ishmael. Some years ago I went to sea, and my purse was empty.\n\n"
+        "So, wherever you go, Ishmael, said I to myself, I must find a bed for the night.\n\n"
+        "But go on, Ishmael, said I at last; and I went on down the street alone.\n\n"
+        "Ha, Ishmael, muttered I, backing out; this is no inn for me and my bag.\n\n"
+    )
+    assert _narrates([(0, ishmael)], _mentions(ishmael, "Ishmael"))
+    muse = ishmael.replace("Call me Ishmael.", "I sing of the sea.").replace("Ishmael", "Muse")
+    assert not _narrates([(0, muse)], _mentions(muse, "Muse"))

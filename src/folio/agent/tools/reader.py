@@ -57,11 +57,14 @@ MIN_TITLE_WORDS = 3
 # about a passage (200 words): a name's share of the text read is counted in these
 PASSAGE_CHARS = 1200
 # a person tells the story read (``_narrates``) when at least MIN_NARRATOR_MENTIONS of their
-# first MAX_NARRATOR_MENTIONS mentions stand in someone's speech, all but NARRATOR_TOLD of them,
-# at least half of those addressing them, and FIRST_PERSON of the narration's words around them
+# first MAX_NARRATOR_MENTIONS mentions, all but NARRATOR_TOLD of them, stand in someone's speech
+# or in a narration that names them beside "I" or "me" somewhere, at least half of those
+# addressing them, and FIRST_PERSON of the narration's words around them
 # are "I", "me", "my", "myself" (Frankenstein's Victor at Chapter 5: 3 mentions, every one in a
-# speech, two addressing him, 8.9%; of the 18 books of ../shared/data/books, at 10%, 20%, 50%, all
-# of their text, no other name passes: P&P's "Lizzy" is addressed but the narration's under 0.1%)
+# speech, two addressing him, 8.9%; Moby Dick's Ishmael at 10% and 20% of the text: "Call me
+# Ishmael.", then addressed by himself, "So, wherever you go, Ishmael, said I to myself"; of the
+# 18 books of ../shared/data/books at 10%, 20%, 50% and all of their text, no other name passes:
+# P&P's "Lizzy" is addressed but the narration around says "I" in under 0.1% of its words)
 MIN_NARRATOR_MENTIONS = 3
 MAX_NARRATOR_MENTIONS = 60
 NARRATOR_TOLD = 0.1
@@ -75,6 +78,7 @@ _ADDRESSING = re.compile(r"(?:[“\"‘,;—!?]|\bdear(?:est)?)\s*$", re.IGNOREC
 # into the next paragraph opens it with a mark again)
 _QUOTED = re.compile(r'“[^”]*(?:”|$)|"[^"]*(?:"|$)')
 _SELF = frozenset({"i", "me", "my", "myself"})
+_SELF_NAMED = re.compile(r"\b(?:me|I)[ \t]*(?:,|--|—)?[ \t]*$")  # "Call me Ishmael", "I, Ishmael"
 OPENING_SENTENCES = 3  # of a chapter, where its narrator may introduce themselves
 
 
@@ -232,32 +236,42 @@ def _one_name(ctx: ToolContext, services: ToolServices, name: str) -> ToolResult
 def _narrates(texts: Texts, offsets: Sequence[int]) -> bool:
     """Does the person mentioned at ``offsets`` (in ``texts``, the text read of one volume) tell
     the story read? Others speak of them and to them, the story never names them in its own
-    voice, and it speaks as "I" (see ``MIN_NARRATOR_MENTIONS``): a first-person narrator
-    ("My dear Victor," cried he), not someone only talked about (Justine in Elizabeth's letter:
-    never addressed) nor a name only speech uses in a story told in the third person ("Lizzy").
-    Reads at most ``MAX_NARRATOR_MENTIONS`` mentions and ``AROUND`` characters either side."""
+    voice but beside "I" (``_SELF_NAMED``: "Call me Ishmael.") and to call them, and it speaks
+    as "I" (see ``MIN_NARRATOR_MENTIONS``): a first-person narrator ("My dear Victor," cried
+    he), not someone only talked about (Justine in Elizabeth's letter: never addressed) nor a
+    name only speech uses in a story told in the third person ("Lizzy"). Reads at most
+    ``MAX_NARRATOR_MENTIONS`` mentions and ``AROUND`` characters either side."""
     offsets = offsets[:MAX_NARRATOR_MENTIONS]
     if len(offsets) < MIN_NARRATOR_MENTIONS:
         return False
-    spoken = addressed = told = 0
-    narration: list[str] = []
+    read = []  # each mention: its text, where, in a speech, addressed, named by "I" or "me"
+    told = 0
     for offset in offsets:
         start, text = next(((a, t) for a, t in texts if a <= offset < a + len(t)), (0, ""))
         local = offset - start
-        if not text or not _spoken(text[max(0, local - AROUND) : local]):
-            told += 1
-            if told > NARRATOR_TOLD * len(offsets):  # the story names them: no need to read on
-                return False
-            continue
-        spoken += 1
-        addressed += bool(
-            _ADDRESSED.match(text, local) and _ADDRESSING.search(text[max(0, local - 14) : local])
-        )
-        # the whole paragraphs around it, each without its speeches
+        before = text[max(0, local - AROUND) : local]
+        called = bool(_ADDRESSED.match(text, local) and _ADDRESSING.search(before[-14:]))
+        mention = (text, local, _spoken(before), called, bool(_SELF_NAMED.search(before)))
+        told += not any(mention[2:])  # named in the story's own voice
+        if told > NARRATOR_TOLD * len(offsets):  # no need to read on
+            return False
+        read.append(mention)
+    # the narration may call them by name only when they name themselves there ("Call me
+    # Ishmael."; "So, wherever you go, Ishmael, said I to myself"): else an invocation ("Sing,
+    # Heav'nly Muse,") would be taken for the narrator
+    own = any(named for *_, named in read)
+    pointed = [(t, at, called) for t, at, spoken, called, named in read
+               if t and (spoken or named or (own and called))]  # fmt: skip
+    if len(pointed) < (1 - NARRATOR_TOLD) * len(offsets):  # the story names them in its voice
+        return False
+    if 2 * sum(called for *_, called in pointed) < len(pointed):
+        return False
+    narration: list[str] = []
+    for text, local, _ in pointed:  # the whole paragraphs around, each without its speeches
         paragraphs = _BLANK_LINE.split(text[max(0, local - AROUND) : local + AROUND])[1:-1]
         for paragraph in paragraphs:
             narration += re.findall(r"[a-z]+", _QUOTED.sub(" ", paragraph).lower())
-    if spoken < (1 - NARRATOR_TOLD) * len(offsets) or 2 * addressed < spoken or not narration:
+    if not narration:
         return False
     return sum(w in _SELF for w in narration) >= FIRST_PERSON * len(narration)
 

@@ -82,6 +82,7 @@ def test_how_two_people_met_leads_with_where_the_later_comes_in(
     assert met and met[0] == "Henry Clerval was the son of a merchant of Geneva.", turns[4][
         0
     ].answer
+    assert "narrates" not in turns[4][0].answer  # Victor narrates, but it asks how they met
 
 
 def test_someones_friend_is_another_person_found_by_the_sentences_around_him(

@@ -741,6 +741,10 @@ def test_a_narrators_names_are_told_in_the_first_person() -> None:
     )
     assert told_by("Why did Victor’s father move?", "Victor", victor) == ("Why did my father move?")
     assert told_by("Who is Victor?", "Victor", victor) is None  # nothing else asked of him
+    lockwood = Person("Mr Lockwood", 9, passage("x"), aliases=("Lockwood",), narrates=True)
+    assert told_by("What does Mr. Lockwood think of the house?", "Mr Lockwood", lockwood) == (
+        "What does I think of the house?"
+    )
     assert told_by("Where is Victory Lane?", "Victor", victor) is None  # another word
 
 

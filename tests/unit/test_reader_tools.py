@@ -16,10 +16,13 @@ from folio.domain.passages import (
     LIST_CHAPTERS,
     PEOPLE,
     RECAP,
+    Passage,
     PeopleList,
+    Person,
     Recap,
     decode_payload,
     encode_payload,
+    passages_in,
 )
 from folio.domain.summary import rank_chapter
 from tests.unit.test_book_tools import SECRET_WORDS, StoryLibrary, make_story
@@ -250,9 +253,9 @@ def test_a_narrator_is_named_only_in_speech_that_addresses_them_in_a_story_told_
 
 
 def test_a_narrator_who_names_themselves_may_be_called_by_name_in_the_narration() -> None:
-    """"Call me Ishmael.": the narration that calls them by name ("So, wherever you go,
-    Ishmael, said I to myself") is theirs; an invocation in a poem told as "I" ("Sing, O
-    Muse,") names no narrator."""
+    """Ishmael names himself ("Call me Ishmael."): the narration that calls him by name ("So,
+    wherever you go, Ishmael, said I to myself") is his. An invocation in a poem told as "I"
+    ("Sing, O Muse,") names no narrator, nor does a letter writer's "Believe me, Margaret,"."""
     ishmael = (
         "Call me Ishmael. Some years ago I went to sea, and my purse was empty.\n\n"
         "So, wherever you go, Ishmael, said I to myself, I must find a bed for the night.\n\n"
@@ -262,3 +265,21 @@ def test_a_narrator_who_names_themselves_may_be_called_by_name_in_the_narration(
     assert _narrates([(0, ishmael)], _mentions(ishmael, "Ishmael"))
     muse = ishmael.replace("Call me Ishmael.", "I sing of the sea.").replace("Ishmael", "Muse")
     assert not _narrates([(0, muse)], _mentions(muse, "Muse"))
+    letters = (
+        "I write to you from the north, and my heart is full.\n\n"
+        "Believe me, Margaret, I am well; I think of you and of my home.\n\n"
+        "Farewell, Margaret, I must go up on deck; I shall write again.\n\n"
+        "Yes, Margaret, I am happy; and I send my love to you all.\n\n"
+    )
+    assert not _narrates([(0, letters)], _mentions(letters, "Margaret"))  # the one written to
+    given = ishmael.replace("Call me Ishmael.", "He gave me Ishmael's letter.")
+    assert not _narrates([(0, given)], _mentions(given, "Ishmael"))  # someone else's letter
+
+
+def test_who_narrates_is_kept_in_the_people_list_s_json() -> None:
+    opening = Passage(None, "Chapter 1", "16", "16", 0, 26, "I am by birth a Genevese.")
+    victor = Person("Victor", 3, opening, told=opening, narrates=True)
+    data = PeopleList((victor,), "through Chapter 5")
+    [back] = decode_payload(encode_payload(data)).people  # type: ignore[union-attr]
+    assert back.narrates and back.told == opening
+    assert passages_in(data) == (opening, opening)  # where first met, and first told of

@@ -440,8 +440,8 @@ def decode_payload(data: Any) -> ToolPayload | None:
                 share = min(1.0, max(0.0, _float(entry.get("share"))))
                 told = entry.get("told")
                 told = decode_passage(told) if isinstance(told, Mapping) else None
-                place = entry.get("place") is True
-                people.append(Person(name, mentions, first, forms, share, told, place))
+                place, narrates = entry.get("place") is True, entry.get("narrates") is True
+                people.append(Person(name, mentions, first, forms, share, told, place, narrates))
         misspelt = data.get("misspelt")
         return PeopleList(
             tuple(people), limit, str(note) if note else None, str(misspelt) if misspelt else None

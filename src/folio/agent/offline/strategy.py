@@ -369,7 +369,11 @@ class OfflineStrategy:
             failed = f"I could not search the book: {found.error or 'the search failed.'}"
             return failed, calls, queries, "answered"
         who = about is not None and self._kinds.asks_who(named)  # "tell me about Marianne"
-        if who and self._kinds.asks_meeting(named):  # "How did Marianne meet Willoughby?"
+        meeting = who and self._kinds.asks_meeting(named)
+        # asked who the narrator is ("Who is Victor?"; not "Who is Elizabeth to Victor?", nor
+        # how Victor met Clerval): said first
+        telling = narrator is not None and narrator[1] is about and not (mine or quotes or meeting)
+        if meeting:  # "How did Marianne meet Willoughby?"
             about = met_later(met.values()) or about
         # of a narrator, the sentences naming them are others' speech to them ("Come, Victor;")
         of = None if mine is not None else about
@@ -383,7 +387,7 @@ class OfflineStrategy:
                 kept = [q for q in chosen if q.sentence != after.sentence]
                 chosen = [after, *kept][:MAX_QUOTES]
         answer = compose(chosen, where)
-        if narrator is not None and mine is None and not quotes:  # asked who they are: said
+        if narrator is not None and telling:
             line = NARRATES.format(name=narrator[1].name)
             answer = f"{line}\n{answer}" if chosen else line
         if where != "in the book" and self._kinds.may_ask_later(question):
@@ -597,8 +601,9 @@ def told_by(question: str, name: str, person: Person) -> str | None:
     first person ("How did Victor's mother die?": "How did my mother die?"; "What does Victor
     create?": "What does I create?"), since the story calls them "I" and only others' speech
     names them. None when that leaves nothing asked ("Who is Victor?")."""
-    forms = sorted({name, person.name, *person.aliases}, key=len, reverse=True)
-    named = re.compile(rf"\b(?:{'|'.join(map(re.escape, forms))})\b(?P<own>['’]s\b)?")
+    forms = sorted({f for f in (name, person.name, *person.aliases) if f.strip()}, key=len)
+    written = (r"\.?\s+".join(map(re.escape, f.split())) for f in reversed(forms))  # "Mr. Lockwood"
+    named = re.compile(rf"\b(?:{'|'.join(written)})\b(?P<own>['’]s\b)?")
     told = named.sub(lambda m: "my" if m.group("own") else "I", question)
     asked = [t for t in query_terms(told) if t not in STOPWORDS]
     return told if told != question and asked else None

@@ -61,24 +61,28 @@ PASSAGE_CHARS = 1200
 # or in a narration that names them beside "I" or "me" somewhere, at least half of those
 # addressing them, and FIRST_PERSON of the narration's words around them
 # are "I", "me", "my", "myself" (Frankenstein's Victor at Chapter 5: 3 mentions, every one in a
-# speech, two addressing him, 8.9%; Moby Dick's Ishmael at 10% and 20% of the text: "Call me
-# Ishmael.", then addressed by himself, "So, wherever you go, Ishmael, said I to myself"; of the
+# speech, two addressing him, 8.9%; Moby Dick's Ishmael: "Call me Ishmael.", then addressed by
+# himself, "So, wherever you go, Ishmael, said I to myself", at half the book 2 of 15 mentions
+# his own words of himself, "deeper than Ishmael can go", so NARRATOR_TOLD 0.1 lost him; of the
 # 18 books of ../shared/data/books at 10%, 20%, 50% and all of their text, no other name passes:
 # P&P's "Lizzy" is addressed but the narration around says "I" in under 0.1% of its words)
 MIN_NARRATOR_MENTIONS = 3
 MAX_NARRATOR_MENTIONS = 60
-NARRATOR_TOLD = 0.1
+NARRATOR_TOLD = 0.2
 FIRST_PERSON = 0.03
 # a name addressed: set apart from the speech around it, after its opening mark, a comma or
 # "dear" ("My dear Victor, do not waste", "Victor, he is murdered!"), before a comma, a mark
 # or a dash; not "a present for my Victor—" nor "thy Adam,"
-_ADDRESSED = re.compile(r"[A-Z][\w'’.]*(?:[ \t]+[A-Z][\w'’]*)*[ \t]*[,!?;—]")
-_ADDRESSING = re.compile(r"(?:[“\"‘,;—!?]|\bdear(?:est)?)\s*$", re.IGNORECASE)
+_ADDRESSED = re.compile(r"[A-Z][\w'’]*(?:\.?[ \t]+[A-Z][\w'’]*)*[ \t]*(?:[,!?;.—]|--)")
+_ADDRESSING = re.compile(r"(?:[“\"‘,;—!?]|--|\bdear(?:est)?)\s*$", re.IGNORECASE)
 # a speech within a paragraph, to its closing mark or the paragraph's end (a speech running on
 # into the next paragraph opens it with a mark again)
 _QUOTED = re.compile(r'“[^”]*(?:”|$)|"[^"]*(?:"|$)')
 _SELF = frozenset({"i", "me", "my", "myself"})
-_SELF_NAMED = re.compile(r"\b(?:me|I)[ \t]*(?:,|--|—)?[ \t]*$")  # "Call me Ishmael", "I, Ishmael"
+# named by the narrator as themselves, before the name: "Call me Ishmael", "I, Ishmael", "It's
+# I--Ishmael" (not "Believe me, Margaret," nor "he gave me Victor's letter": see _narrates)
+_SELF_NAMED = re.compile(r"(?:\bme[ \t]+|\bI[ \t]*(?:,|--|—)[ \t]*)$")
+_POSSESSIVE = re.compile(r"[\w.]+(?:[ \t]+[A-Z][\w]*)*['’]s\b")  # "Victor's", "Mr. Darcy's"
 OPENING_SENTENCES = 3  # of a chapter, where its narrator may introduce themselves
 
 
@@ -158,6 +162,7 @@ class PeopleTool(BaseTool):
             if n.name not in listed
             and c >= MIN_NARRATOR_MENTIONS
             and _narrates([(0, text)], n.offsets)
+            and not services.lexicons.is_place(lexicon, n)
         ]
         for known, mentions, offset in [*told, *read][:MAX_PEOPLE]:
             later = known.within(offset, len(text), MAX_SKIPPED)
@@ -251,7 +256,8 @@ def _narrates(texts: Texts, offsets: Sequence[int]) -> bool:
         local = offset - start
         before = text[max(0, local - AROUND) : local]
         called = bool(_ADDRESSED.match(text, local) and _ADDRESSING.search(before[-14:]))
-        mention = (text, local, _spoken(before), called, bool(_SELF_NAMED.search(before)))
+        own = bool(_SELF_NAMED.search(before)) and not _POSSESSIVE.match(text, local)
+        mention = (text, local, _spoken(before), called, own)
         told += not any(mention[2:])  # named in the story's own voice
         if told > NARRATOR_TOLD * len(offsets):  # no need to read on
             return False
@@ -269,8 +275,7 @@ def _narrates(texts: Texts, offsets: Sequence[int]) -> bool:
     narration: list[str] = []
     for text, local, _ in pointed:  # the whole paragraphs around, each without its speeches
         paragraphs = _BLANK_LINE.split(text[max(0, local - AROUND) : local + AROUND])[1:-1]
-        for paragraph in paragraphs:
-            narration += re.findall(r"[a-z]+", _QUOTED.sub(" ", paragraph).lower())
+        narration += [w for paragraph in paragraphs for w in _narration_words(paragraph)]
     if not narration:
         return False
     return sum(w in _SELF for w in narration) >= FIRST_PERSON * len(narration)
@@ -286,6 +291,7 @@ def _opening(volume: Book, texts: Texts, offset: int, book: Book) -> Passage | N
         return None
     start, text = next(((a, t) for a, t in texts if a <= chapter.char_start < a + len(t)), (0, ""))
     local = chapter.char_start - start
+    text = text[: volume.chapter_end(chapter) - start]  # not into the next chapter
     told = [
         (a, b, sentence)
         for a, b, sentence in _sentences(
@@ -294,9 +300,16 @@ def _opening(volume: Book, texts: Texts, offset: int, book: Book) -> Passage | N
         if is_prose(sentence, [chapter.title, volume.title])
     ][:OPENING_SENTENCES]
     for a, b, sentence in told:
-        if _SELF & set(re.findall(r"[a-z]+", _QUOTED.sub(" ", sentence).lower())):
-            return passage_of(volume, chapter.title, a, b, sentence, volume=book)
+        if _SELF & set(_narration_words(sentence)):
+            words = sentence.split()  # as a first mention's sentence is cut
+            short = sentence if len(words) <= MAX_WORDS else " ".join(words[:MAX_WORDS]) + " …"
+            return passage_of(volume, chapter.title, a, b, short, volume=book)
     return None
+
+
+def _narration_words(paragraph: str) -> list[str]:
+    """The words of ``paragraph`` outside its speeches, in lower case."""
+    return re.findall(r"[a-z]+", _QUOTED.sub(" ", paragraph).lower())
 
 
 def _met(result: ToolResult) -> bool:

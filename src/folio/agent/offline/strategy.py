@@ -302,18 +302,32 @@ class OfflineStrategy:
     ) -> tuple[str, tuple[PromptMessage, ...], tuple[str, ...], str]:
         """The answer from the book's passages: (answer, tool calls, queries, stop reason)."""
         earlier, subject = self._asked(head)
-        query = search_query(question, subject)
-        found, calls = _call(run_tool, SEARCH_BOOK, {"query": query, "k": self.k})
+        quotes = bool(quoted_phrases(question))  # searched as written: no other search
+        # the names it writes with capitals are looked up before it is searched: a question
+        # about someone who tells the story is searched as they would tell it ("How did my
+        # mother die?"), then as asked (the first person alone is any narrator's: Walton's)
+        looked = not quotes and bool(asked_names(question))
+        met, calls, unmet, taken = (
+            self._names(question, run_tool, available) if looked else ({}, (), None, {})
+        )
+        narrator = next(((n, p) for n, p in met.items() if p.narrates), None)
+        told = told_by(question, *narrator) if narrator else None
+        mine = f"{told} {question}" if told and not self._kinds.asks_who(question) else None
+        query = search_query(mine or question, subject)
+        found, more = _call(run_tool, SEARCH_BOOK, {"query": query, "k": self.k})
         queries: tuple[str, ...] = (query,)
+        calls = (*calls, *more)
         # the question with its names as the book writes them, when typed without capitals
         # ("who is elinor?"): the names looked up and asked about. Whether it starts a new
         # subject goes by the question as written (CoQA's lowercase questions: searched as
         # the capitalised ones, anthology recall 0.911 -> 0.908; as written, unchanged)
         named = truecased(question, found.passages)
-        met, more, unmet, taken = self._names(named, run_tool, available)
+        if not looked or named != question:
+            met, more, unmet, taken = self._names(named, run_tool, available)
+            calls = (*calls, *more)
+            narrator = next(((n, p) for n, p in met.items() if p.narrates), None)
         # whom the question is about: the first met (asked how two met: the later, below)
         about = next(iter(met.values()), None)
-        calls = (*calls, *more)
         if taken and unmet is None:  # asked again with the names as the book writes them
             where = read_through(found.payload.reading_limit) if found.payload else "so far"
             fixed = named
@@ -323,21 +337,14 @@ class OfflineStrategy:
             wrote, took = " and ".join(taken), " and ".join(taken.values())
             note = f"Nothing {where} mentions {wrote}: I took it for {took}."
             return f"{note}\n{answer}", (*calls, *again), (*queries, *searched), stop
-        quotes = bool(quoted_phrases(question))  # searched as written: no other search
-        narrator = next(((n, p) for n, p in met.items() if p.narrates), None)
-        asks = narrator is not None and not quotes and not self._kinds.asks_who(named)
-        mine = told_by(named, *narrator) if narrator and asks else None
-        if mine is not None:  # the story calls them "I": searched as it tells it
-            # then as asked: the first person alone is any narrator's (a frame's: Walton's)
-            mine = f"{mine} {named}"
-            query = search_query(mine, subject)
-            found, more = _call(run_tool, SEARCH_BOOK, {"query": query, "k": self.k})
-            queries, calls = (*queries, query), (*calls, *more)
-        elif not quotes and query != question and switches_topic(question, earlier, found.passages):
+        # may start a new subject: not a quote, nor a question about the narrator (searched as
+        # they would tell it: the name alone finds the speeches addressing them)
+        new = not quotes and mine is None and query != question
+        if new and switches_topic(question, earlier, found.passages):
             query = question  # a new subject: searched on its own, answered from that search
             found, more = _call(run_tool, SEARCH_BOOK, {"query": query, "k": self.k})
             queries, calls = (*queries, query), (*calls, *more)
-        elif not quotes and query != question and common_new_name(question, earlier, met):
+        elif new and common_new_name(question, earlier, met):
             alone, more = _call(run_tool, SEARCH_BOOK, {"query": question, "k": self.k})
             ids = {p.chunk_id for p in found.passages}
             if alone.passages and not ids & {p.chunk_id for p in alone.passages}:

@@ -722,6 +722,15 @@ def test_a_question_about_the_narrator_is_read_as_they_tell_it() -> None:
     queries = [c.arguments["query"] for c in runner.calls if c.tool_name == SEARCH_BOOK]
     assert queries == [mine]  # looked up first: one search, as he would tell it, then as asked
     assert "my mother sickened" in result.answer and "Come, Victor" not in result.answer
+    lower = "how did victor's mother die?"  # the name found by the passages' capitals
+    named = [passage("The fever took Victor's mother.", page="25"), died]
+    runner = Searches({lower: found(*named)}, **{PEOPLE: met(victor)})
+    result = OfflineStrategy(BagOfWords()).execute(
+        OfflineChatProvider(), [PromptMessage.user(lower)], TOOLS, runner
+    )
+    queries = [c.arguments["query"] for c in runner.calls if c.tool_name == SEARCH_BOOK]
+    assert queries == [lower, "how did my mother die? how did Victor's mother die?"]
+    assert not result.answer.startswith("Victor narrates")
     who, _ = ask("Who is Victor?", **{SEARCH_BOOK: found(died), PEOPLE: met(victor)})
     assert who.answer.startswith(
         "Victor narrates the story you have read: the “I” of its narration."

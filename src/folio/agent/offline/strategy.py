@@ -322,10 +322,16 @@ class OfflineStrategy:
         # subject goes by the question as written (CoQA's lowercase questions: searched as
         # the capitalised ones, anthology recall 0.911 -> 0.908; as written, unchanged)
         named = truecased(question, found.passages)
-        if not looked or named != question:
+        if not looked or asked_names(named) != asked_names(question):  # names found only now
             met, more, unmet, taken = self._names(named, run_tool, available)
             calls = (*calls, *more)
             narrator = next(((n, p) for n, p in met.items() if p.narrates), None)
+            told = told_by(named, *narrator) if narrator and not quotes else None
+            if told and not self._kinds.asks_who(named):  # searched again, as they tell it
+                mine = f"{told} {named}"
+                query = search_query(mine, subject)
+                found, more = _call(run_tool, SEARCH_BOOK, {"query": query, "k": self.k})
+                queries, calls = (*queries, query), (*calls, *more)
         # whom the question is about: the first met (asked how two met: the later, below)
         about = next(iter(met.values()), None)
         if taken and unmet is None:  # asked again with the names as the book writes them

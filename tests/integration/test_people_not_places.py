@@ -66,7 +66,10 @@ def test_frankenstein_people_not_places(library: Container) -> None:
     assert not any(p.narrates for p in found.people[1:])
     for source, chapter in (("pg1342_pride_and_prejudice.txt", "Chapter XII"),
                             ("austen-persuasion.txt", "Chapter 8")):  # fmt: skip
-        assert not any(p.narrates for p in _people(library, source, chapter).people)
+        third = _people(library, source, chapter)
+        assert not any(p.narrates for p in third.people)
+        assert third.first_person is not None and third.first_person < 0.01  # told as "she"
+    assert found.first_person is not None and found.first_person > 0.03  # told as "I"
 
 
 def test_white_fang_two_men_are_two_people(library: Container) -> None:

@@ -767,7 +767,15 @@ def test_asked_who_narrates_the_people_met_answer_else_the_book_is_searched() ->
     assert "I am by birth a Genevese." in result.answer
     assert [c.tool_name for c in runner.calls] == [PEOPLE, PEOPLE]  # the list, then Victor
     told = passage("The story is told of Elizabeth.")
-    other = Person("Elizabeth", 30, told)  # a story told in the third person
+    other = Person("Elizabeth", 30, told)  # no one met narrates...
     result, runner = ask("who tells the story?", **{PEOPLE: met(other), SEARCH_BOOK: found(told)})
-    assert [c.tool_name for c in runner.calls] == [PEOPLE, SEARCH_BOOK]
+    assert [c.tool_name for c in runner.calls] == [PEOPLE, SEARCH_BOOK]  # ...searched
     assert "narrates" not in result.answer
+    third = ToolOutcome(True, payload=PeopleList((other,), WHERE, first_person=0.002))
+    result, runner = ask("who tells the story?", **{PEOPLE: third, SEARCH_BOOK: found(told)})
+    assert result.answer.startswith("No one in the story you have read tells it: it is told in")
+    assert "The story is told of Elizabeth." in result.answer  # then the book's answer
+    assert [c.tool_name for c in runner.calls] == [PEOPLE, SEARCH_BOOK]
+    first = ToolOutcome(True, payload=PeopleList((other,), WHERE, first_person=0.05))
+    _, runner = ask("who tells the story?", **{PEOPLE: first, SEARCH_BOOK: found(told)})
+    assert [c.tool_name for c in runner.calls] == [PEOPLE, SEARCH_BOOK]  # an "I" not named

@@ -279,7 +279,8 @@ def test_a_narrator_who_names_themselves_may_be_called_by_name_in_the_narration(
 def test_who_narrates_is_kept_in_the_people_list_s_json() -> None:
     opening = Passage(None, "Chapter 1", "16", "16", 0, 26, "I am by birth a Genevese.")
     victor = Person("Victor", 3, opening, told=opening, narrates=True)
-    data = PeopleList((victor,), "through Chapter 5")
+    data = PeopleList((victor,), "through Chapter 5", first_person=0.07)
     [back] = decode_payload(encode_payload(data)).people  # type: ignore[union-attr]
     assert back.narrates and back.told == opening
+    assert decode_payload(encode_payload(data)).first_person == 0.07  # type: ignore[union-attr]
     assert passages_in(data) == (opening, opening)  # where first met, and first told of

@@ -257,6 +257,10 @@ class PeopleList:
     # the name asked for, when no name read is written so and the list holds the nearest one
     # instead (a misspelling: "Mr Knightly" for "Mr Knightley")
     misspelt: str | None = None
+    # of the list of everyone: the share of the words of a sample of the narration read (its
+    # speeches left out) that are "I", "me", "my", "myself" (a story told in the third person
+    # says them hardly ever: Austen's under 0.3%; Frankenstein's narration 6-7%)
+    first_person: float | None = None
 
 
 ToolPayload = SearchResults | PassageText | ChapterList | Recap | PeopleList
@@ -355,6 +359,8 @@ def encode_payload(payload: ToolPayload | Any, *, brief: bool = False) -> Any:
             out["note"] = payload.note
         if payload.misspelt:
             out["misspelt"] = payload.misspelt
+        if payload.first_person is not None:
+            out["first_person"] = round(payload.first_person, 4)
         return out
     if isinstance(payload, ChapterList):
         out = {
@@ -442,9 +448,13 @@ def decode_payload(data: Any) -> ToolPayload | None:
                 told = decode_passage(told) if isinstance(told, Mapping) else None
                 place, narrates = entry.get("place") is True, entry.get("narrates") is True
                 people.append(Person(name, mentions, first, forms, share, told, place, narrates))
-        misspelt = data.get("misspelt")
+        misspelt, voice = data.get("misspelt"), data.get("first_person")
         return PeopleList(
-            tuple(people), limit, str(note) if note else None, str(misspelt) if misspelt else None
+            tuple(people),
+            limit,
+            str(note) if note else None,
+            str(misspelt) if misspelt else None,
+            min(1.0, max(0.0, _float(voice))) if isinstance(voice, int | float) else None,
         )
     if isinstance(data.get("results"), list):
         passages = (decode_passage(r) for r in data["results"] if isinstance(r, Mapping))

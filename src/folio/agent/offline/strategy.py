@@ -123,6 +123,14 @@ CANNOT_LOOK = "I cannot look past where you have read"
 LATER_REPLY = f"Nothing {{where}} answers this, and {CANNOT_LOOK}."
 LATER_NOTE = f"{CANNOT_LOOK}: this is only what the book says {{where}}."
 NARRATES = "{name} narrates the story you have read: the “I” of its narration."
+# a narration saying "I", "me", "my" less often than this tells its story in the third person
+# (``PeopleList.first_person``: Austen, Chesterton, White Fang under 0.5%, Vanity Fair's narrator
+# 0.5-0.6%; Moby Dick 1.9-2.9%, Frankenstein 6-7%, the KJV 1.5-2.3%, plays and poems 3-6%)
+THIRD_PERSON = 0.01
+THIRD_PERSON_REPLY = (
+    "No one in the story you have read tells it: it is told in the third person (its narration"
+    " hardly ever says “I”)."
+)
 ECHOED = 80  # characters of a question the answer repeats
 _DELTA = re.compile(r"\S+\s*|\s+")
 # a pronoun that is the object of the question, so someone other than its subject: someone the
@@ -195,12 +203,15 @@ class OfflineStrategy:
         if SEARCH_BOOK not in available:
             return _outcome("I cannot search this book here.", (), (), on_text, "none", messages)
         narrated: tuple[PromptMessage, ...] = ()
+        told: str | None = None
         if PEOPLE in available and self._kinds.asks_narrator(question):  # "Who is the narrator?"
             told, narrated = self._narrator(run_tool)
-            if told is not None:
+            if told is not None and told != THIRD_PERSON_REPLY:
                 return _outcome(told, narrated, (), on_text, PEOPLE, messages)
         answer, calls, queries, stop = self._book_answer(question, head, run_tool, available)
         calls = (*narrated, *calls)
+        if told is not None:  # said first; the passages closest may still tell whose story it is
+            answer = f"{told}\n{answer}"
         if own is not None:  # the reader's own notes on what the question names, first
             answer, calls = f"{own.answer}\n\n{answer}", (*own.calls, *calls)
         return _outcome(answer, calls, queries, on_text, stop, messages)
@@ -208,12 +219,18 @@ class OfflineStrategy:
     def _narrator(self, run_tool: ToolRunner) -> tuple[str | None, tuple[PromptMessage, ...]]:
         """Who tells the story, as the people met say: the first of them who narrates
         (``Person.narrates``), looked up by name for how their story opens (``Person.told``), in
-        one answer with its page. None when no one met narrates (a story told in the third
-        person, or by someone it never names): the book is then searched as for any question.
-        At most two ``people_so_far`` calls."""
+        one answer with its page. When no one met narrates, a narration that hardly ever says
+        "I" (``PeopleList.first_person`` under ``THIRD_PERSON``) is said to be in the third
+        person, above the book's answer ("Whose tale was this?" is as close to asking so as "Who
+        is the narrator?" and asks whom the story is about); else None (a narrator never named,
+        a play, a poem): the book is searched as for any question. At most two
+        ``people_so_far`` calls."""
         listed, calls = _call(run_tool, PEOPLE, {})
         people = listed.payload.people if isinstance(listed.payload, PeopleList) else ()
         narrator = next((p for p in people if p.narrates), None)
+        voice = listed.payload.first_person if isinstance(listed.payload, PeopleList) else None
+        if narrator is None and voice is not None and voice < THIRD_PERSON:
+            return THIRD_PERSON_REPLY, calls
         if narrator is None:
             return None, calls
         found, more = _call(run_tool, PEOPLE, {"name": narrator.name})

@@ -16,7 +16,7 @@ import pytest
 from folio.adapters.llm.offline import OfflineChatProvider
 from folio.agent.citations import listed_quotes
 from folio.agent.context import WITHHELD_ANSWER
-from folio.agent.offline.answer import best_quotes, compose
+from folio.agent.offline.answer import best_quotes, compose, lead_location
 from folio.agent.offline.kinds import MessageKinds
 from folio.agent.offline.strategy import (
     OfflineStrategy,
@@ -779,3 +779,16 @@ def test_asked_who_narrates_the_people_met_answer_else_the_book_is_searched() ->
     first = ToolOutcome(True, payload=PeopleList((other,), WHERE, first_person=0.05))
     _, runner = ask("who tells the story?", **{PEOPLE: first, SEARCH_BOOK: found(told)})
     assert [c.tool_name for c in runner.calls] == [PEOPLE, SEARCH_BOOK]  # an "I" not named
+
+
+def test_the_whole_book_open_the_answer_says_from_the_book_once() -> None:
+    """No position set: "From the book:", not "From the book, in the book:"; where the answer
+    quoted first is still read from it."""
+    scene = passage("Captain Vane took the sextant.", chapter="Chapter 3", page="21")
+    whole = compose(best_quotes(BagOfWords(), "sextant", [scene]), "in the book")
+    assert whole.startswith("From the book:\n- ")
+    assert lead_location(whole) == "Chapter 3, p. 21"
+    part = compose(best_quotes(BagOfWords(), "sextant", [scene]), "up to Chapter 5")
+    assert part.startswith("From the book, up to Chapter 5:\n") and lead_location(part) == (
+        "Chapter 3, p. 21"
+    )

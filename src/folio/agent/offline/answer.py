@@ -254,10 +254,14 @@ def compose(quotes: Sequence[Quote], where: str) -> str:
         f"{' …' if q.cut else ''} ({q.location})"
         for q in quotes
     ]
-    return f"From the book, {where}:\n" + "\n".join(lines) + "\n\n" + OFFLINE_NOTE
+    # the whole book open (no position): "From the book:", not "From the book, in the book:"
+    head = "From the book:" if where == "in the book" else f"From the book, {where}:"
+    return f"{head}\n" + "\n".join(lines) + "\n\n" + OFFLINE_NOTE
 
 
-_LEAD = re.compile(r"^From the book, [^\n]*:\n- [^\n]*\((?P<where>[^()\n]+)\)(?: \[\d+\])?$", re.M)
+_LEAD = re.compile(
+    r"^From the book(?:, [^\n]*)?:\n- [^\n]*\((?P<where>[^()\n]+)\)(?: \[\d+\])?$", re.M
+)
 
 
 def lead_location(answer: str) -> str | None:

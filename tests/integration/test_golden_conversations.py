@@ -265,14 +265,14 @@ def test_a_question_that_needs_the_book_costs_one_search_and_no_model_call(
     follow_up_runs: dict[str, list[Played]],
 ) -> None:
     """One search (a name it uses is looked up in the book's lexicon, which is no search), as
-    Victor, who tells the story, would ask it when it names him ("Who is my friend from
-    Geneva?")."""
+    Victor, who tells the story, would ask it when it names him, then as asked ("Who is my
+    friend from Geneva? Who is Victor's friend from Geneva?")."""
     for played in follow_up_runs.values():
         first, asked = played[0].result, played[0].question
-        assert len(first.searches) == 1, asked
+        assert len(first.searches) == 1 and first.searches[0].endswith(asked), asked
         assert first.llm_calls == 0
     [friend] = follow_up_runs["clerval"][0].result.searches
-    assert friend == "Who is my friend from Geneva?"
+    assert friend == "Who is my friend from Geneva? Who is Victor's friend from Geneva?"
 
 
 SPOILERS = (

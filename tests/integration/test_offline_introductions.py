@@ -118,8 +118,8 @@ def test_the_narrator_is_said_to_tell_the_story_and_asked_about_in_the_first_per
 ) -> None:
     """Victor tells Chapters 1-5 and only others' speech names him ("My dear Victor,"): asked
     who he is, the answer says he is the narration's "I" and quotes how his story opens; asked
-    how his mother died, it is searched as "How did my mother die?" (and ranked so, then as
-    asked) and quotes her death in Chapter 3, not speeches addressing him."""
+    how his mother died, it is searched and ranked as "How did my mother die?" (then as asked)
+    and quotes her death in Chapter 3, not speeches addressing him."""
     who = turns[7][0].answer
     assert who.startswith("Victor narrates the story you have read: the “I” of its narration."), who
     assert quotes(turns[7][0])[0].startswith("I am by birth a Genevese"), who  # his own opening
@@ -128,7 +128,7 @@ def test_the_narrator_is_said_to_tell_the_story_and_asked_about_in_the_first_per
     assert any(q.startswith(told) for q in died), turns[8][0].answer
     assert not any("Victor" in q for q in died), turns[8][0].answer
     searched = [c.arguments["query"] for c in turns[8][0].tool_calls if c.name == "search_book"]
-    assert searched[-1] == "How did my mother die?"
+    assert searched[-1] == "How did my mother die? How did Victor's mother die?"
 
 
 def test_asked_who_narrates_the_people_met_say(turns: list[list[TurnResult]]) -> None:

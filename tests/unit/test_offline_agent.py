@@ -708,20 +708,19 @@ def test_what_came_next_leads_with_the_sentence_after_the_last_answers_first_quo
 
 def test_a_question_about_the_narrator_is_read_as_they_tell_it() -> None:
     """Someone who tells the story (``Person.narrates``: the narration's "I", named only in
-    others' speech) is searched for in the first person (its sentences ranked so, then as
-    asked): their own sentences say "I" and "my", the ones naming them address them ("Come,
-    Victor;")."""
+    others' speech) is asked about in the first person, then as asked: their own sentences say
+    "I" and "my", the ones naming them address them ("Come, Victor;")."""
     victor = Person("Victor", 3, passage("“My dear Victor,” cried he."), narrates=True)
     died = passage("On the third day my mother sickened, and she died calmly.", page="26")
     called = passage("“Come, Victor; you alone can console Elizabeth.”", page="55")
     question = "How did Victor's mother die?"
-    mine = "How did my mother die?"
+    mine = "How did my mother die? How did Victor's mother die?"
     runner = Searches({question: found(called), mine: found(died)}, **{PEOPLE: met(victor)})
     result = OfflineStrategy(BagOfWords()).execute(
         OfflineChatProvider(), [PromptMessage.user(question)], TOOLS, runner
     )
     queries = [c.arguments["query"] for c in runner.calls if c.tool_name == SEARCH_BOOK]
-    assert queries == [mine]  # looked up first: one search, as he would tell it
+    assert queries == [mine]  # looked up first: one search, as he would tell it, then as asked
     assert "my mother sickened" in result.answer and "Come, Victor" not in result.answer
     lower = "how did victor's mother die?"  # the name found by the passages' capitals
     named = [passage("The fever took Victor's mother.", page="25"), died]
@@ -730,7 +729,7 @@ def test_a_question_about_the_narrator_is_read_as_they_tell_it() -> None:
         OfflineChatProvider(), [PromptMessage.user(lower)], TOOLS, runner
     )
     queries = [c.arguments["query"] for c in runner.calls if c.tool_name == SEARCH_BOOK]
-    assert queries == [lower, "how did my mother die?"]
+    assert queries == [lower, "how did my mother die? how did Victor's mother die?"]
     assert not result.answer.startswith("Victor narrates")
     who, _ = ask("Who is Victor?", **{SEARCH_BOOK: found(died), PEOPLE: met(victor)})
     assert who.answer.startswith(

@@ -322,14 +322,14 @@ class OfflineStrategy:
         quotes = bool(quoted_phrases(question))  # searched as written: no other search
         # the names it writes with capitals are looked up before it is searched: a question
         # about someone who tells the story is searched as they would tell it ("How did my
-        # mother die?": their name finds the speeches addressing them, "Come, Victor; ...")
+        # mother die?"), then as asked (the first person alone is any narrator's: Walton's)
         looked = not quotes and bool(asked_names(question))
         met, calls, unmet, taken = (
             self._names(question, run_tool, available) if looked else ({}, (), None, {})
         )
         narrator = next(((n, p) for n, p in met.items() if p.narrates), None)
         told = told_by(question, *narrator) if narrator else None
-        mine = told if told and not self._kinds.asks_who(question) else None
+        mine = f"{told} {question}" if told and not self._kinds.asks_who(question) else None
         query = search_query(mine or question, subject)
         found, more = _call(run_tool, SEARCH_BOOK, {"query": query, "k": self.k})
         queries: tuple[str, ...] = (query,)
@@ -345,7 +345,7 @@ class OfflineStrategy:
             narrator = next(((n, p) for n, p in met.items() if p.narrates), None)
             told = told_by(named, *narrator) if narrator and not quotes else None
             if told and not self._kinds.asks_who(named):  # searched again, as they tell it
-                mine = told
+                mine = f"{told} {named}"
                 query = search_query(mine, subject)
                 found, more = _call(run_tool, SEARCH_BOOK, {"query": query, "k": self.k})
                 queries, calls = (*queries, query), (*calls, *more)
@@ -393,9 +393,7 @@ class OfflineStrategy:
         said = next((m.content for m in reversed(head) if m.role is PromptRole.ASSISTANT), "")
         # a question that names no one leans on the one before for its subject ("What happens
         # to him?" after "Who is Henry Clerval?"): its sentences are ranked against both
-        # a narrator's question ranks the sentences as they would tell it, then as asked: the
-        # first person alone is any narrator's (Walton's "I bitterly feel the want of a friend")
-        asked = f"{mine} {named}" if mine else named
+        asked = mine or named  # a narrator's question, as they would tell it
         ranked_for = asked if asked_names(named) or not earlier else f"{asked} {earlier[-1]}"
         if not found.success or not isinstance(payload, SearchResults):
             failed = f"I could not search the book: {found.error or 'the search failed.'}"

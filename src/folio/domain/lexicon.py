@@ -210,6 +210,14 @@ class Lexicon:
         return list(dict.fromkeys(n for n in found if n is not None))
 
 
+def name_pattern(*names: str, flags: int = 0) -> re.Pattern[str]:
+    """Any of ``names`` as a text may write it, the longest first: its words apart by white space
+    and a title's stop or not ("Mrs Pendyce", "Mrs. Pendyce"), as whole words."""
+    forms = sorted({n for n in names if n.strip()}, key=len, reverse=True)
+    written = [r"\.?\s+".join(re.escape(w) for w in f.split()) for f in forms]
+    return re.compile(rf"\b(?:{'|'.join(written)})\b" if written else r"(?!)", flags)
+
+
 def normal_form(text: str) -> str:
     """ "Mr. Darcy's" -> "Mr Darcy": no full stops, no possessive, single spaces."""
     words = [w.rstrip(".").removesuffix("'s").removesuffix("’s") for w in text.split()]

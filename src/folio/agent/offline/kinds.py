@@ -13,12 +13,12 @@ someone in the end?"): whom it asks about does not make its kind.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from folio.domain.lexicon import name_pattern
 from folio.domain.passages import LIST_CHAPTERS, PEOPLE, RECAP, SEARCH_HIGHLIGHTS
 from folio.domain.ports import Embedder
 
@@ -223,8 +223,7 @@ def masked(message: str, names: Sequence[str]) -> str:
     """``message`` with each of ``names`` replaced by one ``MASK`` ("Does Ahab catch Moby
     Dick?" -> "Does someone catch someone?"; "Mr. Knightley": its stops too)."""
     for name in sorted(names, key=len, reverse=True):
-        words = r"\.?\s+".join(re.escape(w) for w in name.split())
-        message = re.sub(rf"\b{words}\b", MASK, message)
+        message = name_pattern(name).sub(MASK, message)
     return message
 
 

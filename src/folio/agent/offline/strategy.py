@@ -79,7 +79,7 @@ from folio.agent.offline.kinds import (
     MessageKinds,
 )
 from folio.agent.tools.highlights import content_terms
-from folio.domain.lexicon import MID_NAME, RUN, normal_form
+from folio.domain.lexicon import MID_NAME, RUN, name_pattern, normal_form
 from folio.domain.llm import (
     PromptMessage,
     PromptRole,
@@ -327,9 +327,7 @@ class OfflineStrategy:
         met, calls, unmet, taken = (
             self._names(question, run_tool, available) if looked else ({}, (), None, {})
         )
-        narrator = next(((n, p) for n, p in met.items() if p.narrates), None)
-        told = told_by(question, *narrator) if narrator else None
-        mine = f"{told} {question}" if told and not self._kinds.asks_who(question) else None
+        narrator, mine = self._as_told(question, met, quotes)
         query = search_query(mine or question, subject)
         found, more = _call(run_tool, SEARCH_BOOK, {"query": query, "k": self.k})
         queries: tuple[str, ...] = (query,)
@@ -342,10 +340,8 @@ class OfflineStrategy:
         if not looked or asked_names(named) != asked_names(question):  # names found only now
             met, more, unmet, taken = self._names(named, run_tool, available)
             calls = (*calls, *more)
-            narrator = next(((n, p) for n, p in met.items() if p.narrates), None)
-            told = told_by(named, *narrator) if narrator and not quotes else None
-            if told and not self._kinds.asks_who(named):  # searched again, as they tell it
-                mine = f"{told} {named}"
+            narrator, mine = self._as_told(named, met, quotes)
+            if mine is not None:  # searched again, as they tell it
                 query = search_query(mine, subject)
                 found, more = _call(run_tool, SEARCH_BOOK, {"query": query, "k": self.k})
                 queries, calls = (*queries, query), (*calls, *more)
@@ -428,6 +424,17 @@ class OfflineStrategy:
             # may still hold what the reader remembers in other words
             answer = f"{misquoted}\n{answer}" if chosen else misquoted
         return answer, calls, queries, "answered"
+
+    def _as_told(
+        self, question: str, met: Mapping[str, Person], quotes: bool
+    ) -> tuple[tuple[str, Person] | None, str | None]:
+        """The narrator ``question`` names (``Person.narrates``), and the question as they
+        would tell it then as asked (``told_by``), or None for a quote, for one asking who they
+        are, or when nothing else is asked of them."""
+        narrator = next(((n, p) for n, p in met.items() if p.narrates), None)
+        told = told_by(question, *narrator) if narrator and not quotes else None
+        mine = f"{told} {question}" if told and not self._kinds.asks_who(question) else None
+        return narrator, mine
 
     def _after_last(
         self, head: Sequence[PromptMessage], run_tool: ToolRunner
@@ -631,10 +638,9 @@ def told_by(question: str, name: str, person: Person) -> str | None:
     first person ("How did Victor's mother die?": "How did my mother die?"; "What does Victor
     create?": "What does I create?"), since the story calls them "I" and only others' speech
     names them. None when that leaves nothing asked ("Who is Victor?")."""
-    forms = sorted({f for f in (name, person.name, *person.aliases) if f.strip()}, key=len)
-    written = (r"\.?\s+".join(map(re.escape, f.split())) for f in reversed(forms))  # "Mr. Lockwood"
-    named = re.compile(rf"\b(?:{'|'.join(written)})\b(?P<own>['’]s\b)?")
-    told = named.sub(lambda m: "my" if m.group("own") else "I", question)
+    named = name_pattern(name, person.name, *person.aliases)  # "Mr. Lockwood" too
+    own = re.compile(rf"(?:{named.pattern})(?P<own>['’]s\b)?")
+    told = own.sub(lambda m: "my" if m.group("own") else "I", question)
     asked = [t for t in query_terms(told) if t not in STOPWORDS]
     return told if told != question and asked else None
 

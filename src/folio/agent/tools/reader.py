@@ -34,7 +34,7 @@ from folio.agent.tools.base import (
 )
 from folio.agent.tools.recap import RecapTool
 from folio.domain.books import Book
-from folio.domain.lexicon import Lexicon, singular
+from folio.domain.lexicon import Lexicon, name_pattern, singular
 from folio.domain.passages import PEOPLE, Passage, PeopleList, Person
 from folio.domain.sentences import is_prose, opens_with, sentence_spans
 
@@ -203,7 +203,7 @@ def _one_name(ctx: ToolContext, services: ToolServices, name: str) -> ToolResult
             place = place or (not met and services.lexicons.is_place(lexicon, known))
             # the text may use the name before the lexicon's first mention of this person (a
             # fuller form it counted apart: "Henry Clerval" before "Clerval")
-            said = [a + m.start() for a, t in texts for m in _name_pattern(name, 0).finditer(t)]
+            said = [a + m.start() for a, t in texts for m in name_pattern(name).finditer(t)]
             forms = {f for f in known.aliases | {known.name} if any(_said(f, t) for _, t in texts)}
             # the book's usual name for them only if the text read uses it: else the reader's
             label = known.name if known.name in forms else name
@@ -214,7 +214,11 @@ def _one_name(ctx: ToolContext, services: ToolServices, name: str) -> ToolResult
             every = [o for a, b in spans for o in known.within(a, b, known.mentions(a, b))]
             narrates = narrates or (len(met) == 1 and _narrates(texts, every))
         else:
-            every = [a + m.start() for a, t in texts for m in _name_pattern(name).finditer(t)]
+            every = [
+                a + m.start()
+                for a, t in texts
+                for m in name_pattern(name, flags=re.IGNORECASE).finditer(t)
+            ]
             if every:
                 met.append((volume, texts, name, len(every), every[:MAX_TOLD]))
         held |= {(volume.id, o // PASSAGE_CHARS) for o in every}
@@ -273,13 +277,9 @@ def _narrates(texts: Texts, offsets: Sequence[int]) -> bool:
         return False
     if 2 * sum(called for *_, called in pointed) < len(pointed):
         return False
-    narration: list[str] = []
-    for text, local, _ in pointed:  # the whole paragraphs around, each without its speeches
-        paragraphs = _BLANK_LINE.split(text[max(0, local - AROUND) : local + AROUND])[1:-1]
-        narration += [w for paragraph in paragraphs for w in _narration_words(paragraph)]
-    if not narration:
-        return False
-    return sum(w in _SELF for w in narration) >= FIRST_PERSON * len(narration)
+    # the whole paragraphs around, each without its speeches
+    share = _first_person([t[max(0, at - AROUND) : at + AROUND] for t, at, _ in pointed])
+    return share is not None and share >= FIRST_PERSON
 
 
 def _opening(volume: Book, texts: Texts, offset: int, book: Book) -> Passage | None:
@@ -302,9 +302,7 @@ def _opening(volume: Book, texts: Texts, offset: int, book: Book) -> Passage | N
     ][:OPENING_SENTENCES]
     for a, b, sentence in told:
         if _SELF & set(_narration_words(sentence)):
-            words = sentence.split()  # as a first mention's sentence is cut
-            short = sentence if len(words) <= MAX_WORDS else " ".join(words[:MAX_WORDS]) + " …"
-            return passage_of(volume, chapter.title, a, b, short, volume=book)
+            return passage_of(volume, chapter.title, a, b, _cut(sentence), volume=book)
     return None
 
 
@@ -313,13 +311,28 @@ def _voice(text: str) -> float | None:
     paragraphs of ``VOICE_SAMPLES`` stretches of ``VOICE_CHARS`` spread evenly over it, each
     without its speeches (a bounded read of any book: at most 120,000 characters, a few ms).
     None when no narration is read."""
-    words: list[str] = []
     room = max(0, len(text) - VOICE_CHARS)
-    for i in range(VOICE_SAMPLES):
-        start = room * i // (VOICE_SAMPLES - 1)
-        paragraphs = _BLANK_LINE.split(text[start : start + VOICE_CHARS])[1:-1]
-        words += [w for paragraph in paragraphs for w in _narration_words(paragraph)]
+    starts = (room * i // (VOICE_SAMPLES - 1) for i in range(VOICE_SAMPLES))
+    return _first_person([text[start : start + VOICE_CHARS] for start in starts])
+
+
+def _first_person(stretches: Sequence[str]) -> float | None:
+    """The share of "I", "me", "my", "myself" among the words of the whole paragraphs of
+    ``stretches`` (each cut anywhere: its first and last paragraphs are left out), their
+    speeches left out; None when they hold no narration."""
+    words = [
+        w
+        for stretch in stretches
+        for paragraph in _BLANK_LINE.split(stretch)[1:-1]
+        for w in _narration_words(paragraph)
+    ]
     return sum(w in _SELF for w in words) / len(words) if words else None
+
+
+def _cut(sentence: str) -> str:
+    """``sentence``, or its first ``MAX_WORDS`` words and "…" when it is longer."""
+    words = sentence.split()
+    return sentence if len(words) <= MAX_WORDS else " ".join(words[:MAX_WORDS]) + " …"
 
 
 def _narration_words(paragraph: str) -> list[str]:
@@ -365,14 +378,9 @@ def _nearest(ctx: ToolContext, services: ToolServices, name: str) -> str | None:
     return best if best is not None and likeness(best) >= MIN_LIKENESS else None
 
 
-def _name_pattern(name: str, flags: int = re.IGNORECASE) -> re.Pattern[str]:
-    words = r"\.?\s+".join(re.escape(w) for w in name.split())  # "Mrs Pendyce", "Mrs. Pendyce"
-    return re.compile(rf"\b{words}\b", flags)
-
-
 def _said(form: str, text: str) -> bool:
     """Does ``text`` use ``form`` (as the lexicon writes it: "Mr Darcy" for "Mr. Darcy")?"""
-    return _name_pattern(form, 0).search(text) is not None
+    return name_pattern(form).search(text) is not None
 
 
 def _first_met(
@@ -456,9 +464,7 @@ def _sentence_at(
 ) -> tuple[int, int, str]:
     for s_start, s_end, sentence in _sentences(text, base, opening=opening):
         if s_start <= offset < s_end:
-            words = sentence.split()
-            short = sentence if len(words) <= MAX_WORDS else " ".join(words[:MAX_WORDS]) + " …"
-            return s_start, s_end, short
+            return s_start, s_end, _cut(sentence)
     return offset, offset + 1, text[offset - base : offset - base + 1]
 
 

@@ -164,6 +164,34 @@ def parse_reference(text: str) -> ChapterReference:
     return ChapterReference(stripped, parts)
 
 
+def _written(m: re.Match[str]) -> bool:
+    """Is a keyword-and-number ``_PAIR`` found in running text a reference? Its number is one,
+    and a lone "I" after a keyword in lower case is the pronoun ("in this act I think")."""
+    number = m.group("num")
+    return to_number(number) is not None and not (number == "I" and m.group("kw").islower())
+
+
+def reference_in(text: str) -> str | None:
+    """The first chapter reference a message writes, as written: keywords each with a number,
+    apart by spaces or commas ("What happened in Part II, Chapter IV?" -> "Part II, Chapter IV";
+    "chapter 5"; "act 1 scene 2"). None when it writes none (a bare number is not one here)."""
+    found = [m for m in _PAIR.finditer(text) if _written(m)]
+    if not found:
+        return None
+    start, end = found[0].span()
+    for m in found[1:]:
+        if text[end : m.start()].strip(" ,"):
+            break
+        end = m.end()
+    return text[start:end]
+
+
+def without_references(text: str) -> str:
+    """``text`` with each chapter reference it writes blanked out, every character kept in its
+    place: "Chapter 5" is no one's name."""
+    return _PAIR.sub(lambda m: " " * len(m.group()) if _written(m) else m.group(), text)
+
+
 def normalise(text: str) -> str:
     """Lower case, punctuation as spaces, one space between words."""
     return " ".join(_NOT_WORD.sub(" ", text.casefold()).split())

@@ -73,12 +73,14 @@ from folio.agent.offline.kinds import (
     EXAMPLES,
     GOODBYE,
     GREETING,
+    LATER,
     MIN_OWN_SIMILARITY,
     MIN_TOOL_SIMILARITY,
     SMALL_TALK,
     MessageKinds,
 )
 from folio.agent.tools.highlights import content_terms
+from folio.domain.chapter_labels import label_parts, reference_in, without_references
 from folio.domain.lexicon import MID_NAME, RUN, name_pattern, normal_form
 from folio.domain.llm import (
     PromptMessage,
@@ -178,18 +180,27 @@ class OfflineStrategy:
         *head, last = messages
         question = last.content.strip()
         available = {tool.name for tool in tools}
-        kind = self._kinds.kind(question)
+        # a chapter the question names is told apart as "chapter N", however the book divides
+        # itself: "What happened in Part I?" or "in Act 1, Scene 2?" asks what "in chapter 1" does
+        named = reference_in(question)
+        parts = label_parts(named) if named else ()
+        plain = question.replace(named, f"chapter {parts[-1].number}") if named and parts else None
+        kind = self._kinds.kind(plain or question)
         if kind in SMALL_TALK or kind == ABOUT_FOLIO:
             reply = FOLIO_HELP if kind == ABOUT_FOLIO else REPLIES.get(kind, THANKS_REPLY)
             return _outcome(reply, (), (), on_text, kind, messages)
         own = self._own_notes(question, kind, run_tool, available)
         if own is not None and own.sure:
             return _outcome(own.answer, own.calls, (), on_text, SEARCH_HIGHLIGHTS, messages)
+        # a chapter the question names ("What happens in Part II, Chapter IV?"): its recap, or
+        # the recap tool's word that it lies past the position (not "what happens next")
+        chapter = named or next(iter(_NUMBER.findall(question)), None)
+        if kind == LATER and RECAP in available and named is not None:
+            kind = RECAP
         if kind in (PEOPLE, RECAP, LIST_CHAPTERS) and kind in available:
-            numbers = _NUMBER.findall(question)
-            arguments: dict[str, Any] = {"chapter": numbers[0]} if kind == RECAP and numbers else {}
+            arguments: dict[str, Any] = {"chapter": chapter} if kind == RECAP and chapter else {}
             calls: tuple[PromptMessage, ...] = ()
-            this = kind == RECAP and not numbers and LIST_CHAPTERS in available
+            this = kind == RECAP and chapter is None and LIST_CHAPTERS in available
             if this and self._kinds.asks_this_chapter(question):  # the last chapter reached
                 reached, calls = _call(run_tool, LIST_CHAPTERS, {})
                 if isinstance(reached.payload, ChapterList) and reached.payload.chapters:
@@ -648,10 +659,11 @@ def told_by(question: str, name: str, person: Person) -> str | None:
 def asked_names(question: str) -> list[str]:
     """The names a question uses: its runs of capitalised words, without the function words
     that open them ("Who", "What"); a single word opening the question ("Tell me about...")
-    counts only inside a longer run ("Henry Clerval was...")."""
+    counts only inside a longer run ("Henry Clerval was..."). A chapter reference is no one's
+    name: "What happened in Chapter 5?" names no one."""
     start = len(question) - len(question.lstrip())
     names = []
-    for m in RUN.finditer(question):
+    for m in RUN.finditer(without_references(question)):
         words = normal_form(m.group()).split()
         while words and words[0].lower() in STOPWORDS:
             words.pop(0)

@@ -32,8 +32,9 @@ from folio.agent.tools.base import (
     ToolServices,
     passage_of,
 )
-from folio.domain.books import Book, Chapter
-from folio.domain.errors import ToolErrorCode
+from folio.domain.books import Book, Chapter, chapter_label_parts
+from folio.domain.chapter_labels import MAJOR_KEYWORDS, matches, parse_reference
+from folio.domain.errors import BookError, ToolErrorCode
 from folio.domain.passages import RECAP, Passage, Recap
 from folio.domain.summary import KEEP, Ranked, opening
 
@@ -62,9 +63,21 @@ class RecapTool(BaseTool):
         read = _read_chapters(ctx)
         where = book.describe_position()
         if chapter is not None:
-            wanted = {c.index for c in book.find_chapters(chapter)}
-            if not wanted:
-                return ToolResult.fail(f"The book has no chapter {chapter!r}.", "NOT_FOUND")
+            found = book.find_chapters(chapter)
+            reference = parse_reference(chapter)
+            major = bool(found and reference.parts) and all(
+                p.keyword in MAJOR_KEYWORDS for p in reference.parts
+            )
+            if major:  # "part 2": every chapter of it, not only its last (where a position ends)
+                story = tuple(c for c in book.chapters if c.is_story) or book.chapters
+                labels = chapter_label_parts(story)
+                found = [c for c, p in zip(story, labels, strict=True) if matches(reference, p)]
+            if (len(found) > 1 and not major) or not found:
+                try:  # none, or several ("chapter 2" of a book in parts): said in its own words
+                    book.chapter_named(chapter)
+                except BookError as e:
+                    return ToolResult.fail(str(e), "NOT_FOUND" if not found else "AMBIGUOUS")
+            wanted = {c.index for c in found}
             read = [r for r in read if r[0].id == book.id and r[1].index in wanted]
             if not read:
                 return ToolResult.fail(

@@ -149,7 +149,9 @@ class ToolRegistry:
 def _log(
     name: str, category: str, ctx: ToolContext, result: ToolResult, duration_ms: float
 ) -> None:
-    level = logging.INFO if result.success else logging.WARNING
+    # a tool refusing (nothing past the position, no such chapter) is an answer, not a fault
+    failed = not result.success and result.error_code == ToolErrorCode.EXCEPTION
+    level = logging.WARNING if failed else logging.INFO
     conversation_id = ctx.conversation.id if ctx.conversation is not None else None
     logger.log(
         level,

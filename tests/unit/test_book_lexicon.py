@@ -560,3 +560,26 @@ def test_a_play_s_speeches_are_counted_for_the_speaker_only() -> None:
     macbeth, banquo, scotland = (play.find(n) for n in ("Macbeth", "Banquo", "Scotland"))
     assert macbeth is not None and banquo is not None and scotland is not None
     assert (macbeth.speeches, banquo.speeches, scotland.speeches) == (20, 10, 0)
+
+
+def test_a_name_opened_by_a_common_word_keeps_it_and_a_hyphenated_name_is_one() -> None:
+    """ "White Fang" where the text says "white" more often than it names him (White Fang at
+    its 10th chapter had him as "Fang", "Grey Beaver" as "Beaver"), and "Lip-lip" (left out):
+    a word the text writes in lower case that, capitalised mid-sentence, nearly always opens
+    the same name, and a name written with a hyphen. A name mostly written alone keeps its
+    other forms apart: "Antony", also "Mark Antony"."""
+    text = (
+        "The snow was white and the sky was white. A white hare ran over the white hill. "
+        "Then White Fang watched, and Grey Beaver laughed at White Fang. The white fur of the "
+        "white wolf was grey at the tips, the grey light failing, and the grey trees still. "
+        "So Lip-lip bit White Fang, and Grey Beaver beat Lip-lip. Later White Fang slept. "
+        "Then Grey Beaver called Lip-lip, and White Fang ran. "
+        "There Antony spoke, and Antony wept; so Mark Antony said that Antony would go. "
+        "And Antony left while Antony smiled."
+    )
+    lexicon = Lexicon.of(text)
+    names = {n.name: n for n in lexicon.names}
+    assert {"White Fang", "Grey Beaver", "Lip-lip"} <= set(names)
+    assert "Fang" not in names and "Beaver" not in names
+    assert names["White Fang"].mentions(0, len(text)) == 5
+    assert lexicon.find("Antony") is not None and lexicon.find("Antony").name == "Antony"

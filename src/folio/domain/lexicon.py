@@ -55,7 +55,7 @@ from folio.domain.sentences import speakers
 # a capitalised word, after an abbreviation ("Mr.", "Dr.", "St.") if any; a run may wrap a line.
 # A name may have capitals inside: "MacIan", "McDonald", "O'Brien", "D'Artagnan" (one word each:
 # "Who is Evan MacIan?" looked up "Ian", met by no one)
-NAME_WORD = r"(?:[A-Z]['’])?[A-Z][a-z]+(?:[A-Z][a-z]+)*"
+NAME_WORD = r"(?:[A-Z]['’])?[A-Z][a-z]+(?:[A-Z][a-z]+)*(?:-[A-Za-z][a-z]+)*"
 _WORD = rf"(?:[A-Z][a-z]{{0,3}}\.(?:[ \t]+|[ \t]*\n[ \t]*))?{NAME_WORD}"
 # a capitalised word mid-sentence: after a word, a comma, or a short word's full stop ("Mrs.
 # Jennings"), not opening a sentence
@@ -73,6 +73,7 @@ MIN_SINGULAR = 3  # letters of a name without its plural ending
 MIN_LEAN = 0.3  # a form's lean this far from 0 says "he" or "she"
 MAX_APART = 0.5  # leans further apart than this keep a form from the most mentioned holder
 MIN_MENTIONS = 2
+BOUND_SHARE = 0.8  # of a lower-case word's capitalised mid-sentence uses, before one name
 MIN_TITLED = 2  # distinct names a title stands before
 # share of the runs a title opens that stand mid-sentence ("to Mr Darcy"): a word that opens
 # only sentences before names is no title ("Enter Macbeth and Banquo.", a play's stage direction)
@@ -83,7 +84,7 @@ MIN_DROPPED = 3  # letters a short form drops: more than an ending ("Bennets", "
 MAX_INTRODUCING = 3  # uses of a full name ("Dr Orion Hood") that introduce a shorter one
 # Raise it whenever what ``Lexicon.of`` builds changes: stored lexicons of another version are
 # built again from their book's text on first use.
-LEXICON_VERSION = 14
+LEXICON_VERSION = 15
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,11 +256,12 @@ def _build(text: str) -> tuple[list[Name], frozenset[str]]:
     }
     titles, openers = _titles(mentions, named)
     named -= titles | openers
+    kept = titles | _bound(mentions, named | titles, capitalised)
     forms: dict[str, list[int]] = defaultdict(list)
     ends: dict[int, int] = {}
     scored: list[Mention] = []  # a run holding one name is weighed as it is written
     for mention in mentions:
-        found = _pieces(text, mention, named, titles)
+        found = _pieces(text, mention, named, kept)
         for offset, end, form, _ in found:
             forms[form].append(offset)
             ends[offset] = end
@@ -386,6 +388,34 @@ def _titles(mentions: Sequence[Mention], named: set[str]) -> tuple[set[str], set
         t for t in found if opening[t] >= MIN_OPENING and inside[t] < MIN_MID_TITLED * opening[t]
     }
     return found - openers, openers
+
+
+def _bound(mentions: Sequence[Mention], named: set[str], written: Counter[str]) -> set[str]:
+    """Words no name alone (the text writes them in lower case too: "white", "grey", "three")
+    that, capitalised mid-sentence, open the same name nearly every time, a name hardly ever
+    written without them (``BOUND_SHARE`` of both): words of that name, kept before it as a
+    title is ("White Fang", "Grey Beaver", "Three Eagles"; not "Fang", "Beaver", "Eagles").
+    Not "Nurse Rooke", also "Mrs Rooke"; nor "Mark Antony", mostly "Antony". ``written``: how
+    often each word stands in a capitalised run."""
+    opening: Counter[str] = Counter()  # mid-sentence runs each word opens
+    pairs: Counter[tuple[str, str]] = Counter()  # of them, before each next word
+    before: Counter[tuple[str, str]] = Counter()  # each word before each other, in any run
+    for _, _, form, mid in mentions:
+        parts = form.split()
+        before.update(pairwise(parts))
+        if mid:
+            opening[parts[0]] += 1
+            pairs.update(pairwise(parts[:2]))
+    return {
+        a
+        for (a, b), n in pairs.items()
+        if b in named
+        and a not in named
+        and a.lower() not in STOPWORDS
+        and n >= MIN_MENTIONS
+        and n >= BOUND_SHARE * opening[a]
+        and before[a, b] >= BOUND_SHARE * written[b]
+    }
 
 
 def _trim(parts: list[str], named: set[str], titles: set[str]) -> list[str]:

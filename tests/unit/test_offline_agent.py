@@ -792,3 +792,19 @@ def test_the_whole_book_open_the_answer_says_from_the_book_once() -> None:
     assert part.startswith("From the book, up to Chapter 5:\n") and lead_location(part) == (
         "Chapter 3, p. 21"
     )
+
+
+def test_who_is_leads_with_where_the_story_says_who_they_are() -> None:
+    """ "Who is Sir John?": the sentence he is first met in only names him ("She instantly wrote
+    Sir John Middleton her thanks."); the story says who he is later (``Person.described``),
+    and that leads. An introduction that says who they are itself stays first."""
+    first = passage("She instantly wrote Sir John Middleton her thanks.", "Chapter 4", "20")
+    said = passage("Sir John Middleton was a good looking man about forty.", "Chapter 6", "25")
+    john = Person("Sir John", 12, first, aliases=("Sir John Middleton",), described=said)
+    result, _ = ask("Who is Sir John?", **{PEOPLE: met(john), SEARCH_BOOK: found(first)})
+    assert listed_quotes(result.answer)[0] == said.text
+    assert "(Chapter 6, p. 25)" in result.answer.splitlines()[1]
+    cousin = passage("Then Sir John Middleton, a cousin of theirs, called on them.", page="20")
+    cousins = {PEOPLE: met(replace(john, first=cousin)), SEARCH_BOOK: found(cousin)}
+    result, _ = ask("Who is Sir John?", **cousins)
+    assert listed_quotes(result.answer)[0] == cousin.text

@@ -11,7 +11,7 @@ from folio.agent.offline.strategy import reader_answer
 from folio.agent.tools import default_registry
 from folio.agent.tools.base import ToolContext
 from folio.agent.tools.reader import MAX_NAME_CHARS, _narrates
-from folio.domain.lexicon import Lexicon, singular
+from folio.domain.lexicon import Lexicon, describing, singular
 from folio.domain.passages import (
     LIST_CHAPTERS,
     PEOPLE,
@@ -284,3 +284,44 @@ def test_who_narrates_is_kept_in_the_people_list_s_json() -> None:
     assert back.narrates and back.told == opening
     assert decode_payload(encode_payload(data)).first_person == 0.07  # type: ignore[union-attr]
     assert passages_in(data) == (opening, opening)  # where first met, and first told of
+
+
+def test_where_the_story_says_who_someone_is_is_kept_with_them() -> None:
+    """A one-name lookup carries the first sentence of narration that says who they are (their
+    name, then "was" and what they are; a noun phrase set off by commas; a role said to be
+    theirs): not in a speech, not one naming someone else before them."""
+    text = (
+        "Chapter 1. The Ship\n\nThe riggers left, and a night-cap came for Stubb at noon. "
+        "“Stubb was a fool,” said Peleg. Then Peleg and Stubb, the old mate, went below. "
+        "Peleg laughed at Stubb. Stubb was the second mate of the ship. Stubb smoked. "
+        "Stubb was a merry man from Cape Cod. Peleg watched Stubb, and Stubb slept.\n\n"
+    )
+    from folio.domain.books import Chapter, Page
+    from tests.unit.test_book_tools import _book, _stored
+
+    book = _book("whale", "Whale", text, [Chapter(1, "Chapter 1. The Ship", 0)],
+                 [Page(1, "1", 0, len(text))])  # fmt: skip
+    story = _stored(book.with_position(book.position_at_page("1")), text, [])
+    result = run(story, PEOPLE, name="Stubb")
+    [stubb] = result.data.people
+    assert stubb.described is not None
+    assert stubb.described.text == "Stubb was the second mate of the ship."
+    back = decode_payload(encode_payload(result.data)).people[0]  # type: ignore[union-attr]
+    assert back.described is not None and back.described.text == stubb.described.text
+    assert stubb.described in passages_in(result.data)  # cited as the people tool's passage
+
+
+def test_describing_finds_a_name_said_to_be_something() -> None:
+    said = describing("Flask", "Mr Flask")
+    for text in (
+        "The third mate was Flask, a native of Tisbury.",
+        "Next was Flask, an unmixed Indian.",
+        "Mr. Flask was a short, stout young fellow.",
+        "Flask, the third mate, laughed.",
+        "Flask, Lady Middleton's nephew, was there.",
+        "Flask, of Tisbury, in the Vineyard, was a native of it.",
+    ):
+        assert said.search(text), text
+    for text in ("Flask, his two sisters and Bill came.", "Flask seemed a pyramid.",
+                 "In understanding, Flask was the superior.", "Flasks were the best."):  # fmt: skip
+        assert not said.search(text), text

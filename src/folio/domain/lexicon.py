@@ -219,6 +219,29 @@ def name_pattern(*names: str, flags: int = 0) -> re.Pattern[str]:
     return re.compile(rf"\b(?:{'|'.join(written)})\b" if written else r"(?!)", flags)
 
 
+# Where English prose says who someone is: their name then "was"/"is" and a noun's determiner
+# ("Stubb was the second mate", "Mr. Frank Churchill was one of the boasts of Highbury", an aside
+# between: "Sir Walter Elliot, of Kellynch Hall, ..., was a man who"), their name then a noun
+# phrase set off by a comma ("Mrs. Jennings, Lady Middleton's mother,", "Mr. Knightley, a
+# sensible man"), or a role said to be theirs ("The third mate was Flask", "Next was Tashtego")
+_COPULA = r"\s+(?:was|is)\s+"
+_ASIDE = r"(?:,[^.;:!?\"“”\n]{1,60},)?"
+# what they are, of two words at least: not "In understanding, Darcy was the superior."
+_SAID_OF = r"(?:a|an|the|one|his|her|their)\s+[\w’'-]+,?\s+[\w’'-]"
+_SET_OFF = r",\s+(?:a|an|the|[A-Z][\w-]*(?:\s[A-Z][\w-]*)*['’]s)\s"
+
+
+def describing(*names: str) -> re.Pattern[str]:
+    """Where a text may say who one of ``names`` is: the name followed by what they are, or a
+    role said to be theirs (the match starts at the name, or at the role). English only; whether
+    the sentence is about them (its first name theirs) is the caller's to tell."""
+    name = name_pattern(*names).pattern
+    return re.compile(
+        rf"{name}{_ASIDE}{_COPULA}{_SAID_OF}|{name}{_SET_OFF}"
+        rf"|\b(?:[Tt]he\s+(?:[\w-]+\s+){{1,5}}?|Next\s+)(?:was|is)\s+{name}"
+    )
+
+
 def normal_form(text: str) -> str:
     """ "Mr. Darcy's" -> "Mr Darcy": no full stops, no possessive, single spaces."""
     words = [w.rstrip(".").removesuffix("'s").removesuffix("’s") for w in text.split()]

@@ -245,6 +245,9 @@ class Person:
     # they tell the story read: its narration calls them "I", only others' speech names them
     # (one-name lookups: Frankenstein's Victor, "My dear Victor," cried he)
     narrates: bool = False
+    # the first sentence of the story's own voice about them that says who they are ("Stubb was
+    # the second mate.", "Mrs. Jennings, Lady Middleton's mother, was ..."; one-name lookups)
+    described: Passage | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,8 +277,9 @@ def passages_in(payload: object) -> tuple[Passage, ...]:
         return (payload.passage,)
     if isinstance(payload, Recap):
         return payload.passages
-    if isinstance(payload, PeopleList):  # where each is first met, and first told of
-        return tuple(q for p in payload.people for q in (p.first, p.told) if q is not None)
+    if isinstance(payload, PeopleList):  # where each is first met, first told of, described
+        every = ((p.first, p.told, p.described) for p in payload.people)
+        return tuple(q for held in every for q in held if q is not None)
     return ()
 
 
@@ -350,6 +354,11 @@ def encode_payload(payload: ToolPayload | Any, *, brief: bool = False) -> Any:
                     **({"told": _passage_json(p.told, brief=brief)} if p.told else {}),
                     **({"place": True} if p.place else {}),
                     **({"narrates": True} if p.narrates else {}),
+                    **(
+                        {"described": _passage_json(p.described, brief=brief)}
+                        if p.described
+                        else {}
+                    ),
                 }
                 for p in payload.people
             ],
@@ -447,7 +456,11 @@ def decode_payload(data: Any) -> ToolPayload | None:
                 told = entry.get("told")
                 told = decode_passage(told) if isinstance(told, Mapping) else None
                 place, narrates = entry.get("place") is True, entry.get("narrates") is True
-                people.append(Person(name, mentions, first, forms, share, told, place, narrates))
+                described = entry.get("described")
+                described = decode_passage(described) if isinstance(described, Mapping) else None
+                people.append(
+                    Person(name, mentions, first, forms, share, told, place, narrates, described)
+                )
         misspelt, voice = data.get("misspelt"), data.get("first_person")
         return PeopleList(
             tuple(people),

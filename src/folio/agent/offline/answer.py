@@ -42,7 +42,7 @@ from itertools import pairwise
 import numpy as np
 
 from folio.agent.citations import listed_quotes
-from folio.domain.lexicon import MID_NAME, NAME_WORD, RUN, normal_form, runs
+from folio.domain.lexicon import MID_NAME, NAME_WORD, RUN, describing, normal_form, runs
 from folio.domain.passages import Passage, Person
 from folio.domain.ports import Embedder
 from folio.domain.search import STOPWORDS, phrase_key, query_terms, stems
@@ -180,7 +180,7 @@ def best_quotes(
     question asks who ``about`` is in other words than their names alone ("tell me about
     Marianne", ``MessageKinds.asks_who``)."""
     subject = None if about is None or _possessive(question, about) else about
-    own = [p for p in (about.first, about.told) if p is not None] if about else []
+    own = [p for p in (about.first, about.told, about.described) if p is not None] if about else []
     pool = [*passages, *around, *own]
     ranks = [*range(len(passages)), *(0 for _ in around), *(len(passages) for _ in own)]
     named = {w for p in pool for w in MID_NAME.findall(p.text) if w.lower() not in STOPWORDS}
@@ -323,7 +323,8 @@ def _candidates(
     passages write capitalised mid-sentence (names); ``ranks``: each passage's rank."""
     out: list[_Candidate] = []
     seen: set[str] = set()
-    own = {_key(p.text) for p in (subject.first, subject.told) if p} if subject else set()
+    held = (subject.first, subject.told, subject.described) if subject else ()
+    own = {_key(p.text) for p in held if p}
     opens = [_opens(p) for p in pool]
     cut = [speeches(p.text, opening=o) for p, o in zip(pool, opens, strict=True)]
     # a sentence alone (where someone is first met) is read as its own
@@ -386,7 +387,10 @@ def _introduction(candidates: Sequence[_Candidate], subject: Person | None) -> _
     When no narration there says something and they were first met in a speech, the first
     sentence the story tells of them in its own voice (``Person.told``: "The third mate was
     Flask, a native of Tisbury", not Captain Bildad's "Luck to ye, Mr. Flask"); of someone who
-    tells the story (``Person.narrates``), always: their own first words of it."""
+    tells the story (``Person.narrates``), always: their own first words of it. Otherwise,
+    unless that sentence says who they are itself ("by Mr. Elton, a young man living alone"),
+    the first the story says it in (``Person.described``: "Sir John Middleton was a good looking
+    man about forty.", not "She instantly wrote Sir John Middleton her acknowledgment")."""
     if subject is None:
         return None
     first = subject.first
@@ -415,9 +419,19 @@ def _introduction(candidates: Sequence[_Candidate], subject: Person | None) -> _
         return next(iter(telling), None)
     told = _key(subject.told.text) if subject.told else None
     voiced = [c for c in candidates if _key(c.sentence) == told and _said(c) == 0]
-    if voiced and (subject.narrates or all(_SPEECH.search(c.sentence) for c in telling)):
-        return voiced[0]  # first met in a speech: the story's own first words about them
-    return min(telling, key=lambda c: _dialogue(c.sentence), default=None)
+    if voiced and subject.narrates:
+        return voiced[0]  # their own first words of the story
+    nearest = (
+        voiced[0]  # first met in a speech: the story's own first words about them
+        if voiced and all(_SPEECH.search(c.sentence) for c in telling)
+        else min(telling, key=lambda c: _dialogue(c.sentence), default=None)
+    )
+    said = _key(subject.described.text) if subject.described else None
+    described = [c for c in candidates if _key(c.sentence) == said]
+    forms = describing(subject.name, *subject.aliases)
+    if described and (nearest is None or not forms.search(nearest.sentence)):
+        return described[0]  # where the story says who they are ("Stubb was the second mate.")
+    return nearest
 
 
 def _shortlist(

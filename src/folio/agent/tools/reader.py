@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from difflib import SequenceMatcher
 from functools import cache
+from itertools import islice
 from typing import Any
 
 from folio.agent.tools.base import (
@@ -34,7 +35,7 @@ from folio.agent.tools.base import (
 )
 from folio.agent.tools.recap import RecapTool
 from folio.domain.books import Book
-from folio.domain.lexicon import Lexicon, name_pattern, singular
+from folio.domain.lexicon import RUN, Lexicon, Name, describing, name_pattern, runs, singular
 from folio.domain.passages import PEOPLE, Passage, PeopleList, Person
 from folio.domain.sentences import is_prose, opens_with, sentence_spans
 
@@ -44,6 +45,7 @@ MAX_WORDS = 60
 AROUND = 1500  # characters read on each side of a first mention to find its sentence
 MAX_SKIPPED = 5  # first mentions passed over for standing in a heading, a note or a speech
 MAX_TOLD = 12  # first mentions read for the first the story tells in its own voice
+MAX_DESCRIBING = 40  # places read for a sentence saying who someone is
 # a name asked for that no text read writes is taken for the name read this alike (difflib's
 # ratio), each word at least MIN_WORD_LIKENESS alike: a misspelling ("Knightly", 0.94 to
 # "Knightley"; "Victer", 0.83 to "Victor"), not another person ("Frank Churchill" is no "Mrs
@@ -51,6 +53,7 @@ MAX_TOLD = 12  # first mentions read for the first the story tells in its own vo
 MIN_LIKENESS = 0.8
 MIN_WORD_LIKENESS = 0.75
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
+_OPENING_RUN = re.compile(rf"(?:{RUN.pattern})\s*$")  # capitalised words just before a name
 # a sentence opening with the book's whole title, when it has this many words, is its title page
 # (a one-word title, "Emma", opens the story's sentences too)
 MIN_TITLE_WORDS = 3
@@ -187,6 +190,7 @@ def _one_name(ctx: ToolContext, services: ToolServices, name: str) -> ToolResult
     where = ctx.book.describe_position()
     # volume, its text read, name, mentions, first offsets
     met: list[tuple[Book, Texts, str, int, list[int]]] = []
+    known_first: tuple[Lexicon, Name] | None = None  # as the first volume met knows the name
     aliases: set[str] = set()
     held: set[tuple[str, int]] = set()  # passage-lengths of text read holding a mention
     read = 0  # and passage-lengths read in all
@@ -209,6 +213,7 @@ def _one_name(ctx: ToolContext, services: ToolServices, name: str) -> ToolResult
             label = known.name if known.name in forms else name
             early = (o for a, b in spans for o in known.within(a, b, MAX_TOLD))
             firsts = sorted({*said[:MAX_TOLD], *early})[:MAX_TOLD]
+            known_first = known_first or (None if met else (lexicon, known))
             met.append((volume, texts, label, count, firsts))
             aliases |= forms
             every = [o for a, b in spans for o in known.within(a, b, known.mentions(a, b))]
@@ -230,6 +235,7 @@ def _one_name(ctx: ToolContext, services: ToolServices, name: str) -> ToolResult
     first, told = _first_met(volume, shown, firsts, ctx.book)
     if narrates and told is None:  # the story's own first words about them are their own
         told = _opening(volume, shown, firsts[0], ctx.book)
+    described = _described(volume, shown, *known_first, ctx.book) if known_first else None
     person = Person(
         label,
         sum(m[3] for m in met),
@@ -239,8 +245,34 @@ def _one_name(ctx: ToolContext, services: ToolServices, name: str) -> ToolResult
         told=told,
         place=place,
         narrates=narrates and not place,
+        described=None if place else described,
     )
     return ToolResult.ok(PeopleList((person,), where), summary=f"1 name: {label}")
+
+
+def _described(
+    volume: Book, texts: Texts, lexicon: Lexicon, known: Name, book: Book
+) -> Passage | None:
+    """The first sentence of the story's own voice in ``volume``'s text read (``texts``) that
+    says who ``known`` is (``lexicon.describing``: "Stubb was the second mate.", "Sir John
+    Middleton was a good looking man about forty.") and is about them: no one else is named in
+    it before (not "...brought the Westons and Mr. Knightley; and by Mr. Elton, a young man").
+    Of the first ``MAX_DESCRIBING`` places the pattern finds; None when none."""
+    pattern = describing(known.name, *known.aliases)
+    places = ((a, t, m.start()) for a, t in texts for m in pattern.finditer(t))
+    for start, text, local in islice(places, MAX_DESCRIBING):
+        if _spoken(text[max(0, local - AROUND) : local]):
+            continue
+        mention = _mention(volume, text, start, local)
+        if not _of_story(mention):
+            continue
+        # the sentence up to the name found, and the words its run opens with ("Mr. Lucian"
+        # of "Mr. Lucian Gregory, the red-haired poet", a form the lexicon may hold apart)
+        opening = _OPENING_RUN.sub("", text[mention[2][0] - start : local])
+        others = {n.name for r in runs(opening) if (n := lexicon.find(r)) is not None}
+        if others <= {known.name}:
+            return passage_of(volume, mention[1], *mention[2], volume=book)
+    return None
 
 
 def _narrates(texts: Texts, offsets: Sequence[int]) -> bool:

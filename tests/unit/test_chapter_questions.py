@@ -100,3 +100,17 @@ def test_a_chapter_the_book_lacks_is_told_with_the_chapters_it_has_reached() -> 
     past = recap(parts_story(), "part 3")
     assert not past.success and past.error_code == "NOT_ALLOWED"
     assert "Makers of Fire" not in (past.error or "")
+
+
+def test_a_chapter_number_read_in_one_part_only_is_that_chapter() -> None:
+    """Emma's "chapter 10", read in its first volume only: that chapter's recap, not a question
+    back listing the later volumes' chapter 10."""
+    story = parts_story()
+    result = recap(story, "chapter 2")  # Part I's and Part II's chapter 2 are both read
+    assert not result.success and result.error_code == "AMBIGUOUS"
+    book = story.book.with_position(story.book.position_at_chapter("part 2 chapter 1"))
+    ctx = ToolContext(book=book)
+    one = default_registry().execute(RECAP, ctx, story.services(), {"chapter": "chapter 2"})
+    assert one.success and {p.chapter for p in one.data.passages} == {
+        "Part I, Chapter II. The She-Wolf"
+    }

@@ -72,13 +72,15 @@ class RecapTool(BaseTool):
                 story = tuple(c for c in book.chapters if c.is_story) or book.chapters
                 labels = chapter_label_parts(story)
                 found = [c for c, p in zip(story, labels, strict=True) if matches(reference, p)]
-            if (len(found) > 1 and not major) or not found:
-                try:  # none, or several ("chapter 2" of a book in parts): said in its own words
+            wanted = {c.index for c in found}
+            read = [r for r in read if r[0].id == book.id and r[1].index in wanted]
+            # none, or several read ("chapter 2" of a book in parts, each part's read; Emma's
+            # "chapter 10" read in its first volume only is that one): said in its own words
+            if not found or (len(read) > 1 and not major):
+                try:
                     book.chapter_named(chapter)
                 except BookError as e:
                     return ToolResult.fail(str(e), "NOT_FOUND" if not found else "AMBIGUOUS")
-            wanted = {c.index for c in found}
-            read = [r for r in read if r[0].id == book.id and r[1].index in wanted]
             if not read:
                 return ToolResult.fail(
                     f"{chapter} lies past the reader's position ({where}): it cannot be "

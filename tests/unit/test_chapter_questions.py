@@ -114,3 +114,13 @@ def test_a_chapter_number_read_in_one_part_only_is_that_chapter() -> None:
     assert one.success and {p.chapter for p in one.data.passages} == {
         "Part I, Chapter II. The She-Wolf"
     }
+
+
+def test_a_recap_of_a_part_is_headed_as_the_reader_named_it() -> None:
+    from folio.agent.offline.strategy import reader_answer
+    from folio.domain.passages import ToolOutcome
+
+    data = recap(parts_story(), "part 1").data
+    answer = reader_answer(ToolOutcome(True, payload=data), "part 1")
+    assert answer.startswith("Part 1, in the book's words:\n- Part I, Chapter I. The Trail")
+    assert reader_answer(ToolOutcome(True, payload=data)).startswith("The story up to")

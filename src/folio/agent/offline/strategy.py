@@ -206,7 +206,7 @@ class OfflineStrategy:
                 if isinstance(reached.payload, ChapterList) and reached.payload.chapters:
                     arguments = {"chapter": reached.payload.chapters[-1].title}
             outcome, more = _call(run_tool, kind, arguments)
-            answer, queries = reader_answer(outcome), tuple[str, ...]()
+            answer, queries = reader_answer(outcome, arguments.get("chapter")), tuple[str, ...]()
             if kind == LIST_CHAPTERS and outcome.success and SEARCH_BOOK in available:
                 answer, found, queries = self._discussed(answer, head, run_tool, available)
                 more = (*more, *found)
@@ -701,8 +701,10 @@ def _call(
     )
 
 
-def reader_answer(outcome: ToolOutcome) -> str:
-    """The offline answer from a recap or a people list, quoted with pages."""
+def reader_answer(outcome: ToolOutcome, asked: str | None = None) -> str:
+    """The offline answer from a recap or a people list, quoted with pages; ``asked``: the
+    chapters a recap was asked for as the reader named them ("part 2"), its heading when it
+    spans several."""
     payload = outcome.payload
     if not outcome.success or payload is None:
         return f"I cannot do that: {outcome.error or 'the tool failed.'}"
@@ -714,7 +716,8 @@ def reader_answer(outcome: ToolOutcome) -> str:
         lines = [f"- {p.location}: {in_quotes(p.text)}" for p in payload.passages]
         chapters = {p.chapter for p in payload.passages}
         one = next(iter(chapters)) if len(chapters) == 1 and len(lines) > 1 else None
-        story = one or f"The story {read_through(payload.reading_limit)}"  # one chapter's
+        named = asked[:1].upper() + asked[1:] if asked and len(chapters) > 1 else None
+        story = one or named or f"The story {read_through(payload.reading_limit)}"
         head = f"{story}, in the book's words:"
         more = f"\n({payload.note})" if payload.note else ""
         return head + "\n" + "\n".join(lines) + more + "\n\n" + OFFLINE_NOTE

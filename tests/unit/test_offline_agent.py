@@ -16,7 +16,7 @@ import pytest
 from folio.adapters.llm.offline import OfflineChatProvider
 from folio.agent.citations import listed_quotes
 from folio.agent.context import WITHHELD_ANSWER
-from folio.agent.offline.answer import best_quotes, compose, lead_location
+from folio.agent.offline.answer import MAX_QUOTE_WORDS, best_quotes, compose, lead_location
 from folio.agent.offline.kinds import MessageKinds
 from folio.agent.offline.strategy import (
     OfflineStrategy,
@@ -808,3 +808,35 @@ def test_who_is_leads_with_where_the_story_says_who_they_are() -> None:
     cousins = {PEOPLE: met(replace(john, first=cousin)), SEARCH_BOOK: found(cousin)}
     result, _ = ask("Who is Sir John?", **cousins)
     assert listed_quotes(result.answer)[0] == cousin.text
+
+
+def test_a_long_sentence_is_quoted_where_it_speaks_of_what_was_asked() -> None:
+    """A sentence over ``MAX_QUOTE_WORDS`` is quoted at its words that hold the question's, with
+    "…" where it is cut on either side; the quote is still found in its passage (its citation)
+    and read back as the line's quote."""
+    filler = " ".join(f"word{i}" for i in range(80))
+    sentence = f"The lighthouse began with {filler}, and at last the keeper lit the great lamp."
+    scene = passage(sentence)
+    [quote] = best_quotes(BagOfWords(), "Who lit the great lamp of the lighthouse?", [scene])
+    assert quote.late and not quote.cut and quote.sentence.endswith("lit the great lamp.")
+    assert len(quote.sentence.split()) == MAX_QUOTE_WORDS
+    assert scene.span_of(quote.sentence) is not None
+    answer = compose([quote], "up to Chapter 5")
+    line = answer.splitlines()[1]
+    assert line.startswith('- … "') and listed_quotes(answer) == [quote.sentence]
+    [head] = best_quotes(BagOfWords(), "How did the lighthouse begin?", [scene])
+    assert head.cut and not head.late and head.sentence.startswith("The lighthouse began with")
+
+
+def test_asked_how_two_met_the_answer_is_where_they_met_not_who_one_is() -> None:
+    """ "How did Marianne meet Willoughby?": the sentence Willoughby is first met in (the
+    meeting) leads, not the later one saying who he is (``Person.described``)."""
+    met_in = passage("His name, he replied, was Willoughby, and he carried Marianne home.",
+                     "Chapter 9", "35")  # fmt: skip
+    said = passage("Willoughby was a young man of good abilities.", "Chapter 10", "39")
+    willoughby = Person("Willoughby", 30, met_in, described=said)
+    people = {PEOPLE: met(willoughby), SEARCH_BOOK: found(met_in, said)}
+    kinds = MessageKinds(BagOfWords(), asked_names)
+    assert kinds.asks_meeting("How did Marianne meet Willoughby?")
+    result, _ = ask("How did Marianne meet Willoughby?", **people)
+    assert listed_quotes(result.answer)[0] == met_in.text

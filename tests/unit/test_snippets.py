@@ -9,8 +9,7 @@ from typing import NamedTuple
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from folio.app.search import _terms_pattern, best_window
-from folio.domain.search import query_terms
+from folio.domain.search import _terms_pattern, best_window, query_terms
 
 _TOKEN = re.compile(r"\S+")
 

@@ -20,7 +20,8 @@ MIN_QUOTE_CHARS = 12
 # marks open and close stands in them alone: - “Compose yourself,” said Clerval. (Chapter 5, p. 46);
 # a play's speech follows its speaker's prefix: - Macb. "So foule and faire a day" (Act I, p. 3)
 _LISTED = re.compile(
-    r'^- (?:[^\s"“]+(?: [^\s"“]+){0,2}\. )?(?:"(.+)"|(“.+”))(?: …)? \([^()\n]*\)(?: \[\d+\])?$',
+    r'^- (?:[^\s"“]+(?: [^\s"“]+){0,2}\. )?(?:… )?'  # a speaker's prefix; a long one's part
+    r'(?:"(.+)"|(“.+”))(?: …)? \([^()\n]*\)(?: \[\d+\])?$',
     re.MULTILINE,
 )
 _STRAIGHT = re.compile(r'"([^"]{' + str(MIN_QUOTE_CHARS) + r',})"')

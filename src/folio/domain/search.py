@@ -3,6 +3,7 @@ words of a query worth matching (shared by the lexical indexes and the snippet p
 
 from __future__ import annotations
 
+import bisect
 import re
 import threading
 from collections.abc import Mapping, Sequence
@@ -111,3 +112,81 @@ def reciprocal_rank_fusion(
         key: sum(w / (k + r[key]) for r, w in zip(rankings, weights, strict=True) if key in r)
         for key in keys
     }
+
+
+SNIPPET_WORDS = 40  # of a search hit's snippet
+
+
+def best_window(text: str, query: str, *, words: int = SNIPPET_WORDS) -> str:
+    """The ``words``-word window of ``text`` holding the most words that match the query (the
+    earliest on ties, then shifted so its matches sit in the middle), on one line, with "…" where
+    the window cuts the text.
+
+    Works from the few matches, not from every word: the text is split once (in C) and each match
+    is placed by counting the words before it, so no per-word objects are built."""
+    tokens = text.split()
+    if len(tokens) <= words:
+        return " ".join(tokens)
+    start = window_start(text, query, words=words)
+    prefix = "…" if start > 0 else ""
+    suffix = "…" if start + words < len(tokens) else ""
+    return f"{prefix}{' '.join(tokens[start : start + words])}{suffix}"
+
+
+def window_start(text: str, query: str, *, words: int) -> int:
+    """Where ``best_window`` starts: the index, in ``text.split()``, of the first of the
+    ``words`` words holding the most words that match the query (0 when none does)."""
+    total = len(text.split())
+    if total <= words:
+        return 0
+    hits = _matching_words(text, set(query_terms(query)))
+    return _centred(hits, _best_start(hits, words, total), words, total)
+
+
+def _matching_words(text: str, terms: set[str]) -> list[int]:
+    """Indexes (in ``text.split()``) of the words holding a match, ascending, each once."""
+    pattern = _terms_pattern(terms)
+    if pattern is None:
+        return []
+    found: list[int] = []
+    for m in pattern.finditer(text):
+        at = m.start()
+        # words before the match; a match inside a word ('"whale') belongs to that word
+        index = len(text[:at].split()) - (1 if at and not text[at - 1].isspace() else 0)
+        if not found or found[-1] != index:
+            found.append(index)
+    return found
+
+
+def _best_start(hits: list[int], words: int, total: int) -> int:
+    """The earliest window start holding the most hits. A window's count only rises when its end
+    reaches a hit, so the best start is 0 or ``hit - words + 1`` for some hit."""
+    last = total - words
+    best_start, best_score = 0, -1
+    for start in sorted({0, *(min(max(0, h - words + 1), last) for h in hits)}):
+        score = bisect.bisect_left(hits, start + words) - bisect.bisect_left(hits, start)
+        if score > best_score:
+            best_start, best_score = start, score
+    return best_start
+
+
+def _centred(hits: list[int], start: int, words: int, total: int) -> int:
+    """Shift a window so that the matches it holds sit in its middle, not at an edge."""
+    inside = hits[bisect.bisect_left(hits, start) : bisect.bisect_left(hits, start + words)]
+    if not inside:
+        return start
+    slack = words - 1 - (inside[-1] - inside[0])
+    return max(0, min(inside[0] - slack // 2, total - words))
+
+
+def _terms_pattern(terms: set[str]) -> re.Pattern[str] | None:
+    """Words matching a query term, with a crude stemmer: a term of 4+ letters matches any word
+    sharing its first ``max(4, len - 2)`` letters ("whales"/"whale", "hunting"/"hunted"); a
+    shorter term matches only itself."""
+    if not terms:
+        return None
+    parts = sorted(
+        (re.escape(t[: max(4, len(t) - 2)]) + r"\w*" if len(t) >= 4 else re.escape(t) + r"\b")
+        for t in terms
+    )
+    return re.compile(r"(?<!\w)(?:" + "|".join(parts) + ")", re.IGNORECASE)

@@ -45,7 +45,7 @@ from folio.agent.citations import listed_quotes
 from folio.domain.lexicon import MID_NAME, NAME_WORD, RUN, describing, normal_form, runs
 from folio.domain.passages import Passage, Person
 from folio.domain.ports import Embedder
-from folio.domain.search import STOPWORDS, phrase_key, query_terms, stems
+from folio.domain.search import STOPWORDS, phrase_key, query_terms, stems, window_start
 from folio.domain.sentences import (
     Speech,
     in_heading,
@@ -115,8 +115,9 @@ class Quote:
     sentence: str
     passage: Passage
     score: float
-    cut: bool = False  # only the sentence's first ``MAX_QUOTE_WORDS`` words are quoted
+    cut: bool = False  # the sentence goes on past the words quoted (``MAX_QUOTE_WORDS``)
     speaker: str | None = None  # who speaks it, in a play, as its prefix names them ("Macb")
+    late: bool = False  # the sentence starts before the words quoted: its part the question is of
 
     @property
     def location(self) -> str:
@@ -222,7 +223,7 @@ def best_quotes(
     # a play's stage direction comes after every speech: "Enter the three Witches." is closest
     # to "Who are the witches?" and tells nothing of them
     ranked = sorted(kept, key=lambda c: (c is not intro, c.staged, c in stale, -scores[c]))
-    return [_quote(c, scores[c]) for c in ranked[:MAX_QUOTES]]
+    return [_quote(c, scores[c], question) for c in ranked[:MAX_QUOTES]]
 
 
 def _scores(
@@ -250,7 +251,7 @@ def compose(quotes: Sequence[Quote], where: str) -> str:
     if not quotes:
         return f"Nothing {where} answers this. Try other words, or a name from the story."
     lines = [
-        f"- {f'{q.speaker}. ' if q.speaker else ''}{in_quotes(q.sentence)}"
+        f"- {f'{q.speaker}. ' if q.speaker else ''}{'… ' if q.late else ''}{in_quotes(q.sentence)}"
         f"{' …' if q.cut else ''} ({q.location})"
         for q in quotes
     ]
@@ -286,14 +287,15 @@ def quote_head(quote: str) -> str:
 
 
 def following(passage: Passage, quote: str) -> Quote | None:
-    """The first sentence of ``passage`` after the one that opens with ``quote``'s first words
-    (``quote_head``: a quote of an earlier answer) and that says something: not a heading line,
+    """The first sentence of ``passage`` after the one holding ``quote``'s first words
+    (``quote_head``: a quote of an earlier answer, the part of a long sentence it quoted) and
+    that says something: not a heading line,
     a question, an exclamation, words leading into what follows (a colon, a comma) or a fragment
     of few words (``_penalty``). None when ``passage`` does not hold that sentence or nothing
     after it says something."""
     head = f" {quote_head(quote)} "
     sentences = split_sentences(passage.text)
-    at = next((i for i, x in enumerate(sentences) if phrase_key(x).startswith(head)), None)
+    at = next((i for i, x in enumerate(sentences) if head in f" {phrase_key(x)} "), None)
     if at is None:
         return None
     after = sentences[at + 1 :]
@@ -543,14 +545,24 @@ def _someone_else(sentence: str, about: Person | None, named: set[str]) -> bool:
     return not (any(words <= form for form in forms) or set(about.name.split()) <= words)
 
 
-def _quote(c: _Candidate, score: float) -> Quote:
-    return _quote_of(c.sentence, c.passage, score, c.speaker)
+def _quote(c: _Candidate, score: float, question: str) -> Quote:
+    return _quote_of(c.sentence, c.passage, score, c.speaker, question)
 
 
 def _quote_of(
-    sentence: str, passage: Passage, score: float = 0.0, speaker: str | None = None
+    sentence: str,
+    passage: Passage,
+    score: float = 0.0,
+    speaker: str | None = None,
+    question: str = "",
 ) -> Quote:
+    """``sentence`` quoted, at most ``MAX_QUOTE_WORDS`` of it: of a longer one, the words that
+    hold most of the question's ("... and that M. Waldman, a fellow-professor, would lecture
+    upon chemistry" of a sentence of 90 words, asked who M. Waldman is), else its first."""
     words = sentence.split()
     if len(words) <= MAX_QUOTE_WORDS:
         return Quote(sentence, passage, score, speaker=speaker)
-    return Quote(" ".join(words[:MAX_QUOTE_WORDS]), passage, score, True, speaker)
+    start = window_start(sentence, question, words=MAX_QUOTE_WORDS) if question else 0
+    shown = " ".join(words[start : start + MAX_QUOTE_WORDS])
+    cut = start + MAX_QUOTE_WORDS < len(words)
+    return Quote(shown, passage, score, cut, speaker, late=start > 0)

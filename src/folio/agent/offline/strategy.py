@@ -51,7 +51,7 @@ import re
 import uuid
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from folio.agent.context import clip
@@ -410,8 +410,9 @@ class OfflineStrategy:
         # asked who the narrator is ("Who is Victor?"; not "Who is Elizabeth to Victor?", nor
         # how Victor met Clerval): said first
         telling = narrator is not None and narrator[1] is about and not (mine or quotes or meeting)
-        if meeting:  # "How did Marianne meet Willoughby?"
-            about = met_later(met.values()) or about
+        if meeting and about is not None:  # "How did Marianne meet Willoughby?": where they
+            # met (Willoughby first named, carrying her home), not who he is (a chapter later)
+            about = replace(met_later(met.values()) or about, described=None)
         # of a narrator, the sentences naming them are others' speech to them ("Come, Victor;")
         of = None if mine is not None else about
         chosen = best_quotes(

@@ -63,7 +63,10 @@ def test_a_chapter_named_gets_its_recap(strategy: OfflineStrategy, question: str
     assert "dreary night" in answer
 
 
-def test_what_comes_next_is_still_not_told(strategy: OfflineStrategy) -> None:
-    answer, runner = ask(strategy, "What happens in the next chapter?")
+@pytest.mark.parametrize(
+    "question", ["What happens in the next chapter?", "What happens after chapter 4?"]
+)
+def test_what_comes_next_is_still_not_told(strategy: OfflineStrategy, question: str) -> None:
+    answer, runner = ask(strategy, question)
     assert not any(c.tool_name == RECAP for c in runner.calls)
     assert answer == LATER_REPLY.format(where="up to Chapter 5")

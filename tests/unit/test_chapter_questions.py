@@ -4,6 +4,8 @@ says which chapters it could mean (only those the reader has reached)."""
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
 from folio.agent.offline.strategy import asked_names
@@ -25,6 +27,10 @@ from tests.unit.test_book_tools import StoryLibrary, _book, _stored
         ("What happens in Act I, Scene 2?", "Act I, Scene 2"),
         ("Sum up ch. 6 please", "ch. 6"),
         ("Why does Macbeth act I wonder?", None),  # the pronoun after a verb
+        ("What happens in chapter 2 of part 2?", "chapter 2 of part 2"),
+        ("what happened in part I?", "part I"),
+        ("the part I liked best", None),
+        ("Who wrote the letter one day?", None),  # a number in words, in prose
         ("Who is Victor?", None),
         ("What happened on page 5?", None),
     ],
@@ -124,3 +130,18 @@ def test_a_recap_of_a_part_is_headed_as_the_reader_named_it() -> None:
     answer = reader_answer(ToolOutcome(True, payload=data), "part 1")
     assert answer.startswith("Part 1, in the book's words:\n- Part I, Chapter I. The Trail")
     assert reader_answer(ToolOutcome(True, payload=data)).startswith("The story up to")
+
+
+def test_a_chapter_of_a_part_is_that_one() -> None:
+    result = recap(parts_story(), "chapter 2 of part 2")
+    assert result.success and {p.chapter for p in result.data.passages} == {
+        "Part II, Chapter II. The Grey Cub"
+    }
+
+
+def test_a_refusal_is_logged_as_an_answer_not_a_fault(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.INFO, logger="folio.agent.tools"):
+        refused = recap(parts_story(), "part 3")
+    assert not refused.success
+    [record] = [r for r in caplog.records if "tool=recap_story" in r.getMessage()]
+    assert record.levelno == logging.INFO

@@ -10,9 +10,10 @@ import pytest
 from folio.adapters.embeddings.hashing import HashingEmbedder
 from folio.adapters.storage.memory.books import InMemoryLibrary
 from folio.app.library import Library
-from folio.app.search import SearchBook, best_window
+from folio.app.search import SearchBook
 from folio.domain.books import Book, BookFormat, Chapter, Chunk, Page, PositionKind, ReadingPosition
 from folio.domain.errors import BookError, BookErrorCode
+from folio.domain.search import best_window
 
 EMBEDDER = HashingEmbedder(64)
 

@@ -11,6 +11,7 @@ from folio.agent.offline.strategy import reader_answer
 from folio.agent.tools import default_registry
 from folio.agent.tools.base import ToolContext
 from folio.agent.tools.reader import MAX_NAME_CHARS, _narrates
+from folio.domain.books import PositionKind, ReadingPosition
 from folio.domain.lexicon import Lexicon, describing, singular
 from folio.domain.passages import (
     LIST_CHAPTERS,
@@ -309,6 +310,12 @@ def test_where_the_story_says_who_someone_is_is_kept_with_them() -> None:
     back = decode_payload(encode_payload(result.data)).people[0]  # type: ignore[union-attr]
     assert back.described is not None and back.described.text == stubb.described.text
     assert stubb.described in passages_in(result.data)  # cited as the people tool's passage
+    before = text.index("Stubb was the second mate")  # read up to it: never that sentence
+    earlier = story.at(ReadingPosition(before, PositionKind.PERCENT, 50.0))
+    ctx = ToolContext(book=earlier)
+    found = default_registry().execute(PEOPLE, ctx, story.services(), {"name": "Stubb"})
+    [read] = found.data.people
+    assert read.described is None or read.described.char_end <= before
 
 
 def test_describing_finds_a_name_said_to_be_something() -> None:

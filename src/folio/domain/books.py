@@ -390,7 +390,7 @@ class Book:
             names = "; ".join(f"{c.title} (p. {self.page_label(c.char_start)})" for c in shown)
             if shown and len(shown) < len(found):  # no count, no page: nothing of them is told
                 names += ", and chapters not named here"
-            example = self._reference_example(shown)
+            example = self.reference_example(shown)
             raise BookError(
                 f"{wanted!r} matches several chapters of {self.name!r}{': ' if names else ''}"
                 f"{names}. Name the one you mean by more of its title"
@@ -403,7 +403,7 @@ class Book:
             code=BookErrorCode.INVALID_POSITION,
         )
 
-    def _reference_example(self, chapters: list[Chapter]) -> str | None:
+    def reference_example(self, chapters: list[Chapter]) -> str | None:
         """How to name the first of ``chapters`` with its part, as the book numbers them ("act 1
         scene 2" in a play; none when its titles number no parts, as a Bible's books)."""
         story = tuple(c for c in self.chapters if c.is_story) or self.chapters

@@ -153,9 +153,10 @@ class ChapterReference:
 
 def parse_reference(text: str) -> ChapterReference:
     """A reference is a label when it is made only of keywords and numbers ("5", "Chapter V",
-    "part 2 chapter 3"); otherwise it names a title."""
+    "part 2 chapter 3", "chapter 3 of part 2"); otherwise it names a title."""
     stripped = text.strip()
     leftover = _PAIR.sub(lambda m: " " if to_number(m.group("num")) else m.group(), stripped)
+    leftover = re.sub(r"\b(?:of|in)\b", " ", leftover, flags=re.IGNORECASE)  # "chapter 2 of part 2"
     parts: tuple[LabelPart, ...] = ()
     if _NOT_WORD.sub("", leftover) == "":
         parts = label_parts(stripped)
@@ -164,11 +165,20 @@ def parse_reference(text: str) -> ChapterReference:
     return ChapterReference(stripped, parts)
 
 
+_JOINERS = {"", "of", "in"}  # between the pairs of one reference: "chapter 2 of part 2"
+_WORD_AFTER = re.compile(r"[ \t]+[a-z]")
+
+
 def _written(m: re.Match[str]) -> bool:
-    """Is a keyword-and-number ``_PAIR`` found in running text a reference? Its number is one,
-    and a lone "I" after a keyword in lower case is the pronoun ("in this act I think")."""
-    number = m.group("num")
-    return to_number(number) is not None and not (number == "I" and m.group("kw").islower())
+    """Is a keyword-and-number ``_PAIR`` found in running text a reference? Its number is one;
+    after a keyword in lower case, followed by a word in lower case, a lone "I" is the pronoun
+    ("in this act I think") and a number written as a word is prose ("the letter one day")."""
+    number, keyword = m.group("num"), m.group("kw")
+    if to_number(number) is None:
+        return False
+    prose = keyword.islower() and _WORD_AFTER.match(m.string, m.end()) is not None
+    spelt = number.isalpha() and not _ROMAN.match(number.lower())
+    return not (prose and (number == "I" or spelt))
 
 
 def reference_in(text: str) -> str | None:
@@ -180,7 +190,7 @@ def reference_in(text: str) -> str | None:
         return None
     start, end = found[0].span()
     for m in found[1:]:
-        if text[end : m.start()].strip(" ,"):
+        if text[end : m.start()].strip(" ,").lower() not in _JOINERS:
             break
         end = m.end()
     return text[start:end]

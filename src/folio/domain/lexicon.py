@@ -238,7 +238,7 @@ def describing(*names: str) -> re.Pattern[str]:
     name = name_pattern(*names).pattern
     return re.compile(
         rf"{name}{_ASIDE}{_COPULA}{_SAID_OF}|{name}{_SET_OFF}"
-        rf"|\b(?:[Tt]he\s+(?:[\w-]+\s+){{1,5}}?|Next\s+)(?:was|is)\s+{name}"
+        rf"|\b(?:[Tt]he\s+(?:[\w-]+\s+){{1,5}}?|Next\s+)(?:was|is)\s+{name}(?!['’]s\b|-)"
     )
 
 

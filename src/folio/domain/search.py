@@ -133,14 +133,22 @@ def best_window(text: str, query: str, *, words: int = SNIPPET_WORDS) -> str:
     return f"{prefix}{' '.join(tokens[start : start + words])}{suffix}"
 
 
-def window_start(text: str, query: str, *, words: int) -> int:
+def window_start(text: str, query: str, *, words: int, head: bool = False) -> int:
     """Where ``best_window`` starts: the index, in ``text.split()``, of the first of the
-    ``words`` words holding the most words that match the query (0 when none does)."""
+    ``words`` words holding the most words that match the query (0 when none does); ``head``:
+    0 too when the first ``words`` words hold as many (a quote then starts with its sentence)."""
     total = len(text.split())
     if total <= words:
         return 0
     hits = _matching_words(text, set(query_terms(query)))
-    return _centred(hits, _best_start(hits, words, total), words, total)
+    best = _best_start(hits, words, total)
+    if head and bisect.bisect_left(hits, words) >= _held(hits, best, words):
+        return 0
+    return _centred(hits, best, words, total)
+
+
+def _held(hits: list[int], start: int, words: int) -> int:
+    return bisect.bisect_left(hits, start + words) - bisect.bisect_left(hits, start)
 
 
 def _matching_words(text: str, terms: set[str]) -> list[int]:

@@ -295,7 +295,9 @@ def following(passage: Passage, quote: str) -> Quote | None:
     after it says something."""
     head = f" {quote_head(quote)} "
     sentences = split_sentences(passage.text)
-    at = next((i for i, x in enumerate(sentences) if head in f" {phrase_key(x)} "), None)
+    keys = [f" {phrase_key(x)} " for x in sentences]
+    opening = (i for i, k in enumerate(keys) if k.lstrip().startswith(head.lstrip()))
+    at = next(opening, next((i for i, k in enumerate(keys) if head in k), None))
     if at is None:
         return None
     after = sentences[at + 1 :]
@@ -562,7 +564,7 @@ def _quote_of(
     words = sentence.split()
     if len(words) <= MAX_QUOTE_WORDS:
         return Quote(sentence, passage, score, speaker=speaker)
-    start = window_start(sentence, question, words=MAX_QUOTE_WORDS) if question else 0
+    start = window_start(sentence, question, words=MAX_QUOTE_WORDS, head=True) if question else 0
     shown = " ".join(words[start : start + MAX_QUOTE_WORDS])
     cut = start + MAX_QUOTE_WORDS < len(words)
     return Quote(shown, passage, score, cut, speaker, late=start > 0)

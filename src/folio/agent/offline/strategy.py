@@ -195,8 +195,8 @@ class OfflineStrategy:
         # a chapter the question names ("What happens in Part II, Chapter IV?"): its recap, or
         # the recap tool's word that it lies past the position (not "what happens next")
         chapter = named or next(iter(_NUMBER.findall(question)), None)
-        if kind == LATER and RECAP in available and named is not None:
-            kind = RECAP
+        if kind == LATER and RECAP in available and named is not None and _inside(question, named):
+            kind = RECAP  # "What happens in chapter 8?", not "What happens after chapter 8?"
         if kind in (PEOPLE, RECAP, LIST_CHAPTERS) and kind in available:
             arguments: dict[str, Any] = {"chapter": chapter} if kind == RECAP and chapter else {}
             calls: tuple[PromptMessage, ...] = ()
@@ -516,6 +516,13 @@ def met_later(people: Iterable[Person]) -> Person | None:
     if len({p.first.book_id for p in pool}) > 1:
         return None
     return max(pool, key=lambda p: p.first.char_start)
+
+
+def _inside(question: str, reference: str) -> bool:
+    """Does ``question`` ask of what happens in the chapter it names ("in chapter 8", "of Part
+    I"), not after or before it? The word before the reference is "in", "of" or "during"."""
+    before = question[: question.find(reference)].split()
+    return bool(before) and before[-1].lower() in ("in", "of", "during")
 
 
 def search_query(question: str, earlier: Sequence[str]) -> str:

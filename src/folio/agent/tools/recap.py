@@ -34,7 +34,7 @@ from folio.agent.tools.base import (
 )
 from folio.domain.books import Book, Chapter, chapter_label_parts
 from folio.domain.chapter_labels import MAJOR_KEYWORDS, matches, parse_reference
-from folio.domain.errors import BookError, ToolErrorCode
+from folio.domain.errors import ToolErrorCode
 from folio.domain.passages import RECAP, Passage, Recap
 from folio.domain.summary import KEEP, Ranked, opening
 
@@ -73,14 +73,14 @@ class RecapTool(BaseTool):
                 labels = chapter_label_parts(story)
                 found = [c for c, p in zip(story, labels, strict=True) if matches(reference, p)]
             wanted = {c.index for c in found}
-            read = [r for r in read if r[0].id == book.id and r[1].index in wanted]
-            # none, or several read ("chapter 2" of a book in parts, each part's read; Emma's
-            # "chapter 10" read in its first volume only is that one): said in its own words
-            if not found or (len(read) > 1 and not major):
-                try:
-                    book.chapter_named(chapter)
-                except BookError as e:
-                    return ToolResult.fail(str(e), "NOT_FOUND" if not found else "AMBIGUOUS")
+            mine = [r for r in read if r[0].id == book.id]
+            if not found:
+                return ToolResult.fail(_none_such(book, chapter, mine), "NOT_FOUND")
+            read = [r for r in mine if r[1].index in wanted]
+            # several read ("chapter 2" of a book in parts, each part's read; Emma's "chapter
+            # 10", read in its first volume only, is that one): asked back, naming only those
+            if len(read) > 1 and not major:
+                return ToolResult.fail(_which(book, chapter, [r[1] for r in read]), "AMBIGUOUS")
             if not read:
                 return ToolResult.fail(
                     f"{chapter} lies past the reader's position ({where}): it cannot be "
@@ -98,6 +98,26 @@ class RecapTool(BaseTool):
         passages, note = _extractive(book, read, services, budget)
         data = Recap(tuple(passages), where, note)
         return ToolResult.ok(data, summary=f"{len(passages)} sentence(s), {len(read)} chapter(s)")
+
+
+def _none_such(book: Book, chapter: str, read: Sequence[Read]) -> str:
+    """No chapter of ``book`` is what the reader named: said with the chapters they have read."""
+    told = f"{book.name!r} has no chapter {chapter!r}"
+    if not read:
+        return f"{told}."
+    first, last = read[0][1].title, read[-1][1].title
+    return f"{told}: the chapters you have read run from {first} to {last}."
+
+
+def _which(book: Book, chapter: str, chapters: list[Chapter]) -> str:
+    """Several chapters read are what the reader named ("chapter 2" of a book in parts)."""
+    names = "; ".join(f"{c.title} (p. {book.page_label(c.char_start)})" for c in chapters)
+    example = book.reference_example(chapters)
+    how = f", or with its part ({example!r})" if example else ""
+    return (
+        f"{chapter!r} matches several chapters you have read: {names}. Name the one you mean "
+        f"by more of its title{how}."
+    )
 
 
 def _read_chapters(ctx: ToolContext) -> list[Read]:

@@ -146,12 +146,16 @@ class ToolRegistry:
         _log(name, self._category(name), ctx, result, duration_s * 1000)
 
 
+# what a tool answers when asked for what it must not or cannot give: logged as an answer
+REFUSALS = frozenset({ToolErrorCode.NOT_ALLOWED, "NOT_FOUND", "AMBIGUOUS"})
+
+
 def _log(
     name: str, category: str, ctx: ToolContext, result: ToolResult, duration_ms: float
 ) -> None:
     # a tool refusing (nothing past the position, no such chapter) is an answer, not a fault
-    failed = not result.success and result.error_code == ToolErrorCode.EXCEPTION
-    level = logging.WARNING if failed else logging.INFO
+    refused = result.error_code in REFUSALS
+    level = logging.INFO if result.success or refused else logging.WARNING
     conversation_id = ctx.conversation.id if ctx.conversation is not None else None
     logger.log(
         level,

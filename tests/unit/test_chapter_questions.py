@@ -145,3 +145,17 @@ def test_a_refusal_is_logged_as_an_answer_not_a_fault(caplog: pytest.LogCaptureF
     assert not refused.success
     [record] = [r for r in caplog.records if "tool=recap_story" in r.getMessage()]
     assert record.levelno == logging.INFO
+
+
+def test_a_chapter_asked_back_is_said_as_it_is() -> None:
+    """No "I cannot do that:" before a question back or a chapter the book lacks."""
+    from folio.agent.offline.strategy import reader_answer
+    from folio.domain.passages import ToolOutcome
+
+    for chapter in ("chapter 1", "chapter 8"):
+        failed = recap(parts_story(), chapter)
+        answer = reader_answer(ToolOutcome(False, error=failed.error, error_code=failed.error_code))
+        assert answer == failed.error and not answer.startswith("I cannot do that")
+    past = recap(parts_story(), "part 3")
+    told = reader_answer(ToolOutcome(False, error=past.error, error_code=past.error_code))
+    assert told.startswith("I cannot do that: part 3 lies past the reader's position")

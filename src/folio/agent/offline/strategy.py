@@ -709,11 +709,16 @@ def _call(
     )
 
 
+ASKED_BACK = frozenset({"NOT_FOUND", "AMBIGUOUS"})  # a recap's chapter: none so named, or several
+
+
 def reader_answer(outcome: ToolOutcome, asked: str | None = None) -> str:
     """The offline answer from a recap or a people list, quoted with pages; ``asked``: the
     chapters a recap was asked for as the reader named them ("part 2"), its heading when it
     spans several."""
     payload = outcome.payload
+    if not outcome.success and outcome.error and outcome.error_code in ASKED_BACK:
+        return outcome.error  # a question back, in the book's words: no chapter so, or several
     if not outcome.success or payload is None:
         return f"I cannot do that: {outcome.error or 'the tool failed.'}"
     if isinstance(payload, SearchResults):  # the reader's own highlights

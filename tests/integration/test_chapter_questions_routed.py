@@ -64,7 +64,12 @@ def test_a_chapter_named_gets_its_recap(strategy: OfflineStrategy, question: str
 
 
 @pytest.mark.parametrize(
-    "question", ["What happens in the next chapter?", "What happens after chapter 4?"]
+    "question",
+    [
+        "What happens in the next chapter?",
+        "What happens after chapter 4?",
+        "What happens in the chapter after chapter 5?",
+    ],
 )
 def test_what_comes_next_is_still_not_told(strategy: OfflineStrategy, question: str) -> None:
     answer, runner = ask(strategy, question)

@@ -73,14 +73,13 @@ from folio.agent.offline.kinds import (
     EXAMPLES,
     GOODBYE,
     GREETING,
-    LATER,
     MIN_OWN_SIMILARITY,
     MIN_TOOL_SIMILARITY,
     SMALL_TALK,
     MessageKinds,
 )
 from folio.agent.tools.highlights import content_terms
-from folio.domain.chapter_labels import label_parts, reference_in, without_references
+from folio.domain.chapter_labels import reference_in, without_references
 from folio.domain.lexicon import MID_NAME, RUN, name_pattern, normal_form
 from folio.domain.llm import (
     PromptMessage,
@@ -180,12 +179,11 @@ class OfflineStrategy:
         *head, last = messages
         question = last.content.strip()
         available = {tool.name for tool in tools}
-        # a chapter the question names is told apart as "chapter N", however the book divides
-        # itself: "What happened in Part I?" or "in Act 1, Scene 2?" asks what "in chapter 1" does
+        # a chapter the question names is told apart as "this chapter", however the book
+        # divides itself: "What happens in Act 1, Scene 2?" asks what "in this chapter" does (its
+        # recap), "What happens after chapter 8?" what "after this chapter" does (later events)
         named = reference_in(question)
-        parts = label_parts(named) if named else ()
-        plain = question.replace(named, f"chapter {parts[-1].number}") if named and parts else None
-        kind = self._kinds.kind(plain or question)
+        kind = self._kinds.kind(question.replace(named, "this chapter") if named else question)
         if kind in SMALL_TALK or kind == ABOUT_FOLIO:
             reply = FOLIO_HELP if kind == ABOUT_FOLIO else REPLIES.get(kind, THANKS_REPLY)
             return _outcome(reply, (), (), on_text, kind, messages)
@@ -193,10 +191,8 @@ class OfflineStrategy:
         if own is not None and own.sure:
             return _outcome(own.answer, own.calls, (), on_text, SEARCH_HIGHLIGHTS, messages)
         # a chapter the question names ("What happens in Part II, Chapter IV?"): its recap, or
-        # the recap tool's word that it lies past the position (not "what happens next")
+        # the recap tool's word that it lies past the position
         chapter = named or next(iter(_NUMBER.findall(question)), None)
-        if kind == LATER and RECAP in available and named is not None and _inside(question, named):
-            kind = RECAP  # "What happens in chapter 8?", not "What happens after chapter 8?"
         if kind in (PEOPLE, RECAP, LIST_CHAPTERS) and kind in available:
             arguments: dict[str, Any] = {"chapter": chapter} if kind == RECAP and chapter else {}
             calls: tuple[PromptMessage, ...] = ()
@@ -516,13 +512,6 @@ def met_later(people: Iterable[Person]) -> Person | None:
     if len({p.first.book_id for p in pool}) > 1:
         return None
     return max(pool, key=lambda p: p.first.char_start)
-
-
-def _inside(question: str, reference: str) -> bool:
-    """Does ``question`` ask of what happens in the chapter it names ("in chapter 8", "of Part
-    I"), not after or before it? The word before the reference is "in", "of" or "during"."""
-    before = question[: question.find(reference)].split()
-    return bool(before) and before[-1].lower() in ("in", "of", "during")
 
 
 def search_query(question: str, earlier: Sequence[str]) -> str:

@@ -270,12 +270,13 @@ class Book:
         value = float(page.number)
         return ReadingPosition(page.char_end, PositionKind.PAGE, value)
 
-    def find_chapters(self, ref: str) -> list[Chapter]:
+    def find_chapters(self, ref: str, *, whole: bool = False) -> list[Chapter]:
         """The chapters ``ref`` names, in the book's own words: its title ("Chapter 5", "Letter 2"),
         its number in any spelling ("5", "V", "five": the chapters so numbered, a "Chapter" before
         a "Letter" or an "Act"), keywords with numbers ("part 2 chapter 3"; "part 2" alone means
-        through its last chapter) or words of its title ("whiteness of the whale"). Several
-        chapters come back when the reference is ambiguous, none when nothing matches."""
+        through its last chapter, or with ``whole`` every chapter of it) or words of its title
+        ("whiteness of the whale"). Several chapters come back when the reference is ambiguous,
+        none when nothing matches."""
         reference = parse_reference(ref)
         words = reference.words
         if not words:
@@ -284,12 +285,12 @@ class Book:
         if exact:
             return exact
         if reference.parts:
-            return self._chapters_by_number(reference)
+            return self._chapters_by_number(reference, whole=whole)
         if len(words) >= 3:
             return [c for c in self.chapters if f" {words} " in f" {normalise(c.title)} "]
         return []
 
-    def _chapters_by_number(self, reference: ChapterReference) -> list[Chapter]:
+    def _chapters_by_number(self, reference: ChapterReference, *, whole: bool) -> list[Chapter]:
         story = tuple(c for c in self.chapters if c.is_story) or self.chapters
         labelled = list(zip(story, chapter_label_parts(story), strict=True))
         found = [c for c, parts in labelled if matches(reference, parts)]
@@ -298,7 +299,7 @@ class Book:
                 c for c, parts in labelled if c in found and parts[-1].keyword in (None, "chapter")
             ]
             found = preferred or found
-        if len(found) > 1 and all(p.keyword in MAJOR_KEYWORDS for p in reference.parts):
+        if len(found) > 1 and not whole and reference.major:
             found = [found[-1]]
         if found or any(parts for _, parts in labelled):
             return found

@@ -150,6 +150,11 @@ class ChapterReference:
     def words(self) -> str:
         return normalise(self.text)
 
+    @property
+    def major(self) -> bool:
+        """Does it name only divisions that hold chapters ("part 2", "act 1")?"""
+        return bool(self.parts) and all(p.keyword in MAJOR_KEYWORDS for p in self.parts)
+
 
 def parse_reference(text: str) -> ChapterReference:
     """A reference is a label when it is made only of keywords and numbers ("5", "Chapter V",

@@ -137,7 +137,9 @@ class ToolErrorCode(StrEnum):
     UNKNOWN_TOOL = "UNKNOWN_TOOL"
     INVALID_ARGUMENTS = "INVALID_ARGUMENTS"
     EXCEPTION = "EXCEPTION"
-    NOT_ALLOWED = "NOT_ALLOWED"
+    NOT_ALLOWED = "NOT_ALLOWED"  # past the position, or another's
+    NOT_FOUND = "NOT_FOUND"  # nothing so named (a chapter, a passage)
+    AMBIGUOUS = "AMBIGUOUS"  # several so named: asked back
 
 
 class ToolError(FolioError):

@@ -80,6 +80,7 @@ from folio.agent.offline.kinds import (
 )
 from folio.agent.tools.highlights import content_terms
 from folio.domain.chapter_labels import reference_in, without_references
+from folio.domain.errors import ToolErrorCode
 from folio.domain.lexicon import MID_NAME, RUN, name_pattern, normal_form
 from folio.domain.llm import (
     PromptMessage,
@@ -698,7 +699,8 @@ def _call(
     )
 
 
-ASKED_BACK = frozenset({"NOT_FOUND", "AMBIGUOUS"})  # a recap's chapter: none so named, or several
+# a recap's chapter: none so named, or several (asked back)
+ASKED_BACK = frozenset({ToolErrorCode.NOT_FOUND, ToolErrorCode.AMBIGUOUS})
 
 
 def reader_answer(outcome: ToolOutcome, asked: str | None = None) -> str:

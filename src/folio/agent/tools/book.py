@@ -157,7 +157,7 @@ class ReadPassageTool(BaseTool):
                                 volume=volume)  # fmt: skip
         return ToolResult.fail(
             f"No passage {chunk_id!r} in the part of the book the reader has reached.",
-            "NOT_FOUND",
+            ToolErrorCode.NOT_FOUND,
         )
 
     def _pages(

@@ -32,8 +32,8 @@ from folio.agent.tools.base import (
     ToolServices,
     passage_of,
 )
-from folio.domain.books import Book, Chapter, chapter_label_parts
-from folio.domain.chapter_labels import MAJOR_KEYWORDS, matches, parse_reference
+from folio.domain.books import Book, Chapter
+from folio.domain.chapter_labels import parse_reference
 from folio.domain.errors import ToolErrorCode
 from folio.domain.passages import RECAP, Passage, Recap
 from folio.domain.summary import KEEP, Ranked, opening
@@ -63,24 +63,19 @@ class RecapTool(BaseTool):
         read = _read_chapters(ctx)
         where = book.describe_position()
         if chapter is not None:
-            found = book.find_chapters(chapter)
-            reference = parse_reference(chapter)
-            major = bool(found and reference.parts) and all(
-                p.keyword in MAJOR_KEYWORDS for p in reference.parts
-            )
-            if major:  # "part 2": every chapter of it, not only its last (where a position ends)
-                story = tuple(c for c in book.chapters if c.is_story) or book.chapters
-                labels = chapter_label_parts(story)
-                found = [c for c, p in zip(story, labels, strict=True) if matches(reference, p)]
+            # "part 2": every chapter of it, not only its last (where a position ends)
+            found = book.find_chapters(chapter, whole=True)
+            major = parse_reference(chapter).major
             wanted = {c.index for c in found}
             mine = [r for r in read if r[0].id == book.id]
             if not found:
-                return ToolResult.fail(_none_such(book, chapter, mine), "NOT_FOUND")
+                return ToolResult.fail(_none_such(book, chapter, mine), ToolErrorCode.NOT_FOUND)
             read = [r for r in mine if r[1].index in wanted]
             # several read ("chapter 2" of a book in parts, each part's read; Emma's "chapter
             # 10", read in its first volume only, is that one): asked back, naming only those
             if len(read) > 1 and not major:
-                return ToolResult.fail(_which(book, chapter, [r[1] for r in read]), "AMBIGUOUS")
+                which = _which(book, chapter, [r[1] for r in read])
+                return ToolResult.fail(which, ToolErrorCode.AMBIGUOUS)
             if not read:
                 return ToolResult.fail(
                     f"{chapter} lies past the reader's position ({where}): it cannot be "

@@ -147,7 +147,7 @@ class ToolRegistry:
 
 
 # what a tool answers when asked for what it must not or cannot give: logged as an answer
-REFUSALS = frozenset({ToolErrorCode.NOT_ALLOWED, "NOT_FOUND", "AMBIGUOUS"})
+REFUSALS = frozenset({ToolErrorCode.NOT_ALLOWED, ToolErrorCode.NOT_FOUND, ToolErrorCode.AMBIGUOUS})
 
 
 def _log(

@@ -75,37 +75,26 @@ def test_small_talk_far_from_any_question_is_small_talk(kinds: MessageKinds, mes
 
 
 @pytest.mark.parametrize(
-    ("message", "next_"),
+    ("asks", "message", "told"),
     [
-        ("What did he do then?", True),
-        ("What did Todhunter do then?", True),
-        ("What happened after that?", True),
-        ("What did he do?", False),
-        ("Why did he leave?", False),
-        ("Where did they go after that?", False),
+        ("asks_next", "What did he do then?", True),
+        ("asks_next", "What did Todhunter do then?", True),
+        ("asks_next", "What happened after that?", True),
+        ("asks_next", "What did he do?", False),
+        ("asks_next", "Why did he leave?", False),
+        ("asks_next", "Where did they go after that?", False),
+        ("asks_narrator", "Who is the narrator?", True),
+        ("asks_narrator", "Who is telling this story?", True),
+        ("asks_narrator", "Who tells the tale?", True),
+        ("asks_narrator", "Who is Victor?", False),
+        ("asks_narrator", "Who told her that?", False),
+        ("asks_narrator", "Where does the story take place?", False),
     ],
 )
-def test_asking_what_came_right_after_is_told(
-    kinds: MessageKinds, message: str, next_: bool
+def test_asking_what_came_right_after_or_who_tells_the_story_is_told(
+    kinds: MessageKinds, asks: str, message: str, told: bool
 ) -> None:
-    assert kinds.asks_next(message) is next_
-
-
-@pytest.mark.parametrize(
-    ("message", "narrator"),
-    [
-        ("Who is the narrator?", True),
-        ("Who is telling this story?", True),
-        ("Who tells the tale?", True),
-        ("Who is Victor?", False),
-        ("Who told her that?", False),
-        ("Where does the story take place?", False),
-    ],
-)
-def test_asking_who_tells_the_story_is_told(
-    kinds: MessageKinds, message: str, narrator: bool
-) -> None:
-    assert kinds.asks_narrator(message) is narrator
+    assert getattr(kinds, asks)(message) is told
 
 
 @pytest.mark.parametrize(

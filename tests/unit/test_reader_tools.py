@@ -318,6 +318,31 @@ def test_where_the_story_says_who_someone_is_is_kept_with_them() -> None:
     assert read.described is None or read.described.char_end <= before
 
 
+def test_a_speech_says_who_someone_is_when_the_story_s_voice_never_does() -> None:
+    """Met only through what others say of them ("Captain Ahab is the Captain of this ship."),
+    a person is described by the first speech saying who they are; read further, to where the
+    story says it in its own voice, by that."""
+    text = (
+        "Chapter 1. The Ship\n\nI asked Peleg where Ahab was to be found. "
+        "“Aye, Ahab is the captain of this ship,” said Peleg. I went ashore and slept. "
+        "Ahab was a grey old man with a scar.\n\n"
+    )
+    from folio.domain.books import Chapter, Page
+    from tests.unit.test_book_tools import _book, _stored
+
+    book = _book("pequod", "Pequod", text, [Chapter(1, "Chapter 1. The Ship", 0)],
+                 [Page(1, "1", 0, len(text))])  # fmt: skip
+    story = _stored(book.with_position(book.position_at_page("1")), text, [])
+    [ahab] = run(story, PEOPLE, name="Ahab").data.people
+    assert ahab.described is not None and ahab.described.text.startswith("Ahab was a grey")
+    before = text.index("Ahab was a grey")
+    ctx = ToolContext(book=story.at(ReadingPosition(before, PositionKind.PERCENT, 80.0)))
+    [heard] = (
+        default_registry().execute(PEOPLE, ctx, story.services(), {"name": "Ahab"}).data.people
+    )
+    assert heard.described is not None and "captain of this ship" in heard.described.text
+
+
 def test_describing_finds_a_name_said_to_be_something() -> None:
     said = describing("Flask", "Mr Flask")
     for text in (

@@ -257,11 +257,15 @@ def _described(
     says who ``known`` is (``lexicon.describing``: "Stubb was the second mate.", "Sir John
     Middleton was a good looking man about forty.") and is about them: no one else is named in
     it before (not "...brought the Westons and Mr. Knightley; and by Mr. Elton, a young man").
+    When the story's voice never says it, the first speech that does ("Captain Ahab is the
+    Captain of this ship.", Captain Peleg's: someone met through what others say of them).
     Of the first ``MAX_DESCRIBING`` places the pattern finds; None when none."""
     pattern = describing(known.name, *known.aliases)
     places = ((a, t, m.start()) for a, t in texts for m in pattern.finditer(t))
+    heard: Passage | None = None
     for start, text, local in islice(places, MAX_DESCRIBING):
-        if _spoken(text[max(0, local - AROUND) : local]):
+        spoken = _spoken(text[max(0, local - AROUND) : local])
+        if spoken and heard is not None:
             continue
         mention = _mention(volume, text, start, local)
         if not _of_story(mention):
@@ -271,8 +275,11 @@ def _described(
         opening = _OPENING_RUN.sub("", text[mention[2][0] - start : local])
         others = {n.name for r in runs(opening) if (n := lexicon.find(r)) is not None}
         if others <= {known.name}:
-            return passage_of(volume, mention[1], *mention[2], volume=book)
-    return None
+            found = passage_of(volume, mention[1], *mention[2], volume=book)
+            if not spoken:
+                return found
+            heard = found
+    return heard
 
 
 def _narrates(texts: Texts, offsets: Sequence[int]) -> bool:

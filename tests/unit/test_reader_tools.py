@@ -297,12 +297,7 @@ def test_where_the_story_says_who_someone_is_is_kept_with_them() -> None:
         "Peleg laughed at Stubb. Stubb was the second mate of the ship. Stubb smoked. "
         "Stubb was a merry man from Cape Cod. Peleg watched Stubb, and Stubb slept.\n\n"
     )
-    from folio.domain.books import Chapter, Page
-    from tests.unit.test_book_tools import _book, _stored
-
-    book = _book("whale", "Whale", text, [Chapter(1, "Chapter 1. The Ship", 0)],
-                 [Page(1, "1", 0, len(text))])  # fmt: skip
-    story = _stored(book.with_position(book.position_at_page("1")), text, [])
+    story = _ship("whale", text)
     result = run(story, PEOPLE, name="Stubb")
     [stubb] = result.data.people
     assert stubb.described is not None
@@ -311,11 +306,25 @@ def test_where_the_story_says_who_someone_is_is_kept_with_them() -> None:
     assert back.described is not None and back.described.text == stubb.described.text
     assert stubb.described in passages_in(result.data)  # cited as the people tool's passage
     before = text.index("Stubb was the second mate")  # read up to it: never that sentence
-    earlier = story.at(ReadingPosition(before, PositionKind.PERCENT, 50.0))
-    ctx = ToolContext(book=earlier)
-    found = default_registry().execute(PEOPLE, ctx, story.services(), {"name": "Stubb"})
-    [read] = found.data.people
+    read = _person_read_to(story, "Stubb", before)
     assert read.described is None or read.described.char_end <= before
+
+
+def _ship(book_id: str, text: str) -> StoryLibrary:
+    """``text``, one chapter on one page, read to its end (no passages indexed)."""
+    from folio.domain.books import Chapter, Page
+    from tests.unit.test_book_tools import _book, _stored
+
+    book = _book(book_id, book_id.title(), text, [Chapter(1, "Chapter 1. The Ship", 0)],
+                 [Page(1, "1", 0, len(text))])  # fmt: skip
+    return _stored(book.with_position(book.position_at_page("1")), text, [])
+
+
+def _person_read_to(story: StoryLibrary, name: str, offset: int) -> Person:
+    """The people tool's ``name`` with the book read up to ``offset``."""
+    ctx = ToolContext(book=story.at(ReadingPosition(offset, PositionKind.PERCENT, 50.0)))
+    [person] = default_registry().execute(PEOPLE, ctx, story.services(), {"name": name}).data.people
+    return person
 
 
 def test_a_speech_says_who_someone_is_when_the_story_s_voice_never_does() -> None:
@@ -327,19 +336,10 @@ def test_a_speech_says_who_someone_is_when_the_story_s_voice_never_does() -> Non
         "“Aye, Ahab is the captain of this ship,” said Peleg. I went ashore and slept. "
         "Ahab was a grey old man with a scar.\n\n"
     )
-    from folio.domain.books import Chapter, Page
-    from tests.unit.test_book_tools import _book, _stored
-
-    book = _book("pequod", "Pequod", text, [Chapter(1, "Chapter 1. The Ship", 0)],
-                 [Page(1, "1", 0, len(text))])  # fmt: skip
-    story = _stored(book.with_position(book.position_at_page("1")), text, [])
+    story = _ship("pequod", text)
     [ahab] = run(story, PEOPLE, name="Ahab").data.people
     assert ahab.described is not None and ahab.described.text.startswith("Ahab was a grey")
-    before = text.index("Ahab was a grey")
-    ctx = ToolContext(book=story.at(ReadingPosition(before, PositionKind.PERCENT, 80.0)))
-    [heard] = (
-        default_registry().execute(PEOPLE, ctx, story.services(), {"name": "Ahab"}).data.people
-    )
+    heard = _person_read_to(story, "Ahab", text.index("Ahab was a grey"))
     assert heard.described is not None and "captain of this ship" in heard.described.text
 
 

@@ -343,6 +343,23 @@ def test_a_speech_says_who_someone_is_when_the_story_s_voice_never_does() -> Non
     assert heard.described is not None and "captain of this ship" in heard.described.text
 
 
+def test_a_speech_addressing_or_asking_about_someone_does_not_say_who_they_are() -> None:
+    """Of a speech, only a statement ("X is a/the ..."): not someone spoken to ("Ahab, the boat
+    is ready!"), nor a question about them; the first statement of several."""
+    text = (
+        "Chapter 1. The Ship\n\nWe waited for Ahab and then for Ahab again. "
+        "“Ahab, the boat is ready!” cried Stubb. "
+        "“Do you think Ahab is a good captain?” asked Flask. "
+        "“Ahab is the captain of this ship,” said Peleg. "
+        "“Ahab is a grand old man,” said Bildad.\n\n"
+    )
+    story = _ship("pequod", text)
+    [ahab] = run(story, PEOPLE, name="Ahab").data.people
+    assert ahab.described is not None and "captain of this ship" in ahab.described.text
+    asked = _person_read_to(story, "Ahab", text.index("“Ahab is the captain"))
+    assert asked.described is None
+
+
 def test_describing_finds_a_name_said_to_be_something() -> None:
     said = describing("Flask", "Mr Flask")
     for text in (

@@ -237,9 +237,17 @@ def describing(*names: str) -> re.Pattern[str]:
     the sentence is about them (its first name theirs) is the caller's to tell."""
     name = name_pattern(*names).pattern
     return re.compile(
-        rf"{name}{_ASIDE}{_COPULA}{_SAID_OF}|{name}{_SET_OFF}"
+        rf"{stating(*names).pattern}|{name}{_SET_OFF}"
         rf"|\b(?:[Tt]he\s+(?:[\w-]+\s+){{1,5}}?|Next\s+)(?:was|is)\s+{name}(?!['’]s\b|-)"
     )
+
+
+def stating(*names: str) -> re.Pattern[str]:
+    """Where a text says in so many words what one of ``names`` is: the name, then "was" or "is"
+    and what they are ("Captain Ahab is the Captain of this ship"). Of ``describing``'s forms the
+    one a speech can be taken at its word in: a name set off by commas there is mostly someone
+    spoken to ("Ahab, the boat is ready!")."""
+    return re.compile(rf"{name_pattern(*names).pattern}{_ASIDE}{_COPULA}{_SAID_OF}")
 
 
 def normal_form(text: str) -> str:

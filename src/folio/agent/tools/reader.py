@@ -35,7 +35,16 @@ from folio.agent.tools.base import (
 )
 from folio.agent.tools.recap import RecapTool
 from folio.domain.books import Book
-from folio.domain.lexicon import RUN, Lexicon, Name, describing, name_pattern, runs, singular
+from folio.domain.lexicon import (
+    RUN,
+    Lexicon,
+    Name,
+    describing,
+    name_pattern,
+    runs,
+    singular,
+    stating,
+)
 from folio.domain.passages import PEOPLE, Passage, PeopleList, Person
 from folio.domain.sentences import is_prose, opens_with, sentence_spans
 
@@ -257,18 +266,20 @@ def _described(
     says who ``known`` is (``lexicon.describing``: "Stubb was the second mate.", "Sir John
     Middleton was a good looking man about forty.") and is about them: no one else is named in
     it before (not "...brought the Westons and Mr. Knightley; and by Mr. Elton, a young man").
-    When the story's voice never says it, the first speech that does ("Captain Ahab is the
-    Captain of this ship.", Captain Peleg's: someone met through what others say of them).
+    When the story's voice never says it, the first speech that states it in so many words
+    (``lexicon.stating``, not a question: "Captain Ahab is the Captain of this ship.", Captain
+    Peleg's, of someone met through what others say of them; not "Ahab, the boat is ready!").
     Of the first ``MAX_DESCRIBING`` places the pattern finds; None when none."""
     pattern = describing(known.name, *known.aliases)
+    stated = stating(known.name, *known.aliases)
     places = ((a, t, m.start()) for a, t in texts for m in pattern.finditer(t))
     heard: Passage | None = None
     for start, text, local in islice(places, MAX_DESCRIBING):
         spoken = _spoken(text[max(0, local - AROUND) : local])
-        if spoken and heard is not None:
+        if spoken and (heard is not None or not stated.match(text, local)):
             continue
         mention = _mention(volume, text, start, local)
-        if not _of_story(mention):
+        if not _of_story(mention) or (spoken and "?" in mention[2][2]):
             continue
         # the sentence up to the name found, and the words its run opens with ("Mr. Lucian"
         # of "Mr. Lucian Gregory, the red-haired poet", a form the lexicon may hold apart)

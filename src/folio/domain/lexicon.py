@@ -229,6 +229,7 @@ _ASIDE = r"(?:,[^.;:!?\"“”\n]{1,60},)?"
 # what they are, of two words at least: not "In understanding, Darcy was the superior."
 _SAID_OF = r"(?:a|an|the|one|his|her|their)\s+[\w’'-]+,?\s+[\w’'-]"
 _SET_OFF = r",\s+(?:a|an|the|[A-Z][\w-]*(?:\s[A-Z][\w-]*)*['’]s)\s"
+_STATED = rf"{_ASIDE}{_COPULA}{_SAID_OF}"  # after a name: "was" or "is" and what they are
 
 
 def describing(*names: str) -> re.Pattern[str]:
@@ -237,7 +238,7 @@ def describing(*names: str) -> re.Pattern[str]:
     the sentence is about them (its first name theirs) is the caller's to tell."""
     name = name_pattern(*names).pattern
     return re.compile(
-        rf"{stating(*names).pattern}|{name}{_SET_OFF}"
+        rf"{name}{_STATED}|{name}{_SET_OFF}"
         rf"|\b(?:[Tt]he\s+(?:[\w-]+\s+){{1,5}}?|Next\s+)(?:was|is)\s+{name}(?!['’]s\b|-)"
     )
 
@@ -247,7 +248,7 @@ def stating(*names: str) -> re.Pattern[str]:
     and what they are ("Captain Ahab is the Captain of this ship"). Of ``describing``'s forms the
     one a speech can be taken at its word in: a name set off by commas there is mostly someone
     spoken to ("Ahab, the boat is ready!")."""
-    return re.compile(rf"{name_pattern(*names).pattern}{_ASIDE}{_COPULA}{_SAID_OF}")
+    return re.compile(rf"{name_pattern(*names).pattern}{_STATED}")
 
 
 def normal_form(text: str) -> str:

@@ -279,14 +279,15 @@ def _described(
         if spoken and (heard is not None or not stated.match(text, local)):
             continue
         mention = _mention(volume, text, start, local)
-        if not _of_story(mention) or (spoken and "?" in mention[2][2]):
+        _, chapter, (first, last, sentence) = mention
+        if not _of_story(mention) or (spoken and "?" in sentence):
             continue
         # the sentence up to the name found, and the words its run opens with ("Mr. Lucian"
         # of "Mr. Lucian Gregory, the red-haired poet", a form the lexicon may hold apart)
-        opening = _OPENING_RUN.sub("", text[mention[2][0] - start : local])
+        opening = _OPENING_RUN.sub("", text[first - start : local])
         others = {n.name for r in runs(opening) if (n := lexicon.find(r)) is not None}
         if others <= {known.name}:
-            found = passage_of(volume, mention[1], *mention[2], volume=book)
+            found = passage_of(volume, chapter, first, last, sentence, volume=book)
             if not spoken:
                 return found
             heard = found

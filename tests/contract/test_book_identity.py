@@ -14,7 +14,7 @@ import pytest
 from folio.adapters.embeddings.hashing import HashingEmbedder
 from folio.adapters.storage.memory.books import InMemoryLibrary
 from folio.app.ownership import OwnedBooks
-from folio.domain.errors import IngestError, IngestErrorCode
+from folio.domain.errors import BookError, BookErrorCode, IngestError, IngestErrorCode
 from folio.domain.users import ResourceKind
 from tests.contract.library_data import StoredBook, build_book
 from tests.postgres_support import VECTOR_SCAN
@@ -118,3 +118,24 @@ def test_an_owners_second_copy_is_a_duplicate(stores: Stores) -> None:
         _add(alice, replace(again, book=replace(again.book, title="Copy")))
     assert info.value.code == IngestErrorCode.DUPLICATE
     assert [b.id for b in alice.list()] == ["one"]
+
+
+def test_another_owners_sentence_vectors_are_not_found(stores: Stores) -> None:
+    alice, bob = stores.of("alice"), stores.of("bob")
+    stored = _copy("alice-book")
+    _add(alice, stored)
+    ids = [stored.chunks[0].id]
+    alice.add_sentence_vectors("alice-book", ids, [stored.vectors[:2]])
+    for call in (
+        lambda: bob.add_sentence_vectors("alice-book", ids, [stored.vectors[:1]]),
+        lambda: bob.sentence_vectors("alice-book", ids),
+        lambda: bob.chunks_without_sentence_vectors("alice-book"),
+    ):
+        with pytest.raises(BookError) as info:
+            call()
+        assert info.value.code == BookErrorCode.NOT_FOUND
+    assert alice.sentence_vectors("alice-book", ids)[ids[0]].vectors.shape == (
+        2,
+        32,
+    )  # bob changed nothing
+    assert len(alice.chunks_without_sentence_vectors("alice-book")) == len(stored.chunks) - 1

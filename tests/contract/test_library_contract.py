@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from folio.adapters.embeddings.hashing import HashingEmbedder
@@ -398,3 +399,94 @@ def test_a_new_edition_replaces_text_chunks_and_lexicon_and_keeps_the_book(libra
     assert duplicate.value.code == IngestErrorCode.DUPLICATE
     with pytest.raises(BookError):
         library.replace_text(replace(new, id="missing"), "x", [])
+
+
+def _sentence_matrices(chunks: Any) -> list[Any]:
+    """Each chunk's sentences embedded, one row per sentence."""
+    return [EMBEDDER.embed([s for s in c.text.split(". ") if s]) for c in chunks]
+
+
+def test_sentence_vectors_read_back_at_half_precision_for_the_chunks_that_have_them(
+    library: Any,
+) -> None:
+    stored, other = _whale(), _garden()
+    _add(library, stored)
+    _add(library, other)
+    first = stored.chunks[:2]
+    matrices = _sentence_matrices(first)
+    empty = np.zeros((0, EMBEDDER.dimensions), dtype=np.float32)  # a chunk without a sentence
+    ids = [c.id for c in first] + [stored.chunks[2].id, other.chunks[0].id]  # another book's
+    library.add_sentence_vectors(stored.book.id, ids, [*matrices, empty, matrices[0]])
+
+    asked = [*ids, stored.chunks[3].id, "no-such-chunk"]
+    found = library.sentence_vectors(stored.book.id, asked)
+
+    assert set(found) == {*ids[:3]}
+    for chunk, matrix in zip(first, matrices, strict=True):
+        assert found[chunk.id].chunk_end == chunk.char_end  # a passage cut before it is not whole
+        got = found[chunk.id].vectors
+        assert got.dtype == np.float32 and got.flags.c_contiguous and got.shape == matrix.shape
+        assert np.allclose(got, matrix, atol=2e-3) and not np.array_equal(got, matrix)
+    assert found[stored.chunks[2].id].vectors.shape == (0, EMBEDDER.dimensions)
+    assert library.sentence_vectors(stored.book.id, []) == {}
+    assert library.sentence_vectors(other.book.id, ids) == {}  # not stored for the other book
+    assert library.chunks_without_sentence_vectors(stored.book.id) == sorted(
+        stored.chunks[3:], key=lambda c: c.char_start
+    )
+    assert len(library.chunks_without_sentence_vectors(other.book.id)) == len(other.chunks)
+
+
+def test_sentence_vectors_added_again_replace_the_first_even_in_another_width(
+    library: Any,
+) -> None:
+    stored = _whale()
+    _add(library, stored)
+    chunk = stored.chunks[0]
+    library.add_sentence_vectors(stored.book.id, [chunk.id], _sentence_matrices([chunk]))
+    narrow = HashingEmbedder(32).embed(["Another model.", "Its own width."])
+
+    library.add_sentence_vectors(stored.book.id, [chunk.id], [narrow])
+
+    got = library.sentence_vectors(stored.book.id, [chunk.id])[chunk.id].vectors
+    assert got.shape == (2, 32) and np.allclose(got, narrow, atol=2e-3)  # as stored: not a crash
+
+
+def test_sentence_vectors_go_with_their_chunks(library: Any) -> None:
+    stored, other = _whale(), _garden()
+    _add(library, stored)
+    _add(library, other)
+    for book in (stored, other):
+        ids = [c.id for c in book.chunks]
+        library.add_sentence_vectors(book.book.id, ids, _sentence_matrices(book.chunks))
+        assert library.chunks_without_sentence_vectors(book.book.id) == []
+    edition = build_book("whale-1", GARDEN_TEXT.replace("Emma", "Ahab"), EMBEDDER, title="Moby",
+                         source="moby-2.txt", simple=True)  # fmt: skip
+    assert {c.id for c in edition.chunks} & {c.id for c in stored.chunks}  # the same chunk ids
+
+    library.replace_text(edition.book, edition.text, edition.chunks)
+    library.delete(other.book.id)
+
+    assert library.sentence_vectors("whale-1", [c.id for c in edition.chunks]) == {}
+    assert library.chunks_without_sentence_vectors("whale-1") == sorted(
+        edition.chunks, key=lambda c: c.char_start
+    )
+    _add(library, other)  # the same chunks again: none of their old rows is left
+    assert len(library.chunks_without_sentence_vectors(other.book.id)) == len(other.chunks)
+    assert library.sentence_vectors(other.book.id, [c.id for c in other.chunks]) == {}
+
+
+def test_sentence_vectors_for_an_unknown_book_or_of_mismatched_lengths_are_refused(
+    library: Any,
+) -> None:
+    stored = _whale()
+    _add(library, stored)
+    chunk = stored.chunks[0]
+    with pytest.raises(BookError) as info:
+        library.add_sentence_vectors("missing", [chunk.id], _sentence_matrices([chunk]))
+    assert info.value.code == BookErrorCode.NOT_FOUND
+    with pytest.raises(ValueError):
+        library.add_sentence_vectors(stored.book.id, [chunk.id, stored.chunks[1].id],
+                                     _sentence_matrices([chunk]))  # fmt: skip
+    assert library.chunks_without_sentence_vectors(stored.book.id) == sorted(
+        stored.chunks, key=lambda c: c.char_start
+    )

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from folio.adapters.embeddings.hashing import HashingEmbedder
@@ -15,6 +16,7 @@ from folio.app.ingest import IngestBook
 from folio.domain.books import BookFormat, Chapter, Page, ParsedBook
 from folio.domain.errors import IngestError, IngestErrorCode
 from folio.domain.ports import Vectors
+from folio.domain.sentences import split_sentences
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 BODY = " ".join(f"This is sentence {i} of the story." for i in range(300))
@@ -116,7 +118,15 @@ def test_ingest_stores_the_book_its_text_chunks_and_vectors(
     assert set(library.vectors["book-1"]) == {c.id for c in chunks}
     assert all(v.shape == (64,) for v in library.vectors["book-1"].values())
     assert library.vector_coverage("book-1") == (len(chunks), len(chunks))
-    assert set(result.timings) == {"parse", "chunk", "embed", "store", "summarise"}
+    assert set(result.timings) == {"parse", "chunk", "embed", "store", "sentences", "summarise"}
+    kept = library.sentence_vectors("book-1", [c.id for c in chunks])
+    assert [len(kept[c.id].vectors) for c in chunks] == [
+        len(split_sentences(c.text)) for c in chunks
+    ]
+    first = split_sentences(chunks[0].text)[0]
+    assert np.allclose(
+        kept[chunks[0].id].vectors[0], HashingEmbedder(64).embed([first])[0], atol=2e-3
+    )
     assert 0 <= result.searchable_after <= sum(result.timings.values())
     assert all(t >= 0 for t in result.timings.values())
 
@@ -184,6 +194,29 @@ def test_importing_the_same_file_again_completes_an_interrupted_embedding(
     assert caught.value.code == IngestErrorCode.DUPLICATE
 
 
+def test_importing_the_same_file_again_completes_its_sentences_vectors(
+    library: InMemoryLibrary, book_file: Path
+) -> None:
+    """An import stopped among the sentences (its passages all embedded) is not a duplicate:
+    the next import of the file embeds the sentences still missing; then it is one."""
+    count = make_ingest(InMemoryLibrary()).execute(book_file).chunk_count
+    good = -(-count // 2) + 1  # every batch of passages, then one of sentences
+    with pytest.raises(RuntimeError):
+        make_ingest(library, embedder=FailingEmbedder(64, good_batches=good), batch_size=2).execute(
+            book_file
+        )
+    assert library.chunks_without_vectors("book-1") == []
+    assert len(library.chunks_without_sentence_vectors("book-1")) == count - 2
+
+    result = make_ingest(library, FakeParse()).execute(book_file)
+
+    assert result.resumed and result.chunk_count == 0  # no passage was left to embed
+    assert library.chunks_without_sentence_vectors("book-1") == []
+    with pytest.raises(IngestError) as caught:
+        make_ingest(library).execute(book_file)
+    assert caught.value.code == IngestErrorCode.DUPLICATE
+
+
 def test_nothing_is_stored_when_parsing_fails(library: InMemoryLibrary, tmp_path: Path) -> None:
     def broken(path: Path) -> tuple[ParsedBook, BookFormat]:
         raise IngestError("bad.epub cannot be read", code=IngestErrorCode.CORRUPT)
@@ -218,10 +251,17 @@ def test_progress_reports_each_stage_and_every_embedded_batch(
     progress = RecordingProgress()
     result = make_ingest(library, batch_size=5).execute(book_file, progress=progress)
     stages = [(name, total) for kind, name, total in progress.events if kind == "stage"]
-    assert [name for name, _ in stages] == ["parse", "chunk", "store", "embed", "summarise"]
+    assert [name for name, _ in stages] == [
+        "parse",
+        "chunk",
+        "store",
+        "embed",
+        "sentences",
+        "summarise",
+    ]
     store_at = progress.events.index(("stage", "store", 1))
     embed_at = progress.events.index(("stage", "embed", result.chunk_count))
-    summarise_at = next(i for i, e in enumerate(progress.events) if e[:2] == ("stage", "summarise"))
+    summarise_at = progress.events.index(("stage", "sentences", result.chunk_count))
     assert progress.events[store_at + 1] == ("advance", "", 1)  # stored before embedding
     embedding = progress.events[embed_at:summarise_at]
     advances = [n or 0 for kind, _, n in embedding if kind == "advance"]

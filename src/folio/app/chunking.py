@@ -23,7 +23,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from folio.domain.books import Chapter, Chunk, ParsedBook
+from folio.domain.books import Chapter, Chunk, ParsedBook, chunk_id
 from folio.domain.sentences import sentence_spans
 
 TokenCounter = Callable[[str], int]
@@ -60,10 +60,6 @@ class _Limits:
     overlap: int
     max_words: int
     token_budget: int | None  # max tokens of a chunk's text, special tokens excluded
-
-
-def chunk_id(book_id: str, ordinal: int) -> str:
-    return f"{book_id}:{ordinal}"
 
 
 def _segments(parsed: ParsedBook) -> Iterator[_Segment]:

@@ -7,6 +7,9 @@ Invariants:
 - vectors follow batch by batch (``add_vectors``, each batch atomic), so search improves while the
   reader starts; an interrupted import leaves a whole book whose missing vectors the next import of
   the same file fills in (nothing is parsed twice, nothing is lost);
+- then the vectors of each passage's sentences (``split_sentences``), batch by batch the same way
+  (``add_sentence_vectors``): the offline policy ranks a search's passages by the sentence that
+  answers (``folio.agent.ranking``) without embedding them at the turn;
 - then each story chapter's most central sentences (``folio.domain.summary``: the recap of the
   story so far) are ranked once, with the same embedder, and kept with the book; a book without
   them (imported before, or interrupted) gets its recap ranked from the text read when asked;
@@ -40,6 +43,7 @@ from folio.domain.editions import CarriedPosition, carry_position
 from folio.domain.errors import BookError, IngestError, IngestErrorCode
 from folio.domain.lexicon import Lexicon
 from folio.domain.ports import BookRepository, EditionRepository, Embedder, Vectors
+from folio.domain.sentences import split_sentences
 from folio.domain.series import series_fields
 from folio.domain.summary import SUMMARY_INDEX, StorySummary
 
@@ -47,7 +51,7 @@ ParseFunction = Callable[[Path], tuple[ParsedBook, BookFormat]]
 # Asked again for a position that named no place in the book: the reader's new answer, or None
 # to give up (the file is then refused).
 PositionRetry = Callable[[Book, BookError], str | None]
-STAGES = ("parse", "chunk", "store", "embed", "summarise")
+STAGES = ("parse", "chunk", "store", "embed", "sentences", "summarise")
 EMBED_BATCH = 64
 MAX_BOOK_BYTES = 100 * 1024 * 1024
 MAX_BOOK_TITLE_CHARS = 300
@@ -244,6 +248,8 @@ class IngestBook:
             report.advance(1)
         with _timed(timings, "embed"):
             self._embed(book.id, chunks, report)
+        with _timed(timings, "sentences"):
+            self._embed_sentences(book.id, chunks, report)
         with _timed(timings, "summarise"):
             self._summarise(book, parsed.text, report)
         return IngestResult(book=book, chunk_count=len(chunks), timings=timings)
@@ -255,7 +261,8 @@ class IngestBook:
         if self._files is not None:
             self._files.put(existing.content_hash, path)
         pending = self._books.chunks_without_vectors(existing.id)
-        if not pending:
+        unsplit = self._books.chunks_without_sentence_vectors(existing.id)
+        if not pending and not unsplit:
             raise IngestError(
                 f"{path.name} is already in the library as {existing.title!r} ({existing.id[:8]})",
                 code=IngestErrorCode.DUPLICATE,
@@ -264,6 +271,8 @@ class IngestBook:
         timings: dict[str, float] = {}
         with _timed(timings, "embed"):
             self._embed(existing.id, pending, report)
+        with _timed(timings, "sentences"):
+            self._embed_sentences(existing.id, unsplit, report)
         if self._books.chapter_recap(existing.id, SUMMARY_INDEX) is None:
             with _timed(timings, "summarise"):
                 text = self._books.get_text(existing.id, 0, existing.char_count)
@@ -327,6 +336,8 @@ class IngestBook:
             report.advance(1)
         with _timed(timings, "embed"):
             self._embed(new.id, chunks, report)
+        with _timed(timings, "sentences"):
+            self._embed_sentences(new.id, chunks, report)
         with _timed(timings, "summarise"):
             self._summarise(new, parsed.text, report)
         return IngestResult(new, len(chunks), timings, carried=carried)
@@ -376,6 +387,22 @@ class IngestBook:
                 self._embedder.embed([c.text for c in batch]), dtype=np.float32
             )
             self._books.add_vectors(book_id, [c.id for c in batch], vectors)
+            report.advance(len(batch))
+
+    def _embed_sentences(self, book_id: str, chunks: list[Chunk], report: IngestProgress) -> None:
+        """Embed and store the vectors of the sentences of ``chunks``, batch by batch (a
+        sentence the passages before it in the batch share, where they overlap, is embedded
+        once)."""
+        report.stage("sentences", len(chunks))
+        for i in range(0, len(chunks), self._batch_size):
+            batch = chunks[i : i + self._batch_size]
+            sentences = [split_sentences(c.text) for c in batch]
+            vectors = np.asarray(
+                self._embedder.embed([s for texts in sentences for s in texts]), dtype=np.float32
+            )
+            ends = np.cumsum([len(texts) for texts in sentences])
+            matrices = np.split(vectors.reshape(-1, self._embedder.dimensions), ends[:-1])
+            self._books.add_sentence_vectors(book_id, [c.id for c in batch], matrices)
             report.advance(len(batch))
 
     def _summarise(self, book: Book, text: str, report: IngestProgress) -> None:

@@ -12,7 +12,7 @@ import builtins
 from collections.abc import Sequence
 from typing import Any, Self
 
-from folio.domain.books import Book, Chunk, ReadingPosition
+from folio.domain.books import Book, Chunk, ReadingPosition, StoredSentences
 from folio.domain.conversations import Conversation
 from folio.domain.errors import BookError, BookErrorCode, ConversationError, IngestError
 from folio.domain.lexicon import Lexicon
@@ -75,6 +75,22 @@ class OwnedBooks:
     def chunks_without_vectors(self, book_id: str) -> builtins.list[Chunk]:
         self._check(book_id)
         return self._inner.chunks_without_vectors(book_id)
+
+    def add_sentence_vectors(
+        self, book_id: str, chunk_ids: Sequence[str], vectors: Sequence[Vectors]
+    ) -> None:
+        self._check(book_id)
+        self._inner.add_sentence_vectors(book_id, chunk_ids, vectors)
+
+    def sentence_vectors(
+        self, book_id: str, chunk_ids: Sequence[str]
+    ) -> dict[str, StoredSentences]:
+        self._check(book_id)
+        return self._inner.sentence_vectors(book_id, chunk_ids)
+
+    def chunks_without_sentence_vectors(self, book_id: str) -> builtins.list[Chunk]:
+        self._check(book_id)
+        return self._inner.chunks_without_sentence_vectors(book_id)
 
     def get(self, book_id: str) -> Book:
         self._check(book_id)

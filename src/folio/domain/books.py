@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from folio.domain.chapter_labels import (
     MAJOR_KEYWORDS,
@@ -27,6 +27,10 @@ from folio.domain.chapter_labels import (
 )
 from folio.domain.errors import BookError, BookErrorCode
 from folio.domain.sync import time_ago
+
+if TYPE_CHECKING:  # numpy only where vectors are used: listing books never loads it
+    import numpy as np
+    import numpy.typing as npt
 
 MAX_CHAPTER_REF_CHARS = 200
 MAX_POSITION_TEXT_CHARS = 200
@@ -459,6 +463,26 @@ class Book:
         return ReadingPosition(
             round(self.char_count * percent / 100), PositionKind.PERCENT, percent
         )
+
+
+@dataclass(frozen=True, slots=True)
+class StoredSentences:
+    """The vectors kept at import of a chunk's sentences (``split_sentences`` of its text, one
+    row each), with the offset where the chunk ends in the book: a passage ending before it is
+    the chunk cut at the reader's position, whose last sentence is not the one kept."""
+
+    chunk_end: int
+    vectors: npt.NDArray[np.float32]  # one row each, as ``Vectors``
+
+
+def chunk_id(book_id: str, ordinal: int) -> str:
+    """The id of a book's chunk: ``f"{book_id}:{ordinal}"``."""
+    return f"{book_id}:{ordinal}"
+
+
+def chunk_book(chunk_id: str) -> str:
+    """The id of the book a chunk id (``chunk_id``) belongs to."""
+    return chunk_id.rpartition(":")[0]
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,15 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Protocol, Self, runtime_checkable
 
-from folio.domain.books import Book, BookFormat, Chunk, ParsedBook, ReadingPosition, SearchHit
+from folio.domain.books import (
+    Book,
+    BookFormat,
+    Chunk,
+    ParsedBook,
+    ReadingPosition,
+    SearchHit,
+    StoredSentences,
+)
 from folio.domain.conversations import ChatMessage, Conversation, Turn
 from folio.domain.highlights import Highlight, ImportedHighlight
 from folio.domain.jobs import ImportJob
@@ -34,6 +42,8 @@ from folio.domain.window import ReadingWindow
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
+
+    from folio.domain.passages import Passage
 
     Vectors = npt.NDArray[np.float32]  # shape (n, dimensions), rows L2-normalised
 else:
@@ -77,6 +87,14 @@ class Embedder(Protocol):
         ...
 
 
+class SentenceVectorSource(Protocol):
+    """Where the vectors of the passages' sentences are kept (a ``BookRepository``)."""
+
+    def sentence_vectors(
+        self, book_id: str, chunk_ids: Sequence[str]
+    ) -> dict[str, StoredSentences]: ...
+
+
 class BookRepository(Protocol):
     def add(
         self,
@@ -99,6 +117,30 @@ class BookRepository(Protocol):
 
     def chunks_without_vectors(self, book_id: str) -> list[Chunk]:
         """The book's chunks that have no vector yet, in text order."""
+        ...
+
+    def add_sentence_vectors(
+        self, book_id: str, chunk_ids: Sequence[str], vectors: Sequence[Vectors]
+    ) -> None:
+        """Store (or replace) the vectors of the sentences of some of a stored book's chunks,
+        ``vectors[i]`` (one row per sentence, any number of rows) for chunk id i, in one
+        transaction; kept at float16 (half the room: cosines move by about 1e-3). An id that is
+        not one of the book's chunks is skipped. Raises ``BookError(NOT_FOUND)`` when the book is
+        gone, ``ValueError`` when the lengths differ. They go with their chunks (a deleted book,
+        a new edition)."""
+        ...
+
+    def sentence_vectors(
+        self, book_id: str, chunk_ids: Sequence[str]
+    ) -> dict[str, StoredSentences]:
+        """The stored sentence vectors (float32, C-contiguous) of those of ``chunk_ids`` that
+        are the book's and have them, by chunk id, in one read, with where each chunk ends. A
+        matrix is returned as stored, in its own width: one made by another embedder is the
+        caller's to skip."""
+        ...
+
+    def chunks_without_sentence_vectors(self, book_id: str) -> list[Chunk]:
+        """The book's chunks that have no sentence vectors yet, in text order."""
         ...
 
     def get(self, book_id: str) -> Book:
@@ -364,6 +406,10 @@ class RetrievalOutcome:
     stop_reason: str = "answered"  # answered | max_tool_rounds | repeated_call | small_talk
     # the answer quotes all it uses (offline): its sources are its quotes, none when it has none
     quotes_only: bool = False
+    # the passages the answer was drawn from, by the query that found them, in the order the
+    # strategy ranked them when it ranks a search's passages again (the offline policy's
+    # ``folio.agent.ranking``); the retrieval evaluation scores this order
+    evidence: tuple[tuple[str, tuple[Passage, ...]], ...] = ()
 
 
 class RetrievalStrategy(Protocol):

@@ -67,6 +67,7 @@ class RichIngestProgress:
         "parse": "Reading",
         "chunk": "Splitting",
         "embed": "Embedding",
+        "sentences": "Embedding sentences",
         "store": "Saving",
     }
 

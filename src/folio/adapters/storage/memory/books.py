@@ -15,7 +15,7 @@ from dataclasses import replace
 import numpy as np
 import numpy.typing as npt
 
-from folio.domain.books import Book, Chunk, ReadingPosition
+from folio.domain.books import Book, Chunk, ReadingPosition, StoredSentences
 from folio.domain.errors import BookError, BookErrorCode, IngestError, IngestErrorCode
 from folio.domain.lexicon import Lexicon
 from folio.domain.ports import Vectors
@@ -41,6 +41,8 @@ class InMemoryLibrary:
         self.texts: dict[str, str] = {}
         self.chunks: dict[str, builtins.list[Chunk]] = {}
         self.vectors: dict[str, dict[str, npt.NDArray[np.float32]]] = {}  # book -> chunk id -> row
+        # book -> chunk id -> its sentences' vectors, kept at float16 as the SQL stores keep them
+        self.sentence_matrices: dict[str, dict[str, npt.NDArray[np.float16]]] = {}
         self.recaps: dict[tuple[str, int], str] = {}  # (book, chapter index) -> a model's recap
         self.lexicons: dict[str, str] = {}  # book -> its lexicon's JSON (as the SQL stores keep it)
         self._candidates = candidates
@@ -71,6 +73,7 @@ class InMemoryLibrary:
         self.texts[book.id] = text
         self.chunks[book.id] = sorted(chunks, key=lambda c: c.char_start)
         self.vectors[book.id] = {}
+        self.sentence_matrices[book.id] = {}
         if vectors is not None:
             self.add_vectors(book.id, [c.id for c in chunks], vectors)
         if lexicon is not None:
@@ -94,6 +97,7 @@ class InMemoryLibrary:
         self.texts[book.id] = text
         self.chunks[book.id] = sorted(chunks, key=lambda c: c.char_start)
         self.vectors[book.id] = {}
+        self.sentence_matrices[book.id] = {}
         self.recaps = {key: recap for key, recap in self.recaps.items() if key[0] != book.id}
         self.lexicons.pop(book.id, None)
         if lexicon is not None:
@@ -111,6 +115,33 @@ class InMemoryLibrary:
 
     def chunks_without_vectors(self, book_id: str) -> builtins.list[Chunk]:
         have = self.vectors.get(book_id, {})
+        return [c for c in self.chunks.get(book_id, []) if c.id not in have]
+
+    def add_sentence_vectors(
+        self, book_id: str, chunk_ids: Sequence[str], vectors: Sequence[Vectors]
+    ) -> None:
+        if len(chunk_ids) != len(vectors):
+            raise ValueError(f"{len(chunk_ids)} chunk ids but {len(vectors)} matrices")
+        halves = [np.array(matrix, dtype=np.float16) for matrix in vectors]
+        if any(half.ndim != 2 for half in halves):
+            raise ValueError("sentence vectors are matrices, one row per sentence")
+        self.get(book_id)
+        known = {c.id for c in self.chunks[book_id]}
+        for chunk_id, half in zip(chunk_ids, halves, strict=True):
+            if chunk_id in known:
+                self.sentence_matrices[book_id][chunk_id] = half
+
+    def sentence_vectors(
+        self, book_id: str, chunk_ids: Sequence[str]
+    ) -> dict[str, StoredSentences]:
+        have = self.sentence_matrices.get(book_id, {})
+        ends = {c.id: c.char_end for c in self.chunks.get(book_id, [])}
+        return {
+            i: StoredSentences(ends[i], have[i].astype(np.float32)) for i in chunk_ids if i in have
+        }
+
+    def chunks_without_sentence_vectors(self, book_id: str) -> builtins.list[Chunk]:
+        have = self.sentence_matrices.get(book_id, {})
         return [c for c in self.chunks.get(book_id, []) if c.id not in have]
 
     def vector_coverage(self, book_id: str) -> tuple[int, int]:
@@ -134,6 +165,7 @@ class InMemoryLibrary:
         self.get(book_id)
         for store in (self.books, self.texts, self.chunks, self.vectors, self.lexicons):
             store.pop(book_id, None)
+        self.sentence_matrices.pop(book_id, None)
         self.recaps = {key: recap for key, recap in self.recaps.items() if key[0] != book_id}
 
     def get_text(self, book_id: str, start: int = 0, end: int | None = None) -> str:

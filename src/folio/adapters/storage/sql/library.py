@@ -12,8 +12,10 @@ are fused with the domain's ``reciprocal_rank_fusion``.
 
 Invariants: ``add`` stores a book, its text, chunks (and the vectors and lexicon when given) in one
 transaction: all or nothing; ``replace_text`` swaps a stored book's row, text, chunks and lexicon
-for a new edition's the same way (its vectors and recaps go, its conversations stay). A missing book
-is ``BookError(NOT_FOUND)``; a book already in the owner's library is ``IngestError(DUPLICATE)``.
+for a new edition's the same way (its vectors, sentence vectors and recaps go, its conversations
+stay). A missing book is ``BookError(NOT_FOUND)``; a book already in the owner's library is
+``IngestError(DUPLICATE)``. Sentence vectors are kept as float16 blobs with their width, read back
+as float32 in that width (one of another embedder is the caller's to skip).
 ``search`` never returns text at or past ``max_char_offset``: both candidate queries and the fetch
 of the returned rows filter ``char_start`` to ``[min_char_offset, max_char_offset)`` in SQL, and a
 chunk straddling the limit is cut there (``Chunk.cut_at``).
@@ -38,7 +40,7 @@ from folio.adapters.storage.book_codec import (
     position_time,
 )
 from folio.adapters.storage.sql.dialect import Dialect
-from folio.domain.books import Book, Chunk, ReadingPosition
+from folio.domain.books import Book, Chunk, ReadingPosition, StoredSentences
 from folio.domain.errors import BookError, BookErrorCode, IngestError, IngestErrorCode
 from folio.domain.lexicon import LEXICON_VERSION, Lexicon
 from folio.domain.search import RankedChunk, reciprocal_rank_fusion
@@ -85,6 +87,8 @@ class _Sql:
     lexicon: str
     chunks_without_vectors: str
     vector_coverage: str
+    save_sentence_vectors: str
+    chunks_without_sentence_vectors: str
     chunks_between: str
 
 
@@ -155,6 +159,17 @@ def _statements(dialect: Dialect) -> _Sql:
         vector_coverage=sql(
             "SELECT count(*) AS total, count(v.seq) AS embedded FROM chunks AS c"
             " LEFT JOIN chunk_vectors AS v ON v.seq = c.seq WHERE c.book_id = ?"
+        ),
+        # an id that is not one of the book's chunks selects no row: it is skipped
+        save_sentence_vectors=sql(
+            "INSERT INTO chunk_sentence_vectors (seq, dimensions, vectors)"
+            " SELECT seq, ?, ? FROM chunks WHERE id = ? AND book_id = ? ON CONFLICT (seq)"
+            " DO UPDATE SET dimensions = excluded.dimensions, vectors = excluded.vectors"
+        ),
+        chunks_without_sentence_vectors=sql(
+            f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE book_id = ? AND NOT EXISTS"
+            " (SELECT 1 FROM chunk_sentence_vectors AS v WHERE v.seq = chunks.seq)"
+            " ORDER BY char_start, seq"
         ),
         chunks_between=sql(
             f"SELECT {CHUNK_COLUMNS} FROM chunks"
@@ -302,6 +317,40 @@ class SqlLibraryCore:
                 raise not_found(book_id)
             self._insert_vectors(tx, chunk_ids, vectors, book_id)
 
+    def add_sentence_vectors(
+        self, book_id: str, chunk_ids: Sequence[str], vectors: Sequence[Vectors]
+    ) -> None:
+        if len(chunk_ids) != len(vectors):
+            raise ValueError(f"{len(chunk_ids)} chunk ids but {len(vectors)} matrices")
+        rows = [
+            (*_half_floats(m), chunk_id, book_id)
+            for chunk_id, m in zip(chunk_ids, vectors, strict=True)
+        ]
+        with self._transaction() as tx:
+            if tx.execute(self._sql.book_exists, (book_id,)).fetchone() is None:
+                raise not_found(book_id)
+            tx.executemany(self._sql.save_sentence_vectors, rows)
+
+    def sentence_vectors(
+        self, book_id: str, chunk_ids: Sequence[str]
+    ) -> dict[str, StoredSentences]:
+        if not chunk_ids:
+            return {}
+        sql = self.dialect.sql(
+            "SELECT c.id, c.char_end, v.dimensions, v.vectors FROM chunks AS c"
+            " JOIN chunk_sentence_vectors AS v ON v.seq = c.seq"
+            f" WHERE c.book_id = ? AND c.id IN ({', '.join('?' * len(chunk_ids))})"
+        )
+        return {
+            str(r["id"]): StoredSentences(
+                int(r["char_end"]), _single_floats(r["vectors"], int(r["dimensions"]))
+            )
+            for r in self._rows(sql, (book_id, *chunk_ids))
+        }
+
+    def chunks_without_sentence_vectors(self, book_id: str) -> builtins.list[Chunk]:
+        return self._chunks(self._sql.chunks_without_sentence_vectors, (book_id,))
+
     def get(self, book_id: str) -> Book:
         rows = self._rows(self._sql.get_book, (book_id,))
         if not rows:
@@ -430,3 +479,23 @@ class SqlLibraryCore:
 
     def _chunks(self, sql: str, params: Sequence[Any]) -> builtins.list[Chunk]:
         return [chunk_from_row(r) for r in self._rows(sql, params)]
+
+
+# --- sentence vectors: a matrix kept as its width and its float16 rows (half the room) ----------
+def _half_floats(vectors: Vectors) -> tuple[int, bytes]:
+    """A matrix (one row per sentence) as its width and its rows in little-endian float16."""
+    import numpy as np
+
+    matrix = np.asarray(vectors, dtype="<f2")
+    if matrix.ndim != 2:
+        raise ValueError(f"sentence vectors are a matrix, not an array of shape {matrix.shape}")
+    return matrix.shape[1], matrix.tobytes()
+
+
+def _single_floats(data: bytes, dimensions: int) -> Vectors:
+    """The matrix ``_half_floats`` kept, as float32 in its own width (whole rows only)."""
+    import numpy as np
+
+    rows = len(data) // (2 * dimensions) if dimensions else 0
+    half = np.frombuffer(data, dtype="<f2", count=rows * dimensions)
+    return half.reshape(rows, dimensions).astype(np.float32)

@@ -76,20 +76,20 @@ def test_an_earlier_turn_is_its_question_and_answer_without_its_tool_traffic():
     assert "charnel" not in str(window) and not any(m.tool_invocations for m in window)
 
 
-def test_kept_calls_sit_between_question_and_answer_without_results_and_cost_no_cap():
+def test_kept_calls_and_results_sit_between_question_and_answer_and_cost_no_cap():
     strategy = RecentTurnsStrategy(max_messages=4, token_budget=100_000, block_turns=1,
                                    keep_calls=True)  # fmt: skip
     window = strategy.build_context(_history(6))
 
-    assert [(m.role, m.content) for m in window[:3]] == [
-        (PromptRole.USER, "question 5"),
-        (PromptRole.ASSISTANT, ""),
-        (PromptRole.ASSISTANT, "answer 5 (Chapter 2, p. 5)"),
-    ], "the search call is kept, its passages are not"
+    assert [m.role for m in window[:4]] == [
+        PromptRole.USER,
+        PromptRole.ASSISTANT,
+        PromptRole.TOOL_RESULT,
+        PromptRole.ASSISTANT,
+    ], "the search call and what it found are kept for the offline policy"
     assert window[1].tool_invocations[0].arguments == {"query": "query 5"}
-    assert not any(m.role is PromptRole.TOOL_RESULT for m in window) and "charnel" not in str(
-        window
-    )
+    assert "charnel" in window[2].content
+    assert window[3].content == "answer 5 (Chapter 2, p. 5)"
     # the same two turns as without the calls: the cap counts questions and answers
     assert _questions(window) == _questions(
         RecentTurnsStrategy(max_messages=4, token_budget=100_000, block_turns=1).build_context(

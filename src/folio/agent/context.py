@@ -4,7 +4,8 @@ Invariants:
 - the window is made of whole turns, and the window never starts in the middle of a turn;
 - an earlier turn is its question and its answer, nothing else: the answer already says what it
   found and cites where ("(Chapter 5, p. 41)"); its tool calls and their results are left out (a
-  follow-up's own searches bring fresh passages), so history costs what the conversation says;
+  follow-up's own searches bring fresh passages), so history costs what the conversation says
+  (the offline policy, which sends no model anything, keeps them: ``keep_calls``);
 - nothing outside the reading window reaches the model from history: a turn whose tool results
   held text past it (the reader has since moved the position back) keeps only its question and a
   note in place of its answer.
@@ -94,9 +95,10 @@ class RecentTurnsStrategy:
     time, so the window's start, and with it the cached prompt prefix, changes only every few
     turns.
 
-    ``keep_calls``: each earlier turn also keeps its tool calls (not their results), between its
-    question and its answer, for a policy that reads what it searched before (the offline one:
-    where the current subject started). They count in neither cap: the caps measure the
+    ``keep_calls``: each earlier turn also keeps its tool calls and their results, between its
+    question and its answer, for a policy that reads what it searched and found before (the
+    offline one, which sends no model anything: where the current subject started, which passage
+    the last answer came from first). They count in neither cap: the caps measure the
     conversation."""
 
     def __init__(
@@ -127,7 +129,7 @@ class RecentTurnsStrategy:
     def _first_kept(self, rendered: list[list[PromptMessage]]) -> int:
         """The first turn of the window: a multiple of ``block_turns`` (so it moves in blocks),
         the earliest one that fits both caps; the last turn is always kept."""
-        said = [[m for m in r if not m.tool_invocations] for r in rendered]
+        said = [[m for m in r if _conversational(m)] for r in rendered]
         visible = [len(r) for r in said]
         tokens = [estimate_tokens(r) for r in said]
         last = max(0, len(rendered) - 1)
@@ -144,6 +146,9 @@ class RecentTurnsStrategy:
         for message in turn:
             if self.keep_calls and message.tool_invocations:
                 out.append(to_prompt_message(message).with_content(""))
+                continue
+            if self.keep_calls and message.role is PromptRole.TOOL_RESULT:
+                out.append(to_prompt_message(message))
                 continue
             if not _conversational(message) or not message.content:
                 continue
@@ -164,13 +169,12 @@ def _reaches_past(turn: list[ChatMessage], window: ReadingWindow | None) -> bool
     matter that counts as unread again, in a volume no longer in it)?"""
     if window is None:
         return False
-    for message in turn:
-        if message.role is not PromptRole.TOOL_RESULT:
-            continue
-        for p in decode_tool_result(message.content).passages:
-            if not window.allows(p.book_id or window.book.id, p.char_start, p.char_end):
-                return True
-    return False
+    return not window.allows_all(
+        (p.book_id or window.book.id, p.char_start, p.char_end)
+        for message in turn
+        if message.role is PromptRole.TOOL_RESULT
+        for p in decode_tool_result(message.content).passages
+    )
 
 
 def _withheld(turn: list[ChatMessage]) -> list[ChatMessage]:
@@ -182,7 +186,7 @@ def _withheld(turn: list[ChatMessage]) -> list[ChatMessage]:
     return [*question, answers[-1].with_content(WITHHELD_ANSWER)]
 
 
-def _conversational(message: ChatMessage) -> bool:
+def _conversational(message: ChatMessage | PromptMessage) -> bool:
     """A question or an answer, as opposed to tool plumbing (calls and their results)."""
     if message.role is PromptRole.USER:
         return True

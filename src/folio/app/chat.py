@@ -39,7 +39,7 @@ from folio.domain.llm import (
     ToolInvocation,
     ToolResultMessage,
 )
-from folio.domain.passages import SEARCH_BOOK
+from folio.domain.passages import SEARCH_BOOK, Passage, SearchResults
 from folio.domain.ports import (
     BookSearcher,
     ChatProvider,
@@ -96,6 +96,8 @@ class TurnResult:
     answer: str
     tool_calls: tuple[ToolCallRecord, ...] = ()
     position_set: bool = True  # False: the reader never said how far they have read
+    # what each search_book call of the turn returned, by its query, in the order it gave them
+    found: tuple[tuple[str, tuple[Passage, ...]], ...] = ()
 
     @property
     def conversation_id(self) -> str:
@@ -175,6 +177,7 @@ class _ToolRunner:
     on_event: EventSink | None = None
     records: list[ToolCallRecord] = field(default_factory=list)
     returned: list[object] = field(default_factory=list)  # the data of successful calls
+    found: list[tuple[str, tuple[Passage, ...]]] = field(default_factory=list)  # by search
 
     def __call__(self, invocation: ToolInvocation) -> ToolResultMessage:
         self._emit(ToolCallStarted(invocation.tool_name, dict(invocation.arguments)))
@@ -190,6 +193,8 @@ class _ToolRunner:
         )
         if result.success:
             self.returned.append(result.data)
+            if isinstance(result.data, SearchResults):
+                self.found.append((result.data.query, result.data.passages))
         self._emit(ToolCallFinished(invocation.tool_name, result.success, result.summary))
         outcome = result.outcome()
         return PromptMessage.tool_result(
@@ -429,6 +434,7 @@ class ChatWithBook:
                 outcome.answer,
                 tuple(runner.records),
                 position_set=book.position.is_set,
+                found=tuple({**dict(runner.found), **dict(outcome.evidence)}.items()),
             )
 
         return write(self._uow, record, also_retry=RETRYABLE, sleep=self._sleep)

@@ -143,7 +143,7 @@ class ChatWiring:
             # The offline policy is loaded here only: no rule of it runs in a model's turn.
             from folio.agent.offline.strategy import OfflineStrategy
 
-            retrieval = OfflineStrategy(self.embedder, k=s.search_k)
+            retrieval = OfflineStrategy(self.embedder, k=s.search_k, sentences=library)
         else:
             retrieval = ToolUseRetrievalStrategy(
                 max_tool_rounds=s.max_tool_rounds, fallback=AlwaysRetrieveStrategy(k=s.search_k)

@@ -165,7 +165,18 @@ class ReadingWindow:
 
     def allows(self, book_id: str, start: int, end: int) -> bool:
         """Is all of ``[start, end)`` of ``book_id`` read?"""
-        return any(a <= start and end <= b for a, b in self.spans(book_id))
+        return covered(self.spans(book_id), start, end)
+
+    def allows_all(self, places: Iterable[tuple[str, int, int]]) -> bool:
+        """Is all of each ``(book_id, start, end)`` read? (``allows`` for many places, each
+        volume's spans worked out once.)"""
+        read: dict[str, tuple[Span, ...]] = {}
+        for book_id, start, end in places:
+            if book_id not in read:
+                read[book_id] = self.spans(book_id)
+            if not covered(read[book_id], start, end):
+                return False
+        return True
 
     def cut(self, chunk: Chunk) -> Chunk | None:
         """``chunk`` limited to what the reader has read: None unless it starts inside a
@@ -246,3 +257,8 @@ class ReadingWindow:
             return None
         volume = self.volume(book_id)
         return volume.title if volume is not None else None
+
+
+def covered(spans: Iterable[Span], start: int, end: int) -> bool:
+    """Does one of ``spans`` hold all of ``[start, end)``?"""
+    return any(a <= start and end <= b for a, b in spans)

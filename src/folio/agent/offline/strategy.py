@@ -78,6 +78,7 @@ from folio.agent.offline.kinds import (
     SMALL_TALK,
     MessageKinds,
 )
+from folio.agent.ranking import SentenceRanking, beside
 from folio.agent.tools.highlights import content_terms
 from folio.domain.chapter_labels import reference_in, without_references
 from folio.domain.errors import ToolErrorCode
@@ -106,11 +107,19 @@ from folio.domain.passages import (
     ToolOutcome,
     decode_tool_result,
 )
-from folio.domain.ports import ChatProvider, Embedder, RetrievalOutcome, TextSink, ToolRunner
+from folio.domain.ports import (
+    ChatProvider,
+    Embedder,
+    RetrievalOutcome,
+    SentenceVectorSource,
+    TextSink,
+    ToolRunner,
+)
 from folio.domain.search import STOPWORDS, phrase_key, query_terms, quoted_phrases
 
 MAX_NAMES = 2  # names of one question looked up
 NAME_SHARE = 2  # a word capitalised mid-sentence more than twice as often as not is a name
+Evidence = tuple[tuple[str, tuple[Passage, ...]], ...]  # RetrievalOutcome.evidence
 EARLIER_CHARS = 2000  # of earlier questions in a search query: one bounded search however long
 RECENT_QUESTIONS = 3  # a name none of these used starts a new topic
 SAME_SUBJECT = 2  # passages of a search holding a new name for it to be the same subject
@@ -162,9 +171,12 @@ class OfflineStrategy:
 
     name = "extractive"
 
-    def __init__(self, embedder: Embedder, *, k: int = 5) -> None:
+    def __init__(
+        self, embedder: Embedder, *, k: int = 5, sentences: SentenceVectorSource | None = None
+    ) -> None:
         self._embedder = embedder
         self._kinds = MessageKinds(embedder, asked_names)
+        self._ranking = SentenceRanking(embedder, sentences)
         self.k = k
 
     def execute(
@@ -216,13 +228,15 @@ class OfflineStrategy:
             told, narrated = self._narrator(run_tool)
             if told is not None and told != THIRD_PERSON_REPLY:
                 return _outcome(told, narrated, (), on_text, PEOPLE, messages)
-        answer, calls, queries, stop = self._book_answer(question, head, run_tool, available)
+        answer, calls, queries, stop, evidence = self._book_answer(
+            question, head, run_tool, available
+        )
         calls = (*narrated, *calls)
         if told is not None:  # said first; the passages closest may still tell whose story it is
             answer = f"{told}\n{answer}"
         if own is not None:  # the reader's own notes on what the question names, first
             answer, calls = f"{own.answer}\n\n{answer}", (*own.calls, *calls)
-        return _outcome(answer, calls, queries, on_text, stop, messages)
+        return _outcome(answer, calls, queries, on_text, stop, messages, evidence)
 
     def _narrator(self, run_tool: ToolRunner) -> tuple[str | None, tuple[PromptMessage, ...]]:
         """Who tells the story, as the people met say: the first of them who narrates
@@ -324,9 +338,15 @@ class OfflineStrategy:
         head: Sequence[PromptMessage],
         run_tool: ToolRunner,
         available: set[str],
-    ) -> tuple[str, tuple[PromptMessage, ...], tuple[str, ...], str]:
-        """The answer from the book's passages: (answer, tool calls, queries, stop reason)."""
+    ) -> tuple[str, tuple[PromptMessage, ...], tuple[str, ...], str, Evidence]:
+        """The answer from the book's passages: (answer, tool calls, queries, stop reason, the
+        passages it was drawn from in their ranked order, by their query)."""
         earlier, subject = self._asked(head)
+        pools: dict[str, ToolOutcome] = {}  # each search's passages, before its first k
+
+        def search(query: str) -> tuple[ToolOutcome, tuple[PromptMessage, ...]]:
+            return self._search(run_tool, query, pools)
+
         quotes = bool(quoted_phrases(question))  # searched as written: no other search
         # the names it writes with capitals are looked up before it is searched: a question
         # about someone who tells the story is searched as they would tell it ("How did my
@@ -337,7 +357,7 @@ class OfflineStrategy:
         )
         narrator, mine = self._as_told(question, met, quotes)
         query = search_query(mine or question, subject)
-        found, more = _call(run_tool, SEARCH_BOOK, {"query": query, "k": self.k})
+        found, more = search(query)
         queries: tuple[str, ...] = (query,)
         calls = (*calls, *more)
         # the question with its names as the book writes them, when typed without capitals
@@ -351,7 +371,7 @@ class OfflineStrategy:
             narrator, mine = self._as_told(named, met, quotes)
             if mine is not None:  # searched again, as they tell it
                 query = search_query(mine, subject)
-                found, more = _call(run_tool, SEARCH_BOOK, {"query": query, "k": self.k})
+                found, more = search(query)
                 queries, calls = (*queries, query), (*calls, *more)
         # whom the question is about: the first met (asked how two met: the later, below)
         about = next(iter(met.values()), None)
@@ -360,32 +380,52 @@ class OfflineStrategy:
             fixed = named
             for name, near in taken.items():
                 fixed = re.sub(rf"\b{re.escape(name)}\b", near, fixed)
-            answer, again, searched, stop = self._book_answer(fixed, head, run_tool, available)
+            answer, again, searched, stop, drawn = self._book_answer(
+                fixed, head, run_tool, available
+            )
             wrote, took = " and ".join(taken), " and ".join(taken.values())
             note = f"Nothing {where} mentions {wrote}: I took it for {took}."
-            return f"{note}\n{answer}", (*calls, *again), (*queries, *searched), stop
+            return f"{note}\n{answer}", (*calls, *again), (*queries, *searched), stop, drawn
         # may start a new subject: not a quote, nor a question about the narrator (searched as
         # they would tell it: the name alone finds the speeches addressing them)
         new = not quotes and mine is None and query != question
         if new and switches_topic(question, earlier, found.passages):
             query = question  # a new subject: searched on its own, answered from that search
-            found, more = _call(run_tool, SEARCH_BOOK, {"query": query, "k": self.k})
+            found, more = search(query)
             queries, calls = (*queries, query), (*calls, *more)
         elif new and common_new_name(question, earlier, met):
-            alone, more = _call(run_tool, SEARCH_BOOK, {"query": question, "k": self.k})
+            alone, more = search(question)
             ids = {p.chunk_id for p in found.passages}
             if alone.passages and not ids & {p.chunk_id for p in alone.passages}:
                 found, query = alone, question  # a new subject, answered from its own search
                 queries, calls = (*queries, question), (*calls, *more)
             else:  # the same subject: recorded before the search answered from
                 queries, calls = (question, *queries), (*more, *calls)
+        evidence: Evidence = ()
+        if not quotes and query in pools:  # its passages ranked by the sentences that answer
+            recent = " ".join([mine or question, *reversed(earlier[-RECENT_QUESTIONS:])])
+            # the same subject, and its search still finds where the last answer came from (its
+            # results are recorded in the order ranked: the next turn's anchor is their first)
+            anchor = None if query == question else last_ranked(head)
+            if anchor is not None and not any(beside(p, anchor) for p in found.passages):
+                anchor = None
+            pool = pools[query]
+            order = self._ranking.rank(recent, pool.passages, near=anchor)
+            ranked = order[: self.k]
+            found, evidence = _first(found, ranked), ((query, ranked),)
+            calls = tuple(
+                replace(m, content=(ordered := _first(pool, order)).to_json(), outcome=ordered)
+                if isinstance(m, ToolResultMessage) and m.outcome is pool
+                else m
+                for m in calls
+            )
         payload = found.payload
         where = read_through(payload.reading_limit if isinstance(payload, SearchResults) else "")
         if unmet is not None:  # a name not met: its sentence and nothing that reads as a hint
             beyond = self._kinds.asks_later(question) or self._kinds.may_ask_later(question)
             if where != "in the book" and beyond:  # "What happens to White Fang at the end?"
                 unmet = f"{unmet.removesuffix('.')}, and {CANNOT_LOOK}."
-            return unmet, calls, queries, "unmet"
+            return unmet, calls, queries, "unmet", evidence
         around: tuple[Passage, ...] = ()
         if explains(question) and found.passages and READ_PASSAGE in available and not quotes:
             read, more = _call(run_tool, READ_PASSAGE, {"chunk_id": found.passages[0].chunk_id})
@@ -393,7 +433,7 @@ class OfflineStrategy:
         later = where != "in the book" and self._kinds.asks_later(question)
         misquoted = _unmet_phrase(question, found, where)
         if misquoted is None and later:  # nothing quoted: a quote would read as a hint
-            return LATER_REPLY.format(where=where), calls, queries, "later"
+            return LATER_REPLY.format(where=where), calls, queries, "later", evidence
         said = next((m.content for m in reversed(head) if m.role is PromptRole.ASSISTANT), "")
         # a question that names no one leans on the one before for its subject ("What happens
         # to him?" after "Who is Henry Clerval?"): its sentences are ranked against both
@@ -401,7 +441,7 @@ class OfflineStrategy:
         ranked_for = asked if asked_names(named) or not earlier else f"{asked} {earlier[-1]}"
         if not found.success or not isinstance(payload, SearchResults):
             failed = f"I could not search the book: {found.error or 'the search failed.'}"
-            return failed, calls, queries, "answered"
+            return failed, calls, queries, "answered", evidence
         who = about is not None and self._kinds.asks_who(named)  # "tell me about Marianne"
         meeting = who and self._kinds.asks_meeting(named)
         # asked who the narrator is ("Who is Victor?"; not "Who is Elizabeth to Victor?", nor
@@ -432,7 +472,17 @@ class OfflineStrategy:
         if misquoted is not None:  # said first, alone on its line; the closest passages read
             # may still hold what the reader remembers in other words
             answer = f"{misquoted}\n{answer}" if chosen else misquoted
-        return answer, calls, queries, "answered"
+        return answer, calls, queries, "answered", evidence
+
+    def _search(
+        self, run_tool: ToolRunner, query: str, pools: dict[str, ToolOutcome]
+    ) -> tuple[ToolOutcome, tuple[PromptMessage, ...]]:
+        """``search_book`` for ``query``, fetching the sentence ranking's pool: the outcome keeps
+        the search's first ``k`` passages (what the turn decides by, as the search ranked them),
+        ``pools`` all of them (what the answer's passages are ranked from)."""
+        found, calls = _call(run_tool, SEARCH_BOOK, {"query": query, "k": self._ranking.pool})
+        pools[query] = found
+        return _first(found, found.passages[: self.k]), calls
 
     def _as_told(
         self, question: str, met: Mapping[str, Person], quotes: bool
@@ -488,6 +538,25 @@ class OfflineStrategy:
             if payload.misspelt:  # under the name read nearest the one asked
                 taken[name] = payload.people[0].name
         return met, calls, None, taken
+
+
+def _first(found: ToolOutcome, passages: Sequence[Passage]) -> ToolOutcome:
+    """``found`` (a search's outcome) holding ``passages`` instead of all it found."""
+    if not isinstance(found.payload, SearchResults):
+        return found
+    return replace(found, payload=replace(found.payload, passages=tuple(passages)))
+
+
+def last_ranked(head: Sequence[PromptMessage]) -> Passage | None:
+    """The first passage the latest turn in ``head`` that searched the book answered from: the
+    first of its last search's results (the one it answered from, recorded last), in the order
+    it ranked them; None when no turn searched. Small talk between is passed over."""
+    for message in reversed(head):
+        if message.role is PromptRole.TOOL_RESULT:
+            passages = decode_tool_result(message.content).passages
+            if passages:
+                return passages[0]
+    return None
 
 
 def _answer_to(head: Sequence[PromptMessage], question: str) -> str | None:
@@ -767,6 +836,7 @@ def _outcome(
     on_text: TextSink | None,
     stop: str,
     prompt: Sequence[PromptMessage],
+    evidence: Evidence = (),
 ) -> RetrievalOutcome:
     if on_text is not None:
         for piece in _DELTA.findall(answer):
@@ -783,6 +853,7 @@ def _outcome(
         strategy=OfflineStrategy.name,
         stop_reason=stop,
         quotes_only=True,
+        evidence=evidence,
     )
 
 
@@ -790,7 +861,8 @@ def _estimated_usage(
     prompt: Sequence[PromptMessage], calls: Sequence[PromptMessage], answer: str
 ) -> TokenUsage:
     """What a model would have been sent and written for this turn (see the module docstring)."""
-    sent = sum(len(m.content) for m in prompt) * (2 if calls else 1)
+    said = [m for m in prompt if m.role is not PromptRole.TOOL_RESULT]  # a model's window: no
+    sent = sum(len(m.content) for m in said) * (2 if calls else 1)  # earlier tool results
     sent += sum(len(m.content) for m in calls)
     written = len(answer) + sum(
         len(str(dict(i.arguments))) for m in calls for i in m.tool_invocations

@@ -19,7 +19,7 @@ switch 1-3``, ``4+``: the earlier questions are about another subject there), an
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -74,6 +74,10 @@ class AgentTurn:
     llm_calls: int
     input_tokens: int
     output_tokens: int
+    # the passages (their offsets) each search returned the turn, in its order, by query: a
+    # policy that orders a search's passages again (the offline one's sentence ranking) is
+    # scored on the order it answered from
+    found: Mapping[str, Sequence[tuple[int, int]]] = field(default_factory=dict)
 
 
 class AgentSession(Protocol):
@@ -133,11 +137,26 @@ class ModeScore:
 
 
 def first_hit_rank(hits: Sequence[SearchHit], evidence: Sequence[tuple[int, int]]) -> int | None:
-    for rank, hit in enumerate(hits, 1):
-        c = hit.chunk
-        if any(c.char_start < end and start < c.char_end for start, end in evidence):
+    return first_span_rank([(h.chunk.char_start, h.chunk.char_end) for h in hits], evidence)
+
+
+def first_span_rank(
+    spans: Sequence[tuple[int, int]], evidence: Sequence[tuple[int, int]]
+) -> int | None:
+    """The 1-based rank of the first of ``spans`` (passages' offsets) overlapping an evidence
+    span, None when none does."""
+    for rank, (first, last) in enumerate(spans, 1):
+        if any(first < end and start < last for start, end in evidence):
             return rank
     return None
+
+
+def _inside(span: tuple[int, int], other: tuple[int, int]) -> bool:
+    """Is ``span`` (a passage cut at the reading position) part of ``other`` (the same passage
+    whole) or the reverse: one passage counted once."""
+    return (other[0] <= span[0] and span[1] <= other[1]) or (
+        span[0] <= other[0] and other[1] <= span[1]
+    )
 
 
 @dataclass
@@ -211,20 +230,22 @@ class RetrievalEvaluation:
         evidence: list[tuple[int, int]],
         scored: bool,
     ) -> None:
-        """The agent's searches, each ranked as ``search_book`` ranked it (the query as written),
-        at the evaluation's largest k: the latest search's passages first, then what earlier
-        ones add. A later search is the one the turn settled on (the offline agent answers a new
-        subject from its second search alone); ranked after the first search's k passages, it
-        could never count."""
+        """The agent's searches, each ranked as the turn got it: the passages its search
+        returned, in their order (``AgentTurn.found``), then what the query as written finds
+        again at the evaluation's largest k (the turn fetched fewer); the latest search's
+        passages first, then what earlier ones add. A later search is the one the turn settled
+        on (the offline agent answers a new subject from its second search alone); ranked after
+        the first search's k passages, it could never count."""
         turn = session.ask(questions[-1])
-        hits: list[SearchHit] = []
-        seen: set[str] = set()
+        spans: list[tuple[int, int]] = []
+        seen: set[tuple[int, int]] = set()
         for query in reversed(turn.searches):
-            for hit in self._search(query):
-                if hit.chunk.id not in seen:
-                    seen.add(hit.chunk.id)
-                    hits.append(hit)
-        rank = first_hit_rank(hits, evidence) if scored else None
+            again = [(h.chunk.char_start, h.chunk.char_end) for h in self._search(query)]
+            for span in (*turn.found.get(query, ()), *again):
+                if span not in seen and not any(_inside(span, s) for s in seen):
+                    seen.add(span)
+                    spans.append(span)
+        rank = first_span_rank(spans, evidence) if scored else None
         self._add(
             "agent",
             rank,

@@ -42,6 +42,10 @@ class ReplaySession:
         result = self._chat.execute(self._conversation_id, question)
         return AgentTurn(
             searches=result.searches,
+            found={
+                query: tuple((p.char_start, p.char_end) for p in passages)
+                for query, passages in result.found
+            },
             llm_calls=result.llm_calls,
             input_tokens=result.input_tokens,
             output_tokens=result.output_tokens,

@@ -181,11 +181,12 @@ def test_db_copy_moves_a_local_library_into_postgresql_losing_nothing(
     assert (copied["books"], copied["conversations"], copied["turns"], copied["users"]) == (
         1, 2, 3, 1,
     )  # fmt: skip
-    assert copied["passages"] == copied["vectors"] > 100
+    assert copied["passages"] == copied["vectors"] == copied["sentence_vectors"] > 100
     on_pg = {"FOLIO_DATABASE_URL": url}
     assert snapshot(on_pg) == before  # the same books, hits, users and whole conversations
     assert snapshot(local) == before  # the local library is untouched
     assert passages_in_postgresql(url) == passages_in_sqlite(home / "folio.db")
+    assert sentences_in(url) == sentences_in(home / "folio.db")  # byte for byte
 
     # the token made locally signs in against the server database
     from folio.bootstrap import Container
@@ -199,6 +200,25 @@ def test_db_copy_moves_a_local_library_into_postgresql_losing_nothing(
     assert again.returncode == 1 and "already holds 1 book(s)" in again.stderr
     assert "Traceback" not in again.stderr
     assert psql_counts(url)["turns"] == 3
+
+
+def sentences_in(where: Path | str) -> dict[str, tuple[int, bytes]]:
+    """Each passage's sentence vectors (width, float16 bytes), from a SQLite file or a URL."""
+    import sqlite3
+
+    import psycopg
+
+    sql = (
+        "SELECT c.id, v.dimensions, v.vectors FROM chunks c"
+        " JOIN chunk_sentence_vectors v USING (seq)"
+    )
+    if isinstance(where, Path):
+        with sqlite3.connect(where) as conn:
+            rows = conn.execute(sql).fetchall()
+    else:
+        with psycopg.connect(where) as pg:
+            rows = pg.execute(sql).fetchall()
+    return {str(i): (int(d), bytes(v)) for i, d, v in rows}
 
 
 def passages_in_sqlite(path: Path) -> list[tuple[Any, ...]]:
@@ -310,7 +330,14 @@ def test_db_copy_knows_every_column_of_the_schema(pg_server: Any) -> None:
 
     url = pg_server.database("copy_schema")
     copied = {(t, c.strip()) for t, cols in _TABLES for c in cols.split(",")}
-    another_way = {"chunk_vectors", "conversations", "chat_messages", "turns", "schema_migrations"}
+    another_way = {
+        "chunk_vectors",
+        "chunk_sentence_vectors",
+        "conversations",
+        "chat_messages",
+        "turns",
+        "schema_migrations",
+    }
     # the kept book files: from the local library's directory through the file stores
     # (tests/integration/test_postgres_book_files.py), not rows of its database
     another_way |= {"book_files", "book_file_parts"}

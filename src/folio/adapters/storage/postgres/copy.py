@@ -1,9 +1,10 @@
 """``folio db copy``: a local SQLite library, whole, into a PostgreSQL database.
 
 What is copied: books (metadata, chapters, pages, reading position), their text, passages,
-vectors, chapter recaps and lexicons; users (with their token hashes, so tokens keep working),
-ownership and import history; and every conversation with its messages and turns, read through
-the conversation port, so a library keeping conversations as JSON files is copied the same way.
+vectors (of the passages and of their sentences), chapter recaps and lexicons; users (with their
+token hashes, so tokens keep working), ownership and import history; and every conversation with
+its messages and turns, read through the conversation port, so a library keeping conversations as
+JSON files is copied the same way.
 The book files the library kept are not rows of it: the composition root copies them after this,
 through the two file stores (``bootstrap.storage``).
 
@@ -85,6 +86,7 @@ class CopyReport:
     books: int
     passages: int
     vectors: int
+    sentence_vectors: int  # passages whose sentences' vectors were copied
     conversations: int
     messages: int
     turns: int
@@ -116,6 +118,10 @@ def copy_library(
             vectors = src.execute(
                 "SELECT c.id, v.embedding FROM chunk_vectors v JOIN chunks c ON c.seq = v.seq"
             ).fetchall()
+            sentences = src.execute(
+                "SELECT v.dimensions, v.vectors, c.id FROM chunk_sentence_vectors v"
+                " JOIN chunks c ON c.seq = v.seq"
+            ).fetchall()
     finally:
         src.close()
     with conversations(read_only=True) as uow:
@@ -131,6 +137,7 @@ def copy_library(
             for table, columns in _TABLES:
                 _insert(conn, table, columns, rows[table], report)
             _insert_vectors(conn, vectors, report)
+            _insert_sentence_vectors(conn, sentences, report)
             pg = PostgresUnitOfWork(target, connection=conn)
             with pg:
                 for done, (conversation, messages, turns) in enumerate(history, 1):
@@ -143,6 +150,7 @@ def copy_library(
                 books=len(rows["books"]),
                 passages=len(rows["chunks"]),
                 vectors=len(vectors),
+                sentence_vectors=len(sentences),
                 conversations=len(history),
                 messages=sum(len(m) for _, m, _ in history),
                 turns=sum(len(t) for _, _, t in history),
@@ -265,6 +273,20 @@ def _insert_vectors(
             report("vectors", min(start + _BATCH, len(vectors)), len(vectors))
 
 
+def _insert_sentence_vectors(
+    conn: psycopg.Connection[Any], rows: Sequence[sqlite3.Row], report: Progress
+) -> None:
+    """Each passage's sentence vectors, as stored (float16 bytes and their width)."""
+    sql = (
+        "INSERT INTO chunk_sentence_vectors (seq, dimensions, vectors)"
+        " SELECT seq, %s, %s FROM chunks WHERE id = %s"
+    )
+    with conn.cursor() as cur:
+        for start in range(0, len(rows), _BATCH):
+            cur.executemany(sql, [tuple(r) for r in rows[start : start + _BATCH]])
+            report("sentence vectors", min(start + _BATCH, len(rows)), len(rows))
+
+
 def _check_counts(
     conn: psycopg.Connection[Any],
     rows: dict[str, list[dict[str, Any]]],
@@ -279,6 +301,8 @@ def _check_counts(
         "passages": "SELECT count(*) FROM chunks WHERE book_id = ANY(%s)",
         "vectors": "SELECT count(*) FROM chunk_vectors v JOIN chunks c USING (seq)"
         " WHERE c.book_id = ANY(%s)",
+        "sentence_vectors": "SELECT count(*) FROM chunk_sentence_vectors v"
+        " JOIN chunks c USING (seq) WHERE c.book_id = ANY(%s)",
         "conversations": "SELECT count(*) FROM conversations WHERE id = ANY(%s)",
         "messages": "SELECT count(*) FROM chat_messages WHERE conversation_id = ANY(%s)",
         "turns": "SELECT count(*) FROM turns WHERE conversation_id = ANY(%s)",

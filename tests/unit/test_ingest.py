@@ -197,8 +197,9 @@ def test_importing_the_same_file_again_completes_an_interrupted_embedding(
 def test_importing_the_same_file_again_completes_its_sentences_vectors(
     library: InMemoryLibrary, book_file: Path
 ) -> None:
-    """An import stopped among the sentences (its passages all embedded) is not a duplicate:
-    the next import of the file embeds the sentences still missing; then it is one."""
+    """An import stopped among the sentences (its passages all embedded; or a book imported
+    before they were kept) is the same book again: the next import of the file embeds the
+    sentences still missing and says it is in the library already."""
     count = make_ingest(InMemoryLibrary()).execute(book_file).chunk_count
     good = -(-count // 2) + 1  # every batch of passages, then one of sentences
     with pytest.raises(RuntimeError):
@@ -207,14 +208,14 @@ def test_importing_the_same_file_again_completes_its_sentences_vectors(
         )
     assert library.chunks_without_vectors("book-1") == []
     assert len(library.chunks_without_sentence_vectors("book-1")) == count - 2
+    parse = FakeParse()
 
-    result = make_ingest(library, FakeParse()).execute(book_file)
-
-    assert result.resumed and result.chunk_count == 0  # no passage was left to embed
-    assert library.chunks_without_sentence_vectors("book-1") == []
     with pytest.raises(IngestError) as caught:
-        make_ingest(library).execute(book_file)
+        make_ingest(library, parse).execute(book_file)
+
     assert caught.value.code == IngestErrorCode.DUPLICATE
+    assert caught.value.details["book_id"] == "book-1" and parse.calls == 0
+    assert library.chunks_without_sentence_vectors("book-1") == []
 
 
 def test_nothing_is_stored_when_parsing_fails(library: InMemoryLibrary, tmp_path: Path) -> None:
@@ -261,9 +262,9 @@ def test_progress_reports_each_stage_and_every_embedded_batch(
     ]
     store_at = progress.events.index(("stage", "store", 1))
     embed_at = progress.events.index(("stage", "embed", result.chunk_count))
-    summarise_at = progress.events.index(("stage", "sentences", result.chunk_count))
+    sentences_at = progress.events.index(("stage", "sentences", result.chunk_count))
     assert progress.events[store_at + 1] == ("advance", "", 1)  # stored before embedding
-    embedding = progress.events[embed_at:summarise_at]
+    embedding = progress.events[embed_at:sentences_at]
     advances = [n or 0 for kind, _, n in embedding if kind == "advance"]
     assert sum(advances) == result.chunk_count
     assert len(advances) == -(-result.chunk_count // 5)

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from folio.adapters.storage.memory.conversations import InMemoryConversationStore
+from folio.agent.offline.ranking import SentenceRanking
 from folio.agent.offline.strategy import last_ranked
-from folio.agent.ranking import SentenceRanking
 from folio.app.evaluation.conversations import EvalConversation, EvalTurn, EvidenceMapper
 from folio.app.evaluation.retrieval import AgentTurn, RetrievalEvaluation
 from folio.bootstrap import Container
@@ -17,8 +17,10 @@ from folio.config import load_settings
 from folio.domain.books import StoredSentences
 from folio.domain.llm import PromptMessage, PromptRole, ToolInvocation
 from folio.domain.passages import (
+    READ_PASSAGE,
     SEARCH_BOOK,
     Passage,
+    PassageText,
     SearchResults,
     ToolOutcome,
     decode_tool_result,
@@ -74,7 +76,7 @@ def test_the_passage_whose_sentence_answers_rises_into_the_first_five() -> None:
     )
 
 
-def test_the_passages_beside_the_one_the_last_answer_quoted_rise() -> None:
+def test_the_passages_beside_where_the_turn_before_answered_from_rise() -> None:
     """The anchor and its neighbours (within half its length) count as ranked first; a passage
     further on does not, nor one of another volume at the same offsets."""
     far = [passage(n, f"{FILLER} Passage {n} tells of the road.") for n in range(1, 10)]
@@ -133,25 +135,33 @@ def test_sentences_kept_at_import_are_not_embedded_again() -> None:
     ]
 
 
-def test_a_passage_cut_at_the_reader_s_position_embeds_its_cut_sentence_as_read() -> None:
-    """Kept vectors are of the whole chunk: the cut passage keeps those of its whole sentences,
-    its last one is embedded as the reader sees it; a kept matrix of other text is not used."""
+def test_a_passage_cut_at_the_reader_s_position_is_embedded_as_read() -> None:
+    """Kept vectors are of the whole chunk: a cut passage's sentences are embedded as the reader
+    sees them (its first split sentence may hold unread words in the chunk's: a dialogue tag
+    cut short is not joined to its speech); a kept matrix of other text, or of another
+    embedder's width, is not used."""
     embedder = KeywordEmbedder()
-    whole = replace(ANSWER, chunk_id="b:6")
-    cut = replace(
-        whole, text="They met in the lane. Her hair was red", char_end=whole.char_start + 38
-    )
+    whole = replace(ANSWER, chunk_id="b:6", text='"Where is it?" Bill asked her. Her hair was red.')
+    cut = replace(whole, text='"Where is it?" Bill ask', char_end=whole.char_start + 23)
     other = replace(PASSAGES[0], chunk_id="b:1")
+    wide = replace(PASSAGES[1], chunk_id="b:2")
     source = Kept(
         {
-            "b:6": kept_for(whole, embedder),  # three sentences, to the chunk's end
+            "b:6": kept_for(whole, embedder),  # '"Where is it?" Bill asked her.' is one
             "b:1": StoredSentences(other.char_end, np.zeros((5, 2), dtype=np.float32)),
+            "b:2": StoredSentences(wide.char_end, np.zeros((3, 7), dtype=np.float32)),
         }
     )
 
-    SentenceRanking(embedder, source).rank("her hair", [cut, other])
+    SentenceRanking(embedder, source).rank("her hair", [cut, other, wide])
 
-    assert embedder.seen == ["her hair", "Her hair was red", *split_sentences(other.text)]
+    assert embedder.seen == [
+        "her hair",
+        *split_sentences(cut.text),  # two: the speech, and "Bill ask"
+        *split_sentences(other.text),
+        *split_sentences(wide.text),
+    ]
+    assert len(split_sentences(cut.text)) == 2 and len(split_sentences(whole.text)) == 2
 
 
 def test_the_turn_before_answered_from_the_first_passage_of_its_last_search() -> None:
@@ -170,6 +180,12 @@ def test_the_turn_before_answered_from_the_first_passage_of_its_last_search() ->
         PromptMessage.user("What was her hair like?"),
         *searched(1, other),  # a search recorded before the one answered from
         *searched(2, first, other),
+        # read around the passage after: a wider span, not where the answer came from first
+        PromptMessage.assistant("", (ToolInvocation(READ_PASSAGE, "t3", {"chunk_id": "c3"}),)),
+        PromptMessage.tool_result(
+            "t3",
+            ToolOutcome(True, PassageText(replace(first, char_start=0), "Chapter 1")).to_json(),
+        ),
         PromptMessage.assistant("Her hair was red as autumn."),
         PromptMessage.user("Hello!"),
         PromptMessage.assistant("Hello! Ask me about the book."),

@@ -9,7 +9,7 @@ Invariants:
   the same file fills in (nothing is parsed twice, nothing is lost);
 - then the vectors of each passage's sentences (``split_sentences``), batch by batch the same way
   (``add_sentence_vectors``): the offline policy ranks a search's passages by the sentence that
-  answers (``folio.agent.ranking``) without embedding them at the turn;
+  answers (``folio.agent.offline.ranking``) without embedding them at the turn;
 - then each story chapter's most central sentences (``folio.domain.summary``: the recap of the
   story so far) are ranked once, with the same embedder, and kept with the book; a book without
   them (imported before, or interrupted) gets its recap ranked from the text read when asked;
@@ -256,13 +256,15 @@ class IngestBook:
 
     def _resume(self, path: Path, existing: Book, report: IngestProgress) -> IngestResult:
         """The file is in the library already: finish its vectors if an import was interrupted,
-        else refuse it as a duplicate. Either way its file is kept (a book imported before files
-        were kept gets it)."""
+        else refuse it as a duplicate (once the sentences' vectors it lacks are made: a book
+        imported before they were kept, or an import stopped among them). Either way its file is
+        kept (a book imported before files were kept gets it)."""
         if self._files is not None:
             self._files.put(existing.content_hash, path)
         pending = self._books.chunks_without_vectors(existing.id)
         unsplit = self._books.chunks_without_sentence_vectors(existing.id)
-        if not pending and not unsplit:
+        if not pending:
+            self._embed_sentences(existing.id, unsplit, report)
             raise IngestError(
                 f"{path.name} is already in the library as {existing.title!r} ({existing.id[:8]})",
                 code=IngestErrorCode.DUPLICATE,
@@ -390,9 +392,9 @@ class IngestBook:
             report.advance(len(batch))
 
     def _embed_sentences(self, book_id: str, chunks: list[Chunk], report: IngestProgress) -> None:
-        """Embed and store the vectors of the sentences of ``chunks``, batch by batch (a
-        sentence the passages before it in the batch share, where they overlap, is embedded
-        once)."""
+        """Embed and store the vectors of the sentences of ``chunks``, batch by batch (each
+        batch is used as soon as it is stored); a sentence in the overlap of two passages is
+        embedded with each."""
         report.stage("sentences", len(chunks))
         for i in range(0, len(chunks), self._batch_size):
             batch = chunks[i : i + self._batch_size]

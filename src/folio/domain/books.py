@@ -480,7 +480,7 @@ def chunk_id(book_id: str, ordinal: int) -> str:
     return f"{book_id}:{ordinal}"
 
 
-def chunk_book(chunk_id: str) -> str:
+def book_of_chunk(chunk_id: str) -> str:
     """The id of the book a chunk id (``chunk_id``) belongs to."""
     return chunk_id.rpartition(":")[0]
 

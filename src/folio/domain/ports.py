@@ -408,7 +408,7 @@ class RetrievalOutcome:
     quotes_only: bool = False
     # the passages the answer was drawn from, by the query that found them, in the order the
     # strategy ranked them when it ranks a search's passages again (the offline policy's
-    # ``folio.agent.ranking``); the retrieval evaluation scores this order
+    # ``folio.agent.offline.ranking``); the retrieval evaluation scores this order
     evidence: tuple[tuple[str, tuple[Passage, ...]], ...] = ()
 
 

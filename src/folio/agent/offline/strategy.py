@@ -23,6 +23,10 @@
   subject and is searched again on its own (``switches_topic``).
   Words quoted that no passage found holds get "Nothing up to Chapter 5 has the words “…”."
   first;
+- each search fetches ten passages; what the turn decides by (a new subject, the names) is the
+  search's first five, what it answers from five ranked again by the sentence that answers and,
+  on the same subject, by where the turn before answered from (``folio.agent.offline.ranking``);
+  the search is recorded with those five, in that order;
 - a question about what comes after the position ("how does it end?", told by the embedder with
   the names masked) gets one plain sentence saying that folio cannot look past it, and no quotes
   (naming someone not met yet: that, and that they are not mentioned, in one sentence);
@@ -38,10 +42,10 @@
 
 It works on typed values only (the tools' results). Of the answers folio gave it reads only where
 their quotes lie (the first quote's place for "where am I?", its words for "what came next?", the
-quotes before, which a follow-up puts after new ones): a name only an answer mentioned is not the
-reader's. No model call is made (``llm_calls`` is 0); its usage
-is an ESTIMATE of what a model would have been sent and written (characters / 4), so evaluations
-can compare the context cost of conversations offline.
+quotes before, which a follow-up puts after new ones) and the passages earlier turns answered
+from: a name only an answer mentioned is not the reader's. No model call is made (``llm_calls``
+is 0); its usage is an ESTIMATE of what a model would have been sent and written (characters /
+4), so evaluations can compare the context cost of conversations offline.
 """
 
 from __future__ import annotations
@@ -78,7 +82,7 @@ from folio.agent.offline.kinds import (
     SMALL_TALK,
     MessageKinds,
 )
-from folio.agent.ranking import SentenceRanking, beside
+from folio.agent.offline.ranking import SentenceRanking, beside
 from folio.agent.tools.highlights import content_terms
 from folio.domain.chapter_labels import reference_in, without_references
 from folio.domain.errors import ToolErrorCode
@@ -342,7 +346,7 @@ class OfflineStrategy:
         """The answer from the book's passages: (answer, tool calls, queries, stop reason, the
         passages it was drawn from in their ranked order, by their query)."""
         earlier, subject = self._asked(head)
-        pools: dict[str, ToolOutcome] = {}  # each search's passages, before its first k
+        pools: dict[str, tuple[ToolOutcome, str]] = {}  # each search's passages and call id
 
         def search(query: str) -> tuple[ToolOutcome, tuple[PromptMessage, ...]]:
             return self._search(run_tool, query, pools)
@@ -409,16 +413,10 @@ class OfflineStrategy:
             anchor = None if query == question else last_ranked(head)
             if anchor is not None and not any(beside(p, anchor) for p in found.passages):
                 anchor = None
-            pool = pools[query]
-            order = self._ranking.rank(recent, pool.passages, near=anchor)
-            ranked = order[: self.k]
+            pool, call_id = pools[query]
+            ranked = self._ranking.rank(recent, pool.passages, near=anchor)[: self.k]
             found, evidence = _first(found, ranked), ((query, ranked),)
-            calls = tuple(
-                replace(m, content=(ordered := _first(pool, order)).to_json(), outcome=ordered)
-                if isinstance(m, ToolResultMessage) and m.outcome is pool
-                else m
-                for m in calls
-            )
+            calls = _recorded(calls, call_id, found)
         payload = found.payload
         where = read_through(payload.reading_limit if isinstance(payload, SearchResults) else "")
         if unmet is not None:  # a name not met: its sentence and nothing that reads as a hint
@@ -475,14 +473,17 @@ class OfflineStrategy:
         return answer, calls, queries, "answered", evidence
 
     def _search(
-        self, run_tool: ToolRunner, query: str, pools: dict[str, ToolOutcome]
+        self, run_tool: ToolRunner, query: str, pools: dict[str, tuple[ToolOutcome, str]]
     ) -> tuple[ToolOutcome, tuple[PromptMessage, ...]]:
         """``search_book`` for ``query``, fetching the sentence ranking's pool: the outcome keeps
-        the search's first ``k`` passages (what the turn decides by, as the search ranked them),
-        ``pools`` all of them (what the answer's passages are ranked from)."""
-        found, calls = _call(run_tool, SEARCH_BOOK, {"query": query, "k": self._ranking.pool})
-        pools[query] = found
-        return _first(found, found.passages[: self.k]), calls
+        the search's first ``k`` passages (what the turn decides by, as the search ranked them,
+        and what its call records), ``pools`` all of them with the call's id (what the answer's
+        passages are ranked from, and the call whose record then holds them as ranked)."""
+        pool, calls = _call(run_tool, SEARCH_BOOK, {"query": query, "k": self._ranking.pool})
+        found = _first(pool, pool.passages[: self.k])
+        call_id = next((m.tool_use_id for m in calls if isinstance(m, ToolResultMessage)), "")
+        pools[query] = pool, call_id
+        return found, _recorded(calls, call_id, found)
 
     def _as_told(
         self, question: str, met: Mapping[str, Person], quotes: bool
@@ -549,14 +550,27 @@ def _first(found: ToolOutcome, passages: Sequence[Passage]) -> ToolOutcome:
 
 def last_ranked(head: Sequence[PromptMessage]) -> Passage | None:
     """The first passage the latest turn in ``head`` that searched the book answered from: the
-    first of its last search's results (the one it answered from, recorded last), in the order
-    it ranked them; None when no turn searched. Small talk between is passed over."""
+    first of its last ``search_book`` results (the search it answered from is recorded last, in
+    the order ranked; a passage read around it after, a recap, a people list do not count);
+    None when no turn searched. Small talk between is passed over."""
     for message in reversed(head):
         if message.role is PromptRole.TOOL_RESULT:
-            passages = decode_tool_result(message.content).passages
-            if passages:
-                return passages[0]
+            payload = decode_tool_result(message.content).payload
+            if isinstance(payload, SearchResults) and payload.passages:
+                return payload.passages[0]
     return None
+
+
+def _recorded(
+    calls: tuple[PromptMessage, ...], call_id: str, outcome: ToolOutcome
+) -> tuple[PromptMessage, ...]:
+    """``calls`` with the result of the call ``call_id`` recorded as ``outcome``."""
+    return tuple(
+        replace(m, content=outcome.to_json(), outcome=outcome)
+        if isinstance(m, ToolResultMessage) and m.tool_use_id == call_id
+        else m
+        for m in calls
+    )
 
 
 def _answer_to(head: Sequence[PromptMessage], question: str) -> str | None:

@@ -6,7 +6,8 @@ one conversation each, and scores each turn's citations (every quoted sentence o
 answer is a source narrowed to its own characters) against the turn's evidence span:
 
 - ``passage``: one of the 5 passages each search of the turn ranks first overlaps the evidence
-  (what retrieval found, as ``folio eval retrieval`` scores the agent);
+  (what retrieval found, as ``folio eval retrieval`` scores the agent: in the order the answer
+  was drawn from, ``TurnResult.found``, where a version records it);
 - ``any quote``: a quoted sentence overlaps it (what the answer shows the reader);
 - ``first quote``: the first one does (what the reader reads first).
 
@@ -67,13 +68,17 @@ def main() -> None:
             evidence = [m for s, e in turn.evidence if (m := mapper.map(s, e)) is not None]
             if not evidence:
                 continue
-            found = [
+            answered = dict(getattr(result, "found", ()))  # the order the answer was drawn from
+            passages = [
+                (p.char_start, p.char_end)
+                for query in result.searches
+                for p in answered.get(query, ())[:5]
+            ] or [
                 (h.chunk.char_start, h.chunk.char_end)
                 for query in result.searches
                 for h in container.searcher.search(book, query, k=5)
             ]
             quotes = [(c.char_start, c.char_end) for c in result.citations if c.quote]
-            passages = found
             row = {
                 "passage": any(overlaps(s, e, evidence) for s, e in passages),
                 "any quote": any(overlaps(s, e, evidence) for s, e in quotes),

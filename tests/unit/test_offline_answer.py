@@ -153,6 +153,24 @@ def test_a_question_that_asks_more_of_the_person_gets_no_introduction() -> None:
     assert quoted(embedder, question, later, about=tom_hale(first))[0] == later.text
 
 
+def test_who_is_x_leads_with_their_first_mention_in_a_found_passage_opening_a_chapter() -> None:
+    """The Wisdom of Father Brown: "Who is Muscari?" led with "Waiters in white aprons..." when
+    the search found the passage opening his chapter ("II. The Paradise of Thieves\n\n\nTHE
+    great Muscari, ..."): its heading, a sentence of its own among the quotable ones, moved
+    where the first mention was counted by one."""
+    heading = "II. The Paradise of Thieves"
+    mention = "THE great Muscari, most original of the young Tuscan poets, walked swiftly in."
+    text = f"{heading}\n\n\n{mention} Waiters in white aprons were laying out lunch. He sat."
+    opening = Passage("c1", heading, "16", "16", 1000, 1000 + len(text), text)
+    at = 1000 + text.index(mention)
+    first = Passage(None, heading, "16", "16", at, at + len(mention), mention)
+    muscari = Person("Muscari", 9, first, ())
+    question = "Who is Muscari?"
+    embedder = Scripted(question, {"Waiters in white aprons were laying out lunch.": 0.5})
+
+    assert quoted(embedder, question, opening, about=muscari)[0] == mention
+
+
 def test_asking_who_someone_is_in_other_words_leads_with_their_introduction() -> None:
     """ "tell me about marianne" led with a sentence of Chapter 16, not "Marianne's abilities
     were, in many respects, quite equal to Elinor's" (her introduction): it asks more words than

@@ -401,9 +401,10 @@ def _introduction(candidates: Sequence[_Candidate], subject: Person | None) -> _
     head = " ".join(first.text.split()[:8])
     near: list[_Candidate] = []
     holders = {id(c.passage): c.passage for c in candidates if _holds(c.passage, first)}
-    for holder in holders.values():
-        sentences = split_sentences(holder.text)
-        at = next((i for i, s in enumerate(sentences) if s.startswith(head)), None)
+    for holder in holders.values():  # its sentences as the candidates count them (a heading
+        # opening the passage is one sentence of its own)
+        of_holder = [c for c in candidates if c.passage is holder]
+        at = next((c.index for c in of_holder if c.sentence.startswith(head)), None)
         if at is not None:
             near = [c for c in candidates
                     if c.passage is holder and abs(c.index - at) <= INTRO_REACH]  # fmt: skip

@@ -25,7 +25,7 @@ search is cut.
 
 Measured with ``folio eval retrieval`` (see the README's evaluation section): agent recall@5 on
 the CoQA anthology 0.917 -> 0.925, the same turns hidden in a whole novel 0.863 -> 0.879,
-sessions of three conversations (``--chain 3``) 0.806 -> 0.834 and 0.778 -> 0.809.
+sessions of three conversations (``--chain 3``) 0.806 -> 0.841 and 0.778 -> 0.809.
 
 A model's search is not ranked again: it reads the passages and picks what answers itself.
 """

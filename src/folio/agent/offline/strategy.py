@@ -406,6 +406,8 @@ class OfflineStrategy:
             else:  # the same subject: recorded before the search answered from
                 queries, calls = (question, *queries), (*more, *calls)
         evidence: Evidence = ()
+        # where the event asked why or how about was found: the search's own first passage
+        event = found.passages[0] if found.passages else None
         if not quotes and query in pools:  # its passages ranked by the sentences that answer
             recent = " ".join([mine or question, *reversed(earlier[-RECENT_QUESTIONS:])])
             # the same subject, and its search still finds where the last answer came from (its
@@ -425,8 +427,8 @@ class OfflineStrategy:
                 unmet = f"{unmet.removesuffix('.')}, and {CANNOT_LOOK}."
             return unmet, calls, queries, "unmet", evidence
         around: tuple[Passage, ...] = ()
-        if explains(question) and found.passages and READ_PASSAGE in available and not quotes:
-            read, more = _call(run_tool, READ_PASSAGE, {"chunk_id": found.passages[0].chunk_id})
+        if explains(question) and event is not None and READ_PASSAGE in available and not quotes:
+            read, more = _call(run_tool, READ_PASSAGE, {"chunk_id": event.chunk_id})
             calls, around = (*calls, *more), read.passages
         later = where != "in the book" and self._kinds.asks_later(question)
         misquoted = _unmet_phrase(question, found, where)

@@ -31,8 +31,9 @@
   the names masked) gets one plain sentence saying that folio cannot look past it, and no quotes
   (naming someone not met yet: that, and that they are not mentioned, in one sentence);
   one that may ask about it ("Will Marianne recover?") gets its quotes under a sentence saying so;
-- a question asking why or how (``explains``) also reads the text around the best passage found
-  (``read_passage``, as a model would): a cause or a manner often lies beside the event;
+- a question asking why or how (``explains``) also reads the text around the passage its search
+  found first (``read_passage``, as a model would): a cause or a manner often lies beside the
+  event;
 - a question asking what came right after ("What did he do then?", ``MessageKinds.asks_next``)
   leads with the sentence that follows the last answer's first quote in the book (read around
   it: ``_after_last``);

@@ -39,7 +39,7 @@ from folio.domain.llm import (
     ToolInvocation,
     ToolResultMessage,
 )
-from folio.domain.passages import SEARCH_BOOK, Passage, SearchResults
+from folio.domain.passages import SEARCH_BOOK, FoundBy, Passage, SearchResults
 from folio.domain.ports import (
     BookSearcher,
     ChatProvider,
@@ -97,7 +97,7 @@ class TurnResult:
     tool_calls: tuple[ToolCallRecord, ...] = ()
     position_set: bool = True  # False: the reader never said how far they have read
     # what each search_book call of the turn returned, by its query, in the order it gave them
-    found: tuple[tuple[str, tuple[Passage, ...]], ...] = ()
+    found: FoundBy = ()
 
     @property
     def conversation_id(self) -> str:

@@ -189,6 +189,10 @@ class SearchResults:
     note: str | None = None
 
 
+# passages by the query that found them, in the order a turn used them
+FoundBy = tuple[tuple[str, tuple[Passage, ...]], ...]
+
+
 @dataclass(frozen=True, slots=True)
 class PassageText:
     """What ``read_passage`` returned: text around a passage or a page range."""

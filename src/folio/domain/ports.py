@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from folio.domain.passages import Passage
+    from folio.domain.passages import FoundBy
 
     Vectors = npt.NDArray[np.float32]  # shape (n, dimensions), rows L2-normalised
 else:
@@ -409,7 +409,7 @@ class RetrievalOutcome:
     # the passages the answer was drawn from, by the query that found them, in the order the
     # strategy ranked them when it ranks a search's passages again (the offline policy's
     # ``folio.agent.offline.ranking``); the retrieval evaluation scores this order
-    evidence: tuple[tuple[str, tuple[Passage, ...]], ...] = ()
+    evidence: FoundBy = ()
 
 
 class RetrievalStrategy(Protocol):

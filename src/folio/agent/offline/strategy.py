@@ -104,6 +104,7 @@ from folio.domain.passages import (
     SEARCH_BOOK,
     SEARCH_HIGHLIGHTS,
     ChapterList,
+    FoundBy,
     Passage,
     PeopleList,
     Person,
@@ -124,7 +125,6 @@ from folio.domain.search import STOPWORDS, phrase_key, query_terms, quoted_phras
 
 MAX_NAMES = 2  # names of one question looked up
 NAME_SHARE = 2  # a word capitalised mid-sentence more than twice as often as not is a name
-Evidence = tuple[tuple[str, tuple[Passage, ...]], ...]  # RetrievalOutcome.evidence
 EARLIER_CHARS = 2000  # of earlier questions in a search query: one bounded search however long
 RECENT_QUESTIONS = 3  # a name none of these used starts a new topic
 SAME_SUBJECT = 2  # passages of a search holding a new name for it to be the same subject
@@ -343,7 +343,7 @@ class OfflineStrategy:
         head: Sequence[PromptMessage],
         run_tool: ToolRunner,
         available: set[str],
-    ) -> tuple[str, tuple[PromptMessage, ...], tuple[str, ...], str, Evidence]:
+    ) -> tuple[str, tuple[PromptMessage, ...], tuple[str, ...], str, FoundBy]:
         """The answer from the book's passages: (answer, tool calls, queries, stop reason, the
         passages it was drawn from in their ranked order, by their query)."""
         earlier, subject = self._asked(head)
@@ -406,7 +406,7 @@ class OfflineStrategy:
                 queries, calls = (*queries, question), (*calls, *more)
             else:  # the same subject: recorded before the search answered from
                 queries, calls = (question, *queries), (*more, *calls)
-        evidence: Evidence = ()
+        evidence: FoundBy = ()
         # where the event asked why or how about was found: the search's own first passage
         event = found.passages[0] if found.passages else None
         if not quotes and query in pools:  # its passages ranked by the sentences that answer
@@ -853,7 +853,7 @@ def _outcome(
     on_text: TextSink | None,
     stop: str,
     prompt: Sequence[PromptMessage],
-    evidence: Evidence = (),
+    evidence: FoundBy = (),
 ) -> RetrievalOutcome:
     if on_text is not None:
         for piece in _DELTA.findall(answer):

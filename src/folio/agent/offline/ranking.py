@@ -87,20 +87,21 @@ class SentenceRanking:
         if not any(sentences):
             return None
         kept = self._kept(passages)
-        todo: list[str] = []  # sentences embedded now, after what asks
-        rows: list[list[np.ndarray | int]] = []  # a kept vector, or its place in todo
-        for p, texts in zip(passages, sentences, strict=True):
-            own = _own_rows(p, len(texts), kept.get(p.chunk_id or ""), self.embedder.dimensions)
-            rows.append([*own, *range(len(todo) + 1, len(todo) + 1 + len(texts) - len(own))])
-            todo.extend(texts[len(own) :])
+        dimensions = self.embedder.dimensions
+        own = [
+            _own(p, len(texts), kept.get(p.chunk_id or ""), dimensions)
+            for p, texts in zip(passages, sentences, strict=True)
+        ]
+        todo = [
+            s for texts, mine in zip(sentences, own, strict=True) if mine is None for s in texts
+        ]
         computed = np.asarray(self.embedder.embed([asked, *todo]), dtype=np.float32)
-        question = computed[0]
+        question, fresh = computed[0], computed[1:]
         best: list[float] = []
-        for passage_rows in rows:
-            cosines = [
-                float((computed[r] if isinstance(r, int) else r) @ question) for r in passage_rows
-            ]
-            best.append(max(cosines, default=-1.0))
+        for texts, mine in zip(sentences, own, strict=True):
+            if mine is None:  # embedded now, in order after what asks
+                mine, fresh = fresh[: len(texts)], fresh[len(texts) :]
+            best.append(float((mine @ question).max()) if len(mine) else -1.0)
         return best
 
     def _kept(self, passages: Sequence[Passage]) -> dict[str, StoredSentences]:
@@ -117,15 +118,15 @@ class SentenceRanking:
         return kept
 
 
-def _own_rows(
+def _own(
     passage: Passage, count: int, kept: StoredSentences | None, dimensions: int
-) -> list[np.ndarray]:
-    """The kept vectors of ``passage``'s ``count`` sentences: all of them when it is its chunk
-    whole, kept by this embedder; none otherwise (cut at the reader's position, kept for other
-    text or by another embedder)."""
+) -> np.ndarray | None:
+    """The kept vectors of ``passage``'s ``count`` sentences when it is its chunk whole and they
+    were kept by this embedder; None otherwise (cut at the reader's position, kept for other
+    text or by another embedder): its sentences are embedded at the turn."""
     if kept is None or kept.vectors.shape != (count, dimensions):
-        return []
-    return list(kept.vectors) if passage.char_end >= kept.chunk_end else []
+        return None
+    return kept.vectors if passage.char_end >= kept.chunk_end else None
 
 
 def beside(passage: Passage, anchor: Passage) -> bool:

@@ -165,7 +165,7 @@ class ReadingWindow:
 
     def allows(self, book_id: str, start: int, end: int) -> bool:
         """Is all of ``[start, end)`` of ``book_id`` read?"""
-        return covered(self.spans(book_id), start, end)
+        return self.allows_all(((book_id, start, end),))
 
     def allows_all(self, places: Iterable[tuple[str, int, int]]) -> bool:
         """Is all of each ``(book_id, start, end)`` read? (``allows`` for many places, each
@@ -174,7 +174,7 @@ class ReadingWindow:
         for book_id, start, end in places:
             if book_id not in read:
                 read[book_id] = self.spans(book_id)
-            if not covered(read[book_id], start, end):
+            if not any(a <= start and end <= b for a, b in read[book_id]):
                 return False
         return True
 
@@ -257,8 +257,3 @@ class ReadingWindow:
             return None
         volume = self.volume(book_id)
         return volume.title if volume is not None else None
-
-
-def covered(spans: Iterable[Span], start: int, end: int) -> bool:
-    """Does one of ``spans`` hold all of ``[start, end)``?"""
-    return any(a <= start and end <= b for a, b in spans)

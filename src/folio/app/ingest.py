@@ -264,7 +264,8 @@ class IngestBook:
         pending = self._books.chunks_without_vectors(existing.id)
         unsplit = self._books.chunks_without_sentence_vectors(existing.id)
         if not pending:
-            self._embed_sentences(existing.id, unsplit, report)
+            if unsplit:
+                self._embed_sentences(existing.id, unsplit, report)
             raise IngestError(
                 f"{path.name} is already in the library as {existing.title!r} ({existing.id[:8]})",
                 code=IngestErrorCode.DUPLICATE,

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 import numpy as np
+import pytest
 
 from folio.adapters.storage.memory.conversations import InMemoryConversationStore
 from folio.agent.offline.ranking import SentenceRanking
@@ -247,3 +249,37 @@ def test_the_agent_is_scored_on_the_order_its_search_returned() -> None:
 
     assert score((22, 24)) == 1.0
     assert score((42, 44)) == 0.25  # after the turn's three passages
+
+
+def test_a_wired_offline_turn_reads_the_sentence_vectors_its_import_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The composition root gives the offline policy the library: a turn reads each passage's
+    kept sentence vectors (one read for the book) and finds them all, none embedded again."""
+    env = {"FOLIO_HOME": str(tmp_path / "home"), "FOLIO_EMBEDDING_MODEL": "hashing"}
+    container = Container(load_settings(env=env, guardrail="none"))
+    path = tmp_path / "story.txt"
+    path.write_text(
+        "Chapter 1\n\n"
+        + " ".join(
+            f"The keeper climbed the tower on night {n}. His lamp burned red." for n in range(80)
+        )
+        + "\n\nChapter 2\n\nHer hair was red as autumn. She rowed out to the wreck alone.\n",
+        encoding="utf-8",
+    )
+    book = container.ingest.execute(path).book
+    library = container.books
+    asked: list[tuple[str, int]] = []
+    read = library.sentence_vectors
+
+    def recording(book_id: str, chunk_ids: Sequence[str]) -> dict[str, StoredSentences]:
+        found = read(book_id, chunk_ids)
+        asked.append((book_id, len(found)))
+        assert len(found) == len(chunk_ids)  # every passage's kept at import
+        return found
+
+    monkeypatch.setattr(library, "sentence_vectors", recording)
+    conversation = container.conversations.create(book.id, "wired")
+    container.chat(provider="offline").execute(conversation.id, "What did the keeper carry?")
+
+    assert asked and all(book_id == book.id and n > 1 for book_id, n in asked)
